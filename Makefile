@@ -1,0 +1,110 @@
+# iotrace build. `make` builds ./iotrace and ./workloads/*; `make V=1` shows full commands.
+# Chain for the BPF side (libbpf-bootstrap style):
+#   clang -target bpf → bpftool gen object (static link) → bpftool gen skeleton → user/*.c
+
+OUTPUT := .output
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= cc
+PYTHON ?= /usr/bin/python3
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+VMLINUX_H ?= vmlinux/vmlinux.h
+ARCH := x86
+
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP
+USER_CFLAGS := $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -DIOTRACE_VERSION='"$(VERSION)"'
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX_H)) -Ibpf \
+	-Wall -Wno-unused-function -MMD -MP
+LIBS := -lbpf -lelf -lz -lcjson -lseccomp
+
+# Kernel programs linked into the tracer's one skeleton, one concern per file.
+TRACER_BPF := bpf/proc.bpf.c bpf/syscalls.bpf.c
+TRACER_BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(TRACER_BPF))
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+WORKLOADS := $(patsubst %.c,%,$(wildcard workloads/*.c))
+# Small C programs used by tests and benchmarks only (not shipped).
+TEST_PROGS := $(OUTPUT)/tests/probe_test
+
+ifeq ($(V),1)
+	Q =
+	msg =
+else
+	Q = @
+	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.PHONY: all deps vmlinux workloads test demo clean
+.DELETE_ON_ERROR:
+# Keep skeletons and linked objects: they are inputs of several targets.
+.SECONDARY:
+
+all: iotrace workloads $(TEST_PROGS)
+
+# Installs missing Debian packages (quick no-op when all are present).
+$(OUTPUT)/.deps: scripts/deps.sh | $(OUTPUT)
+	$(call msg,DEPS,scripts/deps.sh)
+	$(Q)scripts/deps.sh && touch $@
+
+deps:
+	$(Q)scripts/deps.sh
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+vmlinux:
+	$(call msg,BTF,$(VMLINUX_BTF) → $(VMLINUX_H))
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $(VMLINUX_H).tmp
+	$(Q)mv $(VMLINUX_H).tmp $(VMLINUX_H)
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(OUTPUT)/.deps | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/iotrace.bpf.o: $(TRACER_BPF_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+# probe.bpf.o is a single-file object; link it so the skeleton sees a final object.
+$(OUTPUT)/probe.bpf.o: $(OUTPUT)/bpf/probe.bpf.o
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+# Every user object may include the skeleton; -MMD tracks the rest.
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/iotrace.skel.h | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+iotrace: $(USER_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+
+$(OUTPUT)/tests/%: tests/c/%.c $(OUTPUT)/probe.skel.h | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(LIBS) -o $@
+
+workloads: $(WORKLOADS)
+
+workloads/%: workloads/%.c $(OUTPUT)/.deps
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -MF $(OUTPUT)/$(subst /,_,$@).d $< -o $@
+
+# The README's two commands.
+demo: deps all
+	$(Q)scripts/demo.sh
+
+test: deps all
+	$(Q)scripts/test.sh
+
+clean:
+	$(call msg,CLEAN,)
+	$(Q)rm -rf $(OUTPUT) iotrace $(WORKLOADS)
+
+-include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/*.d)

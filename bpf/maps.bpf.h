@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Maps and globals shared by the tracer's kernel programs. Every tracer .bpf.c includes this
+ * file; every definition is __weak so `bpftool gen object` merges them into one map.
+ * Sizes marked "set at load" are adjusted by the loader before the object is loaded.
+ */
+#ifndef IOTRACE_MAPS_BPF_H
+#define IOTRACE_MAPS_BPF_H
+
+#include "iotrace.h"
+
+/* Slot of each traced process: four u16 per element, indexed by tgid (set at load: pid_max/4). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 32768 / 4);
+} proc_slot SEC(".maps") __weak;
+
+/* [cpu][slot][syscall] counters (set at load: ncpus * nr_slots * MAX_SYSCALLS). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct syscall_stat);
+	__uint(max_entries, 1);
+} syscall_stats SEC(".maps") __weak;
+
+/* [cpu][slot][io_kind] sizes and histograms (set at load: ncpus * nr_slots * IO_KINDS). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct io_stat);
+	__uint(max_entries, 1);
+} io_stats SEC(".maps") __weak;
+
+/* Start of each thread's current syscall, indexed by tid & inflight_mask (set at load). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct inflight);
+	__uint(max_entries, 1);
+} inflight SEC(".maps") __weak;
+
+/* Process lifecycle events (fork, exec, exit, rename): rare, so a ring buffer is cheap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} proc_events SEC(".maps") __weak;
+
+/* Set by the loader before load. */
+const volatile __u32 nr_slots __weak = DEFAULT_SLOTS;
+const volatile __u32 inflight_mask __weak = 0;
+const volatile bool timing __weak = true;
+/* Syscall numbers resolved by the loader from libseccomp, so none is typed by hand here. */
+const volatile __u32 nr_execve __weak = 0;
+const volatile __u32 nr_execveat __weak = 0;
+const volatile __u32 nr_rt_sigreturn __weak = 0;
+const volatile __u8 io_kind_of[MAX_SYSCALLS] __weak = {};
+const volatile __u8 io_request_arg[IO_KINDS] __weak = {};
+
+/* Allocation bitmap of slots; the loader frees a slot after harvesting its counters. */
+__u64 slot_used[MAX_SLOTS / 64] __weak = {};
+__u64 drops[DROP_COUNTERS] __weak = {};
+
+static __always_inline __u16 *slot_entry(__u32 tgid)
+{
+	__u32 key = tgid / 4;
+	__u64 *word = bpf_map_lookup_elem(&proc_slot, &key);
+
+	if (!word)
+		return NULL;
+	return (__u16 *)word + (tgid & 3);
+}
+
+/* Bucket of v: 0 for 0, else floor(log2(v)) + 1, capped to the last bucket. */
+static __always_inline __u32 log2_bucket(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	if (!v)
+		return 0;
+	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r = shift;
+	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	r += 1;
+	return r < HIST_BUCKETS ? r : HIST_BUCKETS - 1;
+}
+
+#endif /* IOTRACE_MAPS_BPF_H */

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Process tree of the traced command: new processes inherit tracing from a traced
+ * parent, exec and rename refresh the name, and the last thread's exit retires the
+ * process so the loader can harvest and recycle its slot.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "maps.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Lowest clear bit of a word that is not all ones, as an index 0..63. */
+static __always_inline __u32 lowest_clear_bit(__u64 word)
+{
+	return log2_bucket(~word & (word + 1)) - 1;
+}
+
+/*
+ * Take a free slot from the shared bitmap. A CPU that loses the race for a bit tries the
+ * next clear one; slots 0 (untraced) and 1 (overflow) and those past nr_slots are marked
+ * used by the loader, so they are never handed out.
+ */
+static __u32 alloc_slot(void)
+{
+	for (__u32 w = 0; w < MAX_SLOTS / 64; w++) {
+		for (int tries = 0; tries < 8; tries++) {
+			__u64 used = slot_used[w];
+			__u64 bit;
+
+			if (used == ~0ULL)
+				break;
+			bit = ~used & (used + 1);
+			if (!(__sync_fetch_and_or(&slot_used[w], bit) & bit))
+				return w * 64 + lowest_clear_bit(used);
+		}
+	}
+	__sync_fetch_and_add(&drops[DROP_SLOTS], 1);
+	return OVERFLOW_SLOT;
+}
+
+static __always_inline struct iot_proc_event *reserve_event(__u32 kind, struct task_struct *task,
+							__u32 slot)
+{
+	struct iot_proc_event *e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+
+	if (!e) {
+		__sync_fetch_and_add(&drops[DROP_RINGBUF], 1);
+		return NULL;
+	}
+	e->kind = kind;
+	e->pid = task->tgid;
+	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	e->slot = slot;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->exit_code = 0;
+	e->args_len = 0;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
+	return e;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct iot_proc_event *e;
+	__u16 *parent_slot, *child_slot;
+	__u32 slot;
+
+	/* A new thread joins its process's tgid, which is already traced or not. */
+	if (child->pid != child->tgid)
+		return 0;
+	parent_slot = slot_entry(parent->tgid);
+	if (!parent_slot || !*parent_slot || (*parent_slot & SLOT_PENDING))
+		return 0;
+	child_slot = slot_entry(child->tgid);
+	if (!child_slot)
+		return 0;
+	slot = alloc_slot();
+	*child_slot = slot;
+	e = reserve_event(EV_FORK, child, slot);
+	if (e)
+		bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	__u16 *entry = slot_entry(p->tgid);
+	struct iot_proc_event *e;
+	unsigned long start, end;
+	__u32 len;
+
+	/* A pending slot is the command's own execve, which is just completing. */
+	if (!entry || !*entry)
+		return 0;
+	e = reserve_event(EV_EXEC, p, *entry & ~SLOT_PENDING);
+	if (!e)
+		return 0;
+	/* The new image's argv sits in its own memory; this runs in that task's context. */
+	start = BPF_CORE_READ(p, mm, arg_start);
+	end = BPF_CORE_READ(p, mm, arg_end);
+	len = end > start ? end - start : 0;
+	if (len > ARGS_LEN)
+		len = ARGS_LEN;
+	if (len && !bpf_probe_read_user(e->args, len & (ARGS_LEN * 2 - 1), (void *)start))
+		e->args_len = len;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(handle_task_rename, struct task_struct *task, const char *comm)
+{
+	__u16 *entry = slot_entry(task->tgid);
+	struct iot_proc_event *e;
+
+	/* exec renames too, just before its own event, which carries the same name. */
+	if (!entry || !*entry || (*entry & SLOT_PENDING) || task->pid != task->tgid)
+		return 0;
+	e = reserve_event(EV_COMM, task, *entry);
+	if (!e)
+		return 0;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
+{
+	__u16 *entry;
+	struct iot_proc_event *e;
+	__u32 slot;
+
+	/* Only the last thread ends the process; earlier threads' syscalls are all counted. */
+	if (!group_dead)
+		return 0;
+	entry = slot_entry(p->tgid);
+	if (!entry || !*entry)
+		return 0;
+	slot = *entry & ~SLOT_PENDING;
+	*entry = 0;
+	e = reserve_event(EV_EXIT, p, slot);
+	if (!e)
+		return 0;
+	e->exit_code = p->exit_code;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

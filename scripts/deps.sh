@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install every Debian package iotrace needs to build, test, benchmark and plot.
+# Idempotent and quiet: packages already present are skipped, and apt runs only
+# when something is missing. Run as root (or through sudo).
+set -euo pipefail
+
+PKGS=(
+	# build: BPF compiler, skeleton generator, libbpf and its dependencies
+	clang llvm make gcc pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
+	libcjson-dev libseccomp-dev
+	# tests and references
+	strace util-linux coreutils python3 python3-pytest
+	# benchmarks and experiments
+	bpftrace fio linux-perf python3-matplotlib
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps.sh: missing packages (${missing[*]}); run as root: sudo scripts/deps.sh" >&2
+	exit 1
+fi
+echo "  DEPS   ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,14 @@
+"""Session checks shared by every test file: root, and a built tree (`make` comes first)."""
+import os
+
+import pytest
+
+from helpers import IOTRACE, WORKLOADS
+
+
+def pytest_sessionstart(session):
+    missing = [p for p in [IOTRACE, WORKLOADS / "tr2u"] if not p.exists()]
+    if missing:
+        raise pytest.UsageError(f"not built: {missing}; run the tests with `sudo make test`")
+    if os.geteuid() != 0:
+        raise pytest.UsageError("the tests load BPF programs: run them as root (sudo make test)")

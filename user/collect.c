@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "collect.h"
+
+int collector_init(struct collector *c, struct tracer *t)
+{
+	memset(c, 0, sizeof(*c));
+	c->tracer = t;
+	/* calloc of a large array maps zero pages lazily: only pids seen cost memory. */
+	c->index_of_pid = calloc(t->pid_max, sizeof(*c->index_of_pid));
+	return c->index_of_pid ? 0 : -ENOMEM;
+}
+
+struct proc_record *collector_find(struct collector *c, pid_t pid)
+{
+	uint32_t i;
+
+	if (pid <= 0 || (uint32_t)pid >= c->tracer->pid_max)
+		return NULL;
+	i = c->index_of_pid[pid];
+	return i ? &c->procs[i - 1] : NULL;
+}
+
+static struct proc_record *new_record(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot)
+{
+	struct proc_record *p;
+
+	if (pid <= 0 || (uint32_t)pid >= c->tracer->pid_max)
+		return NULL;
+	if (c->nprocs == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct proc_record *grown = realloc(c->procs, cap * sizeof(*grown));
+
+		if (!grown) {
+			c->error = -ENOMEM;
+			return NULL;
+		}
+		c->procs = grown;
+		c->cap = cap;
+	}
+	p = &c->procs[c->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->ppid = ppid;
+	p->slot = slot;
+	p->overflow = slot == OVERFLOW_SLOT;
+	c->index_of_pid[pid] = c->nprocs;
+	return p;
+}
+
+static void set_args(struct proc_record *p, const char *args, size_t len)
+{
+	char *s = malloc(len + 1);
+
+	if (!s)
+		return;
+	memcpy(s, args, len);
+	s[len] = '\0';
+	/* argv arrives NUL-separated; a trailing NUL ends the last argument. */
+	while (len && s[len - 1] == '\0')
+		len--;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '\0')
+			s[i] = ' ';
+	free(p->args);
+	p->args = s;
+}
+
+int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot,
+		       const char *comm, const char *args, uint64_t start_ns)
+{
+	struct proc_record *p = new_record(c, pid, ppid, slot);
+
+	if (!p)
+		return -ENOMEM;
+	strncpy(p->comm, comm, sizeof(p->comm) - 1);
+	if (args)
+		set_args(p, args, strlen(args));
+	p->start_ns = start_ns;
+	return 0;
+}
+
+/* Reads the slot's counters into the record and gives the slot back to the kernel. */
+static void retire(struct collector *c, struct proc_record *p)
+{
+	if (p->slot > OVERFLOW_SLOT) {
+		if (tracer_harvest(c->tracer, p->slot, &p->prof))
+			c->error = -ENOMEM;
+		tracer_release_slot(c->tracer, p->slot);
+	}
+	p->slot = 0;
+}
+
+static void on_fork(struct collector *c, const struct iot_proc_event *e)
+{
+	struct proc_record *parent = collector_find(c, e->ppid);
+	struct proc_record *p = new_record(c, e->pid, e->ppid, e->slot);
+
+	if (!p)
+		return;
+	memcpy(p->comm, e->comm, sizeof(p->comm));
+	p->comm[COMM_LEN - 1] = '\0';
+	p->start_ns = e->ts_ns;
+	/* Until it execs, a forked child runs its parent's program. */
+	if (parent && parent->args)
+		set_args(p, parent->args, strlen(parent->args));
+}
+
+int collector_on_event(void *ctx, void *data, size_t size)
+{
+	struct collector *c = ctx;
+	const struct iot_proc_event *e = data;
+	struct proc_record *p;
+
+	if (size < sizeof(*e))
+		return 0;
+	if (e->kind == EV_FORK) {
+		on_fork(c, e);
+		return 0;
+	}
+	p = collector_find(c, e->pid);
+	if (!p) {
+		/* Its fork event was lost: start the record from what this event says. */
+		p = new_record(c, e->pid, e->ppid, e->slot);
+		if (!p)
+			return 0;
+	}
+	switch (e->kind) {
+	case EV_EXEC:
+		if (e->args_len)
+			set_args(p, e->args, e->args_len < ARGS_LEN ? e->args_len : ARGS_LEN);
+		/* fallthrough */
+	case EV_COMM:
+		memcpy(p->comm, e->comm, sizeof(p->comm));
+		p->comm[COMM_LEN - 1] = '\0';
+		break;
+	case EV_EXIT:
+		p->exit_seen = true;
+		p->exit_status = e->exit_code;
+		p->end_ns = e->ts_ns;
+		retire(c, p);
+		break;
+	}
+	return 0;
+}
+
+int collector_finish(struct collector *c, struct run_result *r)
+{
+	struct tracer *t = c->tracer;
+	struct dense_profile *sum;
+	int err = 0;
+
+	/* Processes whose exit event is missing or still running at the end. */
+	for (size_t i = 0; i < c->nprocs; i++)
+		if (c->procs[i].slot > OVERFLOW_SLOT && tracer_slot_in_use(t, c->procs[i].slot))
+			retire(c, &c->procs[i]);
+	if (tracer_harvest(t, OVERFLOW_SLOT, &r->overflow))
+		err = -ENOMEM;
+	r->overflow_used = r->overflow.nrows > 0;
+	sum = calloc(1, sizeof(*sum));
+	if (!sum)
+		return -ENOMEM;
+	dense_reset(sum);
+	for (size_t i = 0; i < c->nprocs; i++)
+		dense_add(sum, &c->procs[i].prof);
+	dense_add(sum, &r->overflow);
+	if (dense_to_profile(sum, &r->totals))
+		err = -ENOMEM;
+	free(sum);
+	tracer_read_drops(t, r->drops);
+	r->nr_slots = t->nr_slots;
+	r->procs = c->procs;
+	r->nprocs = c->nprocs;
+	c->procs = NULL;
+	c->nprocs = c->cap = 0;
+	free(c->index_of_pid);
+	c->index_of_pid = NULL;
+	return err ? err : c->error;
+}

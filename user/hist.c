@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <linux/types.h>
+#include "iotrace.h"
+#include "hist.h"
+
+uint64_t hist_bucket_lo(int b)
+{
+	return b == 0 ? 0 : 1ULL << (b - 1);
+}
+
+uint64_t hist_bucket_hi(int b)
+{
+	if (b == 0)
+		return 0;
+	/* The last bucket also holds everything larger. */
+	return b == HIST_BUCKETS - 1 ? UINT64_MAX : (1ULL << b) - 1;
+}
+
+uint64_t hist_total(const uint64_t *hist)
+{
+	uint64_t sum = 0;
+
+	for (int b = 0; b < HIST_BUCKETS; b++)
+		sum += hist[b];
+	return sum;
+}
+
+uint64_t hist_quantile(const uint64_t *hist, double q, uint64_t min, uint64_t max)
+{
+	uint64_t total = hist_total(hist), seen = 0;
+	double rank, lo, hi, v;
+
+	if (!total)
+		return 0;
+	/* Rank of the element at quantile q among 1..total (nearest-rank definition). */
+	rank = q * total;
+	if (rank < 1)
+		rank = 1;
+	for (int b = 0; b < HIST_BUCKETS; b++) {
+		if (!hist[b] || seen + hist[b] < rank) {
+			seen += hist[b];
+			continue;
+		}
+		lo = hist_bucket_lo(b) > min ? hist_bucket_lo(b) : min;
+		hi = hist_bucket_hi(b) < max ? hist_bucket_hi(b) : max;
+		v = lo + (hi - lo) * ((rank - seen) / hist[b]);
+		return (uint64_t)(v + 0.5) > (uint64_t)hi ? (uint64_t)hi : (uint64_t)(v + 0.5);
+	}
+	return max;
+}
+
+void hist_print(FILE *out, const uint64_t *hist, const char *unit)
+{
+	int first = -1, last = -1;
+	uint64_t peak = 0;
+	const int width = 40;
+
+	for (int b = 0; b < HIST_BUCKETS; b++) {
+		if (!hist[b])
+			continue;
+		if (first < 0)
+			first = b;
+		last = b;
+		if (hist[b] > peak)
+			peak = hist[b];
+	}
+	if (first < 0)
+		return;
+	fprintf(out, "%27s : %-10s distribution\n", unit, "count");
+	for (int b = first; b <= last; b++) {
+		int stars = (int)((hist[b] * width + peak - 1) / peak);
+
+		fprintf(out, "%12llu -> %-11llu : %-10llu |%-*.*s|\n",
+			(unsigned long long)hist_bucket_lo(b), (unsigned long long)hist_bucket_hi(b),
+			(unsigned long long)hist[b], width, stars,
+			"****************************************");
+	}
+}

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Summing and compacting profiles. */
+#include <stdlib.h>
+#include <string.h>
+#include "hist.h"
+#include "model.h"
+
+void dense_reset(struct dense_profile *d)
+{
+	memset(d, 0, sizeof(*d));
+	for (uint32_t nr = 0; nr < MAX_SYSCALLS; nr++)
+		d->sc[nr].nr = nr;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+void dense_add_io(struct io_summary *dst, const struct io_summary *src)
+{
+	/* min/max mean something only where the histograms hold at least one call. */
+	if (hist_total(src->size_hist)) {
+		dst->size_min = hist_total(dst->size_hist) ? min_u64(dst->size_min, src->size_min)
+							   : src->size_min;
+		dst->size_max = max_u64(dst->size_max, src->size_max);
+	}
+	if (hist_total(src->lat_hist)) {
+		dst->lat_min = hist_total(dst->lat_hist) ? min_u64(dst->lat_min, src->lat_min)
+							 : src->lat_min;
+		dst->lat_max = max_u64(dst->lat_max, src->lat_max);
+	}
+	dst->calls += src->calls;
+	dst->errors += src->errors;
+	dst->requested += src->requested;
+	dst->transferred += src->transferred;
+	dst->unknown_request += src->unknown_request;
+	for (int b = 0; b < HIST_BUCKETS; b++) {
+		dst->size_hist[b] += src->size_hist[b];
+		dst->lat_hist[b] += src->lat_hist[b];
+	}
+}
+
+void dense_add(struct dense_profile *d, const struct profile *p)
+{
+	for (size_t i = 0; i < p->nrows; i++) {
+		struct sc_row *r = &d->sc[p->rows[i].nr];
+
+		r->calls += p->rows[i].calls;
+		r->errors += p->rows[i].errors;
+		r->total_ns += p->rows[i].total_ns;
+	}
+	for (int k = 0; k < IO_KINDS; k++) {
+		if (!p->io[k])
+			continue;
+		dense_add_io(&d->io[k], p->io[k]);
+		d->io_used[k] = true;
+	}
+}
+
+int dense_to_profile(const struct dense_profile *d, struct profile *out)
+{
+	size_t n = 0;
+
+	for (int nr = 0; nr < MAX_SYSCALLS; nr++)
+		n += d->sc[nr].calls != 0;
+	out->rows = calloc(n ? n : 1, sizeof(*out->rows));
+	if (!out->rows)
+		return -1;
+	for (int nr = 0; nr < MAX_SYSCALLS; nr++)
+		if (d->sc[nr].calls)
+			out->rows[out->nrows++] = d->sc[nr];
+	for (int k = 0; k < IO_KINDS; k++) {
+		if (!d->io_used[k])
+			continue;
+		out->io[k] = malloc(sizeof(*out->io[k]));
+		if (!out->io[k])
+			return -1;
+		*out->io[k] = d->io[k];
+	}
+	return 0;
+}
+
+void profile_free(struct profile *p)
+{
+	free(p->rows);
+	for (int k = 0; k < IO_KINDS; k++)
+		free(p->io[k]);
+	memset(p, 0, sizeof(*p));
+}
+
+uint64_t profile_calls(const struct profile *p)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < p->nrows; i++)
+		sum += p->rows[i].calls;
+	return sum;
+}

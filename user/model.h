@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What a run measured, independent of BPF and of any output format. */
+#ifndef IOTRACE_MODEL_H
+#define IOTRACE_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "iotrace.h"
+
+/* One syscall's totals in a profile (only syscalls that were called are kept). */
+struct sc_row {
+	uint32_t nr;
+	uint64_t calls;
+	uint64_t errors;
+	uint64_t total_ns;
+};
+
+/* The read/write-family numbers of one syscall, summed over CPUs. */
+struct io_summary {
+	uint64_t calls;
+	uint64_t errors;
+	uint64_t requested;
+	uint64_t transferred;
+	uint64_t unknown_request;
+	uint64_t size_min, size_max; /* valid when some call succeeded */
+	uint64_t lat_min, lat_max;   /* valid when some call was timed */
+	uint64_t size_hist[HIST_BUCKETS];
+	uint64_t lat_hist[HIST_BUCKETS];
+};
+
+struct profile {
+	struct sc_row *rows;
+	size_t nrows;
+	struct io_summary *io[IO_KINDS]; /* NULL: that syscall was not called */
+};
+
+struct proc_record {
+	uint32_t pid;
+	uint32_t ppid;
+	char comm[COMM_LEN];
+	char *args;          /* argv joined by spaces, or NULL */
+	uint64_t start_ns;   /* CLOCK_MONOTONIC of fork/exec, 0 when unseen */
+	uint64_t end_ns;     /* CLOCK_MONOTONIC of exit, 0 when unseen */
+	bool exit_seen;
+	int exit_status;     /* wait(2) status when exit_seen */
+	bool overflow;       /* counted in the shared overflow slot, not here */
+	uint32_t slot;       /* live kernel slot, 0 once harvested */
+	struct profile prof;
+};
+
+struct run_result {
+	char **command;
+	uint64_t wall_ns;
+	bool exit_known;
+	int exit_status; /* wait(2) status of CMD (or of the -p process, when known) */
+	bool partial;    /* iotrace was interrupted before the traced processes ended */
+	bool timing;
+	struct proc_record *procs;
+	size_t nprocs;
+	struct profile overflow;  /* processes beyond the slot limit, merged */
+	bool overflow_used;
+	struct profile totals;
+	uint64_t drops[DROP_COUNTERS];
+	uint32_t nr_slots;
+};
+
+/* Every syscall number's slot, for summing profiles before they are compacted. */
+struct dense_profile {
+	struct sc_row sc[MAX_SYSCALLS];
+	struct io_summary io[IO_KINDS];
+	bool io_used[IO_KINDS];
+};
+
+void dense_reset(struct dense_profile *d);
+void dense_add_io(struct io_summary *dst, const struct io_summary *src);
+void dense_add(struct dense_profile *d, const struct profile *p);
+/* Compacts d into out (rows sorted by syscall number); out must be empty. */
+int dense_to_profile(const struct dense_profile *d, struct profile *out);
+void profile_free(struct profile *p);
+uint64_t profile_calls(const struct profile *p);
+
+#endif /* IOTRACE_MODEL_H */

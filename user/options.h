@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef IOTRACE_OPTIONS_H
+#define IOTRACE_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct options {
+	char **command; /* NULL-terminated argv of CMD, or NULL with -p */
+	pid_t pid;      /* -p */
+	const char *output;
+	bool json;
+	bool timing;
+	bool hist;
+	bool summary_only;
+	bool verbose;
+	uint32_t max_procs;
+};
+
+#endif

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Renderers: read a run_result, write text or JSON; never touch BPF. */
+#ifndef IOTRACE_REPORT_H
+#define IOTRACE_REPORT_H
+
+#include <stdio.h>
+#include "model.h"
+#include "options.h"
+
+void report_text(FILE *out, const struct run_result *r, const struct options *o);
+int report_json(FILE *out, const struct run_result *r);
+/* "exit 3", "killed by SIGKILL", or "exit unknown". */
+void format_exit(char *buf, size_t len, bool known, int status);
+
+#endif

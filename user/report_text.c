@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/* strace -c style tables, then the read/write family, then bcc-style histograms. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "hist.h"
+#include "report.h"
+#include "syscall_table.h"
+
+/* Above this many processes the text report lists them one line each. */
+#define DETAILED_PROCS_MAX 8
+
+void format_exit(char *buf, size_t len, bool known, int status)
+{
+	if (!known)
+		snprintf(buf, len, "exit unknown");
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by SIG%s%s", sigabbrev_np(WTERMSIG(status)) ?: "?",
+			 WCOREDUMP(status) ? " (core dumped)" : "");
+	else
+		snprintf(buf, len, "exit %d", WEXITSTATUS(status));
+}
+
+static int cmp_rows(const void *a, const void *b, void *by_time)
+{
+	const struct sc_row *x = a, *y = b;
+
+	if (by_time && x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
+	return strcmp(syscall_name(x->nr), syscall_name(y->nr));
+}
+
+static void print_rule(FILE *out, bool timing)
+{
+	if (timing)
+		fputs("------ ----------- ----------- --------- --------- ----------------\n", out);
+	else
+		fputs("--------- --------- ----------------\n", out);
+}
+
+static void print_syscall_table(FILE *out, const struct profile *p, bool timing)
+{
+	struct sc_row *rows = malloc((p->nrows ? p->nrows : 1) * sizeof(*rows));
+	uint64_t calls = 0, errors = 0, ns = 0;
+
+	if (!rows)
+		return;
+	memcpy(rows, p->rows, p->nrows * sizeof(*rows));
+	qsort_r(rows, p->nrows, sizeof(*rows), cmp_rows, timing ? (void *)1 : NULL);
+	for (size_t i = 0; i < p->nrows; i++) {
+		calls += rows[i].calls;
+		errors += rows[i].errors;
+		ns += rows[i].total_ns;
+	}
+	if (timing)
+		fputs("% time     seconds  usecs/call     calls    errors syscall\n", out);
+	else
+		fputs("    calls    errors syscall\n", out);
+	print_rule(out, timing);
+	for (size_t i = 0; i <= p->nrows; i++) {
+		const struct sc_row *row = i < p->nrows ? &rows[i] : NULL;
+		uint64_t c = row ? row->calls : calls, e = row ? row->errors : errors;
+		uint64_t t = row ? row->total_ns : ns;
+		const char *name = row ? syscall_name(row->nr) : "total";
+		char errs[24] = "";
+
+		if (!row)
+			print_rule(out, timing);
+		if (e)
+			snprintf(errs, sizeof(errs), "%llu", (unsigned long long)e);
+		if (timing)
+			fprintf(out, "%6.2f %11.6f %11llu %9llu %9s %s\n",
+				ns ? 100.0 * t / ns : 0.0, t / 1e9,
+				(unsigned long long)(c ? t / 1000 / c : 0), (unsigned long long)c, errs,
+				name);
+		else
+			fprintf(out, "%9llu %9s %s\n", (unsigned long long)c, errs, name);
+	}
+	free(rows);
+}
+
+static void print_io_table(FILE *out, const struct profile *p, bool timing)
+{
+	bool any = false;
+
+	for (int k = 1; k < IO_KINDS; k++)
+		any = any || p->io[k];
+	if (!any)
+		return;
+	fprintf(out, "\n%-16s %9s %7s %13s %13s %9s %9s", "read/write", "calls", "errors",
+		"req bytes", "xfer bytes", "p50 B", "p99 B");
+	if (timing)
+		fprintf(out, " %10s %10s", "p50 usecs", "p99 usecs");
+	fputc('\n', out);
+	for (int k = 1; k < IO_KINDS; k++) {
+		const struct io_summary *io = p->io[k];
+		char req[32];
+
+		if (!io)
+			continue;
+		if (io->unknown_request)
+			snprintf(req, sizeof(req), "%llu+?", (unsigned long long)io->requested);
+		else
+			snprintf(req, sizeof(req), "%llu", (unsigned long long)io->requested);
+		fprintf(out, "%-16s %9llu %7llu %13s %13llu %9llu %9llu", io_kinds[k].name,
+			(unsigned long long)io->calls, (unsigned long long)io->errors, req,
+			(unsigned long long)io->transferred,
+			(unsigned long long)hist_quantile(io->size_hist, 0.5, io->size_min, io->size_max),
+			(unsigned long long)hist_quantile(io->size_hist, 0.99, io->size_min,
+							  io->size_max));
+		if (timing)
+			fprintf(out, " %10.2f %10.2f",
+				hist_quantile(io->lat_hist, 0.5, io->lat_min, io->lat_max) / 1e3,
+				hist_quantile(io->lat_hist, 0.99, io->lat_min, io->lat_max) / 1e3);
+		fputc('\n', out);
+	}
+}
+
+static void print_io_hists(FILE *out, const struct profile *p, bool timing)
+{
+	for (int k = 1; k < IO_KINDS; k++) {
+		const struct io_summary *io = p->io[k];
+
+		if (!io)
+			continue;
+		if (hist_total(io->size_hist)) {
+			fprintf(out, "\n%s: bytes transferred per successful call\n", io_kinds[k].name);
+			hist_print(out, io->size_hist, "bytes");
+		}
+		if (timing && hist_total(io->lat_hist)) {
+			fprintf(out, "\n%s: latency per call\n", io_kinds[k].name);
+			hist_print(out, io->lat_hist, "nsecs");
+		}
+	}
+}
+
+static void print_profile(FILE *out, const struct profile *p, const struct options *o,
+			  bool hists)
+{
+	print_syscall_table(out, p, o->timing);
+	print_io_table(out, p, o->timing);
+	if (hists && o->hist)
+		print_io_hists(out, p, o->timing);
+}
+
+static void print_process_header(FILE *out, const struct proc_record *p)
+{
+	char exit[64];
+
+	format_exit(exit, sizeof(exit), p->exit_seen, p->exit_status);
+	fprintf(out, "\n== pid %u (ppid %u) %s: %s — %s", p->pid, p->ppid, p->comm,
+		p->args ? p->args : p->comm, exit);
+	if (p->start_ns && p->end_ns)
+		fprintf(out, ", %.3f s", (p->end_ns - p->start_ns) / 1e9);
+	fputs(p->overflow ? " (counted with other processes beyond --max-procs)\n" : "\n", out);
+}
+
+static void print_process_list(FILE *out, const struct run_result *r)
+{
+	fprintf(out, "\n%8s %8s %-16s %10s %8s %-14s %s\n", "pid", "ppid", "comm", "calls",
+		"errors", "exit", "command");
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct proc_record *p = &r->procs[i];
+		uint64_t errors = 0;
+		char exit[64];
+
+		for (size_t j = 0; j < p->prof.nrows; j++)
+			errors += p->prof.rows[j].errors;
+		format_exit(exit, sizeof(exit), p->exit_seen, p->exit_status);
+		fprintf(out, "%8u %8u %-16s %10llu %8llu %-14s %.60s%s\n", p->pid, p->ppid, p->comm,
+			(unsigned long long)profile_calls(&p->prof), (unsigned long long)errors,
+			exit, p->args ? p->args : "", p->overflow ? " (+overflow)" : "");
+	}
+}
+
+static void print_drops(FILE *out, const struct run_result *r)
+{
+	fprintf(out, "\nlost: %llu events (ring buffer full); %llu processes merged (over %u live)",
+		(unsigned long long)r->drops[DROP_RINGBUF], (unsigned long long)r->drops[DROP_SLOTS],
+		r->nr_slots - 2);
+	if (r->timing)
+		fprintf(out, "; %llu calls untimed", (unsigned long long)r->drops[DROP_UNTIMED]);
+	fputc('\n', out);
+}
+
+void report_text(FILE *out, const struct run_result *r, const struct options *o)
+{
+	char exit[64];
+
+	format_exit(exit, sizeof(exit), r->exit_known, r->exit_status);
+	fprintf(out, "iotrace: %zu process%s, %.3f s wall, %s%s\n", r->nprocs,
+		r->nprocs == 1 ? "" : "es", r->wall_ns / 1e9, exit,
+		r->partial ? " — PARTIAL: interrupted before the command ended" : "");
+	if (r->nprocs == 1 && !r->overflow_used) {
+		print_process_header(out, &r->procs[0]);
+		print_profile(out, &r->procs[0].prof, o, true);
+	} else {
+		if (!o->summary_only && r->nprocs <= DETAILED_PROCS_MAX) {
+			for (size_t i = 0; i < r->nprocs; i++) {
+				print_process_header(out, &r->procs[i]);
+				print_profile(out, &r->procs[i].prof, o, false);
+			}
+		} else if (!o->summary_only) {
+			print_process_list(out, r);
+		}
+		if (r->overflow_used) {
+			fputs("\n== processes beyond --max-procs, counted together\n", out);
+			print_profile(out, &r->overflow, o, false);
+		}
+		fprintf(out, "\n== total: %zu processes\n", r->nprocs);
+		print_profile(out, &r->totals, o, true);
+	}
+	print_drops(out, r);
+}

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "collect.h"
+#include "run.h"
+#include "spawn.h"
+#include "tracer.h"
+
+struct session {
+	const struct options *opt;
+	struct tracer tracer;
+	struct collector coll;
+	struct child child;
+	sigset_t old_mask;
+	int sig_fd, epoll_fd, pid_fd;
+	pid_t root;
+	int interrupts;
+	bool done;
+	struct run_result *r;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Signals iotrace handles itself through a signalfd, so that none is lost mid-loop. */
+static int setup_signals(struct session *s)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	if (sigprocmask(SIG_BLOCK, &mask, &s->old_mask))
+		return -1;
+	s->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return s->sig_fd < 0 ? -1 : 0;
+}
+
+static int setup_epoll(struct session *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epoll_fd < 0)
+		return -1;
+	ev.data.fd = s->sig_fd;
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->sig_fd, &ev))
+		return -1;
+	ev.data.fd = tracer_events_fd(&s->tracer);
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		return -1;
+	if (s->pid_fd >= 0) {
+		ev.data.fd = s->pid_fd;
+		if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->pid_fd, &ev))
+			return -1;
+	}
+	return 0;
+}
+
+static void reap(struct session *s)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid == s->root) {
+			s->r->exit_known = true;
+			s->r->exit_status = status;
+		}
+	}
+	/* As a subreaper, iotrace inherits orphaned descendants: ECHILD means all are gone. */
+	if (pid < 0 && errno == ECHILD)
+		s->done = true;
+}
+
+static void on_signal(struct session *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			reap(s);
+			continue;
+		}
+		if (++s->interrupts > 1 || !s->child.pid) {
+			/* Second interrupt, or -p mode: stop now and report what we have. */
+			s->r->partial = s->child.pid != 0;
+			s->done = true;
+			return;
+		}
+		/* A terminal's signal already reached the command's process group; kill(1)'s didn't. */
+		if (si.ssi_code != SI_KERNEL)
+			kill(s->root, si.ssi_signo);
+	}
+}
+
+static int event_loop(struct session *s)
+{
+	struct epoll_event evs[4];
+
+	while (!s->done) {
+		int n = epoll_wait(s->epoll_fd, evs, 4, -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.fd == s->sig_fd)
+				on_signal(s);
+			else if (evs[i].data.fd == s->pid_fd)
+				s->done = true;
+			else
+				tracer_poll_events(&s->tracer);
+		}
+	}
+	return 0;
+}
+
+/* Starts CMD so that tracing begins exactly at its execve. Returns 0 or an exit status. */
+static int start_command(struct session *s)
+{
+	const struct options *o = s->opt;
+	uint32_t slot;
+	int err;
+
+	if (spawn_prepare(&s->child, o->command, &s->old_mask)) {
+		fprintf(stderr, "iotrace: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	s->root = s->child.pid;
+	slot = tracer_claim_slot(&s->tracer);
+	if (!slot || tracer_watch(&s->tracer, s->root, slot, true) ||
+	    collector_add_root(&s->coll, s->root, getpid(), slot, basename(s->child.path), NULL,
+			       now_ns())) {
+		fprintf(stderr, "iotrace: cannot register pid %d for tracing\n", s->root);
+		kill(s->root, SIGKILL);
+		waitpid(s->root, NULL, 0);
+		return 1;
+	}
+	err = spawn_release(&s->child);
+	if (err) {
+		fprintf(stderr, "iotrace: cannot execute %s: %s\n", s->child.path, strerror(err));
+		waitpid(s->root, NULL, 0);
+		return err == ENOENT ? 127 : 126;
+	}
+	return 0;
+}
+
+static int read_small_file(pid_t pid, const char *name, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+static int attach_pid(struct session *s)
+{
+	char comm[COMM_LEN] = "", stat[512], args[ARGS_LEN + 1] = "";
+	int ppid = 0, n;
+	uint32_t slot;
+	char *p;
+
+	s->pid_fd = syscall(SYS_pidfd_open, s->opt->pid, 0);
+	if (s->pid_fd < 0) {
+		fprintf(stderr, "iotrace: no process %d: %s\n", s->opt->pid, strerror(errno));
+		return 1;
+	}
+	if (read_small_file(s->opt->pid, "stat", stat, sizeof(stat)) > 0) {
+		p = strrchr(stat, ')');
+		if (p)
+			sscanf(p + 1, " %*c %d", &ppid);
+	}
+	if (read_small_file(s->opt->pid, "comm", comm, sizeof(comm)) > 0)
+		comm[strcspn(comm, "\n")] = '\0';
+	n = read_small_file(s->opt->pid, "cmdline", args, sizeof(args));
+	for (int i = 0; i < n - 1; i++)
+		if (!args[i])
+			args[i] = ' ';
+	s->root = s->opt->pid;
+	slot = tracer_claim_slot(&s->tracer);
+	if (!slot || tracer_watch(&s->tracer, s->root, slot, false) ||
+	    collector_add_root(&s->coll, s->root, ppid, slot, comm, args, now_ns())) {
+		fprintf(stderr, "iotrace: cannot register pid %d for tracing\n", s->root);
+		return 1;
+	}
+	return 0;
+}
+
+static void close_session(struct session *s)
+{
+	spawn_cleanup(&s->child);
+	if (s->epoll_fd >= 0)
+		close(s->epoll_fd);
+	if (s->sig_fd >= 0)
+		close(s->sig_fd);
+	if (s->pid_fd >= 0)
+		close(s->pid_fd);
+	tracer_close(&s->tracer);
+	free(s->coll.index_of_pid);
+	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+}
+
+int run_trace(const struct options *o, struct run_result *r)
+{
+	struct tracer_config cfg = {
+		.timing = o->timing, .verbose = o->verbose, .max_procs = o->max_procs,
+	};
+	struct session s = {
+		.opt = o, .r = r, .sig_fd = -1, .epoll_fd = -1, .pid_fd = -1,
+		.child = { .go_fd = -1, .error_fd = -1 },
+	};
+	uint64_t start;
+	int status;
+
+	memset(r, 0, sizeof(*r));
+	r->command = o->command;
+	r->timing = o->timing;
+	if (o->command && (status = spawn_resolve(o->command[0], &s.child.path)))
+		return status;
+	if (setup_signals(&s) || tracer_open(&s.tracer, &cfg, collector_on_event, &s.coll)) {
+		close_session(&s);
+		return 1;
+	}
+	if (collector_init(&s.coll, &s.tracer)) {
+		fprintf(stderr, "iotrace: out of memory\n");
+		close_session(&s);
+		return 1;
+	}
+	/* Orphaned descendants come to us, so waiting for ECHILD waits for all of them. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	start = now_ns();
+	status = o->command ? start_command(&s) : attach_pid(&s);
+	if (!status && setup_epoll(&s)) {
+		fprintf(stderr, "iotrace: epoll: %s\n", strerror(errno));
+		status = 1;
+	}
+	if (!status && event_loop(&s)) {
+		fprintf(stderr, "iotrace: event loop: %s\n", strerror(errno));
+		status = 1;
+	}
+	if (status) {
+		close_session(&s);
+		return status;
+	}
+	r->wall_ns = now_ns() - start;
+	/* Stop counting, then read the last events and whatever the kernel still holds. */
+	tracer_detach(&s.tracer);
+	tracer_poll_events(&s.tracer);
+	if (collector_finish(&s.coll, r))
+		fprintf(stderr, "iotrace: out of memory: some processes are missing\n");
+	if (!o->command) {
+		struct proc_record *root = &r->procs[0];
+
+		r->exit_known = root->exit_seen;
+		r->exit_status = root->exit_status;
+	}
+	close_session(&s);
+	return 0;
+}
+
+void run_result_free(struct run_result *r)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		free(r->procs[i].args);
+		profile_free(&r->procs[i].prof);
+	}
+	free(r->procs);
+	profile_free(&r->overflow);
+	profile_free(&r->totals);
+}

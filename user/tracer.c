@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Kernel side of iotrace: the only file that talks to libbpf. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include "iotrace.skel.h"
+#include "syscall_table.h"
+#include "tracer.h"
+
+#define BTF_PATH "/sys/kernel/btf/vmlinux"
+/* Enough timestamps that tids collide only on machines with pid_max above it. */
+#define INFLIGHT_MAX (1U << 16)
+
+static bool verbose_libbpf;
+static char last_libbpf_warning[512];
+
+/* Keeps libbpf quiet unless -v, but remembers its last warning for our one-line error. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	va_list copy;
+
+	if (verbose_libbpf) {
+		va_copy(copy, args);
+		vfprintf(stderr, fmt, copy);
+		va_end(copy);
+	}
+	if (level == LIBBPF_WARN) {
+		vsnprintf(last_libbpf_warning, sizeof(last_libbpf_warning), fmt, args);
+		last_libbpf_warning[strcspn(last_libbpf_warning, "\n")] = '\0';
+	}
+	return 0;
+}
+
+static void report_failure(const char *what, int err)
+{
+	err = err < 0 ? -err : err;
+	if (err == EPERM || err == EACCES) {
+		fprintf(stderr, "iotrace: need root (CAP_BPF and CAP_PERFMON) to %s\n", what);
+		return;
+	}
+	fprintf(stderr, "iotrace: failed to %s: %s%s%s%s\n", what, strerror(err),
+		last_libbpf_warning[0] ? " (" : "", last_libbpf_warning,
+		last_libbpf_warning[0] ? ")" : "");
+	if (!verbose_libbpf)
+		fprintf(stderr, "iotrace: run with -v for libbpf's log and the verifier output\n");
+}
+
+static uint32_t read_pid_max(void)
+{
+	unsigned long v = 0;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	/* PID_MAX_LIMIT on 64-bit kernels bounds every pid if the sysctl is unreadable. */
+	return v ? (uint32_t)v : 4U * 1024 * 1024;
+}
+
+static uint32_t round_up_pow2(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static void *map_mmap(struct bpf_map *map, size_t *len)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	size_t bytes = (size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
+	void *p;
+
+	*len = (bytes + page - 1) / page * page;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static uint32_t default_slots(uint32_t ncpus)
+{
+	/* Counters cost ncpus * slots * ~21 KiB of kernel memory; keep it near 6 MiB. */
+	uint32_t slots = 256 / (ncpus ? ncpus : 1);
+
+	if (slots > DEFAULT_SLOTS)
+		slots = DEFAULT_SLOTS;
+	return slots < 8 ? 8 : slots;
+}
+
+static void configure(struct tracer *t, const struct tracer_config *cfg)
+{
+	struct iotrace_bpf *s = t->skel;
+	uint32_t inflight = t->pid_max < INFLIGHT_MAX ? t->pid_max : INFLIGHT_MAX;
+
+	inflight = round_up_pow2(inflight);
+	bpf_map__set_max_entries(s->maps.proc_slot, (t->pid_max + 3) / 4);
+	bpf_map__set_max_entries(s->maps.syscall_stats, t->ncpus * t->nr_slots * MAX_SYSCALLS);
+	bpf_map__set_max_entries(s->maps.io_stats, t->ncpus * t->nr_slots * IO_KINDS);
+	bpf_map__set_max_entries(s->maps.inflight, inflight);
+	s->rodata->inflight_mask = inflight - 1;
+	s->rodata->nr_slots = t->nr_slots;
+	s->rodata->timing = cfg->timing;
+	s->rodata->nr_execve = syscall_nr("execve");
+	s->rodata->nr_execveat = syscall_nr("execveat");
+	s->rodata->nr_rt_sigreturn = syscall_nr("rt_sigreturn");
+	for (int k = 1; k < IO_KINDS; k++) {
+		int nr = io_kind_nr(k);
+
+		if (nr >= 0)
+			s->rodata->io_kind_of[nr] = k;
+		s->rodata->io_request_arg[k] = io_kinds[k].request_arg;
+	}
+	/* Slot 0 means untraced and 1 is the overflow slot; slots past nr_slots don't exist. */
+	for (uint32_t slot = 0; slot < MAX_SLOTS; slot++)
+		if (slot <= OVERFLOW_SLOT || slot >= t->nr_slots)
+			s->bss->slot_used[slot / 64] |= 1ULL << (slot % 64);
+	/* Without timing nothing needs sys_enter: calls are counted when they return. */
+	if (!cfg->timing)
+		bpf_program__set_autoload(s->progs.handle_sys_enter, false);
+}
+
+int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_fn on_event,
+		void *ctx)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	verbose_libbpf = cfg->verbose;
+	libbpf_set_print(libbpf_print);
+	if (access(BTF_PATH, R_OK)) {
+		fprintf(stderr, "iotrace: kernel BTF not found at %s (needs CONFIG_DEBUG_INFO_BTF)\n",
+			BTF_PATH);
+		return -1;
+	}
+	if (syscall_table_init()) {
+		fprintf(stderr, "iotrace: out of memory building the syscall table\n");
+		return -1;
+	}
+	t->pid_max = read_pid_max();
+	err = libbpf_num_possible_cpus();
+	if (err <= 0) {
+		report_failure("count possible CPUs", err);
+		return -1;
+	}
+	t->ncpus = err;
+	t->nr_slots = cfg->max_procs ? cfg->max_procs + OVERFLOW_SLOT + 1 : default_slots(t->ncpus);
+	if (t->nr_slots > MAX_SLOTS) {
+		fprintf(stderr, "iotrace: --max-procs is at most %d\n", MAX_SLOTS - 2);
+		return -1;
+	}
+	t->skel = iotrace_bpf__open();
+	if (!t->skel) {
+		report_failure("open the BPF object", errno);
+		return -1;
+	}
+	configure(t, cfg);
+	err = iotrace_bpf__load(t->skel);
+	if (err) {
+		report_failure("load the BPF programs", err);
+		goto fail;
+	}
+	t->proc_slot = map_mmap(t->skel->maps.proc_slot, &t->proc_slot_len);
+	t->sc = map_mmap(t->skel->maps.syscall_stats, &t->sc_len);
+	t->io = map_mmap(t->skel->maps.io_stats, &t->io_len);
+	if (!t->proc_slot || !t->sc || !t->io) {
+		err = -errno;
+		report_failure("map the BPF counters", err);
+		goto fail;
+	}
+	t->events = ring_buffer__new(bpf_map__fd(t->skel->maps.proc_events), on_event, ctx, NULL);
+	if (!t->events) {
+		err = -errno;
+		report_failure("create the event ring buffer", err);
+		goto fail;
+	}
+	err = iotrace_bpf__attach(t->skel);
+	if (err) {
+		report_failure("attach the BPF programs", err);
+		goto fail;
+	}
+	return 0;
+fail:
+	tracer_close(t);
+	return -1;
+}
+
+void tracer_detach(struct tracer *t)
+{
+	iotrace_bpf__detach(t->skel);
+}
+
+void tracer_close(struct tracer *t)
+{
+	ring_buffer__free(t->events);
+	if (t->proc_slot)
+		munmap(t->proc_slot, t->proc_slot_len);
+	if (t->sc)
+		munmap(t->sc, t->sc_len);
+	if (t->io)
+		munmap(t->io, t->io_len);
+	iotrace_bpf__destroy(t->skel);
+	memset(t, 0, sizeof(*t));
+}
+
+uint32_t tracer_claim_slot(struct tracer *t)
+{
+	for (uint32_t w = 0; w < MAX_SLOTS / 64; w++) {
+		__u64 *word = &t->skel->bss->slot_used[w];
+		__u64 used = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+		while (used != ~0ULL) {
+			__u64 bit = ~used & (used + 1);
+
+			used = __atomic_fetch_or(word, bit, __ATOMIC_SEQ_CST);
+			if (!(used & bit))
+				return w * 64 + __builtin_ctzll(bit);
+		}
+	}
+	return 0;
+}
+
+int tracer_watch(struct tracer *t, pid_t tgid, uint32_t slot, bool pending)
+{
+	if (tgid <= 0 || (uint32_t)tgid >= t->pid_max)
+		return -1;
+	__atomic_store_n(&t->proc_slot[tgid], (uint16_t)(slot | (pending ? SLOT_PENDING : 0)),
+			 __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+static void add_io_stat(struct io_summary *dst, const struct io_stat *src)
+{
+	struct io_summary one = {
+		.requested = src->requested,
+		.transferred = src->transferred,
+		.unknown_request = src->unknown_request,
+		.size_min = src->size_min_plus1 ? src->size_min_plus1 - 1 : 0,
+		.size_max = src->size_max,
+		.lat_min = src->lat_min_plus1 ? src->lat_min_plus1 - 1 : 0,
+		.lat_max = src->lat_max,
+	};
+
+	memcpy(one.size_hist, src->size_hist, sizeof(one.size_hist));
+	memcpy(one.lat_hist, src->lat_hist, sizeof(one.lat_hist));
+	dense_add_io(dst, &one);
+}
+
+int tracer_harvest(struct tracer *t, uint32_t slot, struct profile *out)
+{
+	struct dense_profile *d = &t->scratch;
+
+	dense_reset(d);
+	for (uint32_t cpu = 0; cpu < t->ncpus; cpu++) {
+		size_t base = (size_t)(cpu * t->nr_slots + slot);
+		struct syscall_stat *sc = &t->sc[base * MAX_SYSCALLS];
+		struct io_stat *io = &t->io[base * IO_KINDS];
+
+		for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
+			d->sc[nr].calls += sc[nr].calls;
+			d->sc[nr].errors += sc[nr].errors;
+			d->sc[nr].total_ns += sc[nr].total_ns;
+		}
+		for (int k = 1; k < IO_KINDS; k++)
+			add_io_stat(&d->io[k], &io[k]);
+		memset(sc, 0, MAX_SYSCALLS * sizeof(*sc));
+		memset(io, 0, IO_KINDS * sizeof(*io));
+	}
+	for (int k = 1; k < IO_KINDS; k++) {
+		int nr = io_kind_nr(k);
+
+		if (nr < 0 || !d->sc[nr].calls)
+			continue;
+		d->io_used[k] = true;
+		d->io[k].calls = d->sc[nr].calls;
+		d->io[k].errors = d->sc[nr].errors;
+	}
+	return dense_to_profile(d, out);
+}
+
+void tracer_release_slot(struct tracer *t, uint32_t slot)
+{
+	if (slot <= OVERFLOW_SLOT || slot >= t->nr_slots)
+		return;
+	__atomic_fetch_and(&t->skel->bss->slot_used[slot / 64], ~(1ULL << (slot % 64)),
+			   __ATOMIC_SEQ_CST);
+}
+
+bool tracer_slot_in_use(struct tracer *t, uint32_t slot)
+{
+	uint64_t word = __atomic_load_n(&t->skel->bss->slot_used[slot / 64], __ATOMIC_SEQ_CST);
+
+	return slot > OVERFLOW_SLOT && slot < t->nr_slots && (word >> (slot % 64)) & 1;
+}
+
+void tracer_read_drops(struct tracer *t, uint64_t *drops)
+{
+	for (int i = 0; i < DROP_COUNTERS; i++)
+		drops[i] = __atomic_load_n(&t->skel->bss->drops[i], __ATOMIC_SEQ_CST);
+}
+
+int tracer_events_fd(struct tracer *t)
+{
+	return ring_buffer__epoll_fd(t->events);
+}
+
+int tracer_poll_events(struct tracer *t)
+{
+	return ring_buffer__consume(t->events);
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Life of the kernel side: configure, load, attach, read counters, detach. */
+#ifndef IOTRACE_TRACER_H
+#define IOTRACE_TRACER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "model.h"
+
+struct tracer_config {
+	bool timing;
+	bool verbose;
+	uint32_t max_procs; /* concurrent per-process slots; 0 = default */
+};
+
+struct tracer {
+	struct iotrace_bpf *skel;
+	struct ring_buffer *events;
+	uint16_t *proc_slot;          /* mmap of proc_slot: u16 per tgid */
+	struct syscall_stat *sc;      /* mmap of syscall_stats */
+	struct io_stat *io;           /* mmap of io_stats */
+	size_t proc_slot_len, sc_len, io_len;
+	uint32_t pid_max, ncpus, nr_slots;
+	struct dense_profile scratch;
+};
+
+typedef int (*tracer_event_fn)(void *ctx, void *data, size_t size);
+
+/* Loads and attaches everything; prints one line and returns -1 on failure. */
+int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_fn on_event,
+		void *ctx);
+/* Stops counting; maps stay readable until tracer_close(). */
+void tracer_detach(struct tracer *t);
+void tracer_close(struct tracer *t);
+/* A free slot for a process iotrace itself starts tracing, or 0 if none is left. */
+uint32_t tracer_claim_slot(struct tracer *t);
+/* Marks tgid as traced with slot; pending: count nothing before its execve. */
+int tracer_watch(struct tracer *t, pid_t tgid, uint32_t slot, bool pending);
+/* Sums slot's counters over CPUs into out (reset first) and zeroes them in the kernel. */
+int tracer_harvest(struct tracer *t, uint32_t slot, struct profile *out);
+void tracer_release_slot(struct tracer *t, uint32_t slot);
+/* Slots the kernel still holds (besides 0 and the overflow slot). */
+bool tracer_slot_in_use(struct tracer *t, uint32_t slot);
+void tracer_read_drops(struct tracer *t, uint64_t *drops);
+int tracer_events_fd(struct tracer *t);
+int tracer_poll_events(struct tracer *t);
+
+#endif
