@@ -58,6 +58,10 @@ const volatile bool timing __weak = true;
 const volatile __u32 nr_execve __weak = 0;
 const volatile __u32 nr_execveat __weak = 0;
 const volatile __u32 nr_rt_sigreturn __weak = 0;
+const volatile __u32 nr_fork __weak = 0;
+const volatile __u32 nr_vfork __weak = 0;
+const volatile __u32 nr_clone __weak = 0;
+const volatile __u32 nr_clone3 __weak = 0;
 const volatile __u8 io_kind_of[MAX_SYSCALLS] __weak = {};
 const volatile __u8 io_request_arg[IO_KINDS] __weak = {};
 

@@ -133,6 +133,12 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	if (!slot)
 		return 0;
 	id = regs->orig_ax;
+	/*
+	 * A new task's first return to user space passes sys_exit of the fork/clone that made
+	 * it, with 0. strace counts that call once, in the parent, and so do we.
+	 */
+	if (!ret && (id == nr_clone || id == nr_clone3 || id == nr_fork || id == nr_vfork))
+		return 0;
 	if (slot & SLOT_PENDING) {
 		/* Until its execve returns, the child runs iotrace's code: count none of it. */
 		if (id != nr_execve && id != nr_execveat)
@@ -164,7 +170,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->calls, 1);
-	if (ret < 0 && ret >= -MAX_ERRNO && id != nr_rt_sigreturn)
+	if (ret < 0 && ret >= -MAX_ERRNO)
 		__sync_fetch_and_add(&st->errors, 1);
 	if (timed)
 		__sync_fetch_and_add(&st->total_ns, lat_ns);

@@ -1,8 +1,10 @@
 """Helpers shared by the test files: running programs, making inputs, reading strace -c."""
+import json
 import os
 import re
 import resource
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -131,3 +133,47 @@ def real(path):
     return os.path.realpath(path)
 
 
+
+
+def strace_counts(args, tmp_path, stdin_path=None, **kw):
+    """Run args under `strace -f -c`; return {syscall: (calls, errors)} without the total."""
+    out = tmp_path / f"strace-c.{len(list(tmp_path.glob('strace-c.*')))}"
+    cmd = ["strace", "-f", "-c", "-o", str(out), *args]
+    res = run_stdin(cmd, stdin_path, **kw) if stdin_path else run(cmd, **kw)
+    table = parse_strace_c(out.read_text())
+    del table["total"]
+    return table, res
+
+
+def iotrace_json(args, tmp_path, stdin_path=None, options=(), **kw):
+    """Run CMD under `iotrace --json`; return (report dict, CompletedProcess)."""
+    out = tmp_path / f"iotrace.{len(list(tmp_path.glob('iotrace.*')))}.json"
+    cmd = [str(IOTRACE), "--json", "-o", str(out), *options, "--", *args]
+    res = run_stdin(cmd, stdin_path, **kw) if stdin_path else run(cmd, **kw)
+    assert out.exists() and out.stat().st_size, res.stderr
+    return json.loads(out.read_text()), res
+
+
+def counts_of(syscalls):
+    """{name: (calls, errors)} from a JSON "syscalls" object."""
+    return {name: (v["calls"], v["errors"]) for name, v in syscalls.items()}
+
+
+def bpf_object_ids():
+    """IDs of BPF programs, maps and links loaded right now (via bpftool)."""
+    ids = set()
+    for kind in ("prog", "map", "link"):
+        res = subprocess.run(["bpftool", "-j", kind, "show"], capture_output=True, text=True)
+        ids |= {(kind, o["id"]) for o in json.loads(res.stdout or "[]")}
+    return ids
+
+
+def assert_no_new_bpf_objects(before, timeout=5.0):
+    """The kernel frees a closed map from a workqueue, so allow it a moment."""
+    deadline = time.monotonic() + timeout
+    while True:
+        extra = bpf_object_ids() - before
+        if not extra or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert not extra, f"left behind: {sorted(extra)}"

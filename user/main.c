@@ -133,6 +133,8 @@ int main(int argc, char **argv)
 	int status;
 
 	argp_err_exit_status = 1;
+	/* argp names the program by argv[0]; error lines should start with "iotrace: ". */
+	argv[0] = "iotrace";
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o);
 	if (o.output) {
 		/* Opened before the run so a bad path fails before the command starts. */

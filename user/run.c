@@ -215,6 +215,7 @@ static int attach_pid(struct session *s)
 		fprintf(stderr, "iotrace: cannot register pid %d for tracing\n", s->root);
 		return 1;
 	}
+	fprintf(stderr, "iotrace: attached to pid %d (%s); Ctrl-C to stop\n", s->root, comm);
 	return 0;
 }
 

@@ -111,6 +111,10 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 	s->rodata->nr_execve = syscall_nr("execve");
 	s->rodata->nr_execveat = syscall_nr("execveat");
 	s->rodata->nr_rt_sigreturn = syscall_nr("rt_sigreturn");
+	s->rodata->nr_fork = syscall_nr("fork");
+	s->rodata->nr_vfork = syscall_nr("vfork");
+	s->rodata->nr_clone = syscall_nr("clone");
+	s->rodata->nr_clone3 = syscall_nr("clone3");
 	for (int k = 1; k < IO_KINDS; k++) {
 		int nr = io_kind_nr(k);
 

@@ -1,0 +1,303 @@
+"""Run mode: `iotrace -- CMD` counts every syscall as `strace -f -c` does, call for call.
+
+The reference for counts is strace on a separate run of the same deterministic command;
+byte counts and histograms are checked against each workload's own arithmetic.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from helpers import (IOTRACE, MIB, assert_no_new_bpf_objects, bpf_object_ids, counts_of, iotrace_json, mkinput, run,
+                     run_stdin, strace_counts, wl)
+
+
+@pytest.fixture
+def small_input(tmp_path):
+    return mkinput(tmp_path / "in.bin", 20000, "-r")
+
+
+def assert_same_counts(iot, ref, restarted=()):
+    """Every syscall strace lists has iotrace's calls and errors, and nothing else is there.
+
+    For the syscalls in restarted only successful calls are compared: strace's ptrace stops
+    interrupt a parent blocked in them (wait4 returns ERESTARTSYS and is retried), adding
+    failed calls that the untraced program never makes.
+    """
+    for name in restarted:
+        for table in (iot, ref):
+            if name in table:
+                calls, errors = table[name]
+                table[name] = (calls - errors, 0)
+    diff = {name: (iot.get(name), ref.get(name))
+            for name in set(iot) | set(ref) if iot.get(name) != ref.get(name)}
+    assert not diff, f"(iotrace, strace) differ: {diff}"
+
+
+def compare_with_strace(args, tmp_path, stdin_path=None, options=(), fresh=(), restarted=()):
+    """Same command under iotrace and strace; paths in fresh are deleted before each run."""
+    def reset():
+        for path in fresh:
+            path.unlink(missing_ok=True)
+
+    reset()
+    report, res = iotrace_json(args, tmp_path, stdin_path, options)
+    reset()
+    ref, sres = strace_counts(args, tmp_path, stdin_path)
+    assert res.returncode == sres.returncode, (res.stderr, sres.stderr)
+    assert_same_counts(counts_of(report["totals"]["syscalls"]), ref, restarted)
+    return report
+
+
+# Each entry: (id, argv builder, stdin builder). Paths come from tmp_path at run time.
+WORKLOAD_CASES = {
+    "tr2u": lambda d: ([wl("tr2u"), "abc", "xyz"], d / "in.bin"),
+    "tr2b": lambda d: ([wl("tr2b"), "abc", "xyz"], d / "in.bin"),
+    "copy-rw-1": lambda d: ([wl("copy"), "-m", "rw", "-b", "1", d / "in.bin", d / "o"], None),
+    "copy-rw-8k": lambda d: ([wl("copy"), "-m", "rw", "-b", "8k", d / "in.bin", d / "o"], None),
+    "copy-stdio-1": lambda d: ([wl("copy"), "-m", "stdio", "-b", "1", d / "in.bin", d / "o"],
+                               None),
+    "copy-unbuf-512": lambda d: ([wl("copy"), "-m", "stdio-unbuf", "-b", "512", d / "in.bin",
+                                  d / "o"], None),
+    "timewrite": lambda d: ([wl("timewrite"), d / "o"], d / "in.bin"),
+    "timewrite-sync": lambda d: ([wl("timewrite"), d / "o", "sync"], d / "in.bin"),
+    "read-file": lambda d: ([wl("read-file"), "-n", "8k", d / "in.bin", d / "in.bin"], None),
+    "read-file-direct": lambda d: ([wl("read-file"), "-i", "-b", "4k", d / "in.bin"], None),
+    "readall-grow": lambda d: ([wl("readall"), "-m", "grow", d / "in.bin"], None),
+    "readall-stat": lambda d: ([wl("readall"), "-m", "stat", d / "in.bin"], None),
+    "pipeline": lambda d: (["/bin/sh", "-c", f"cat {d}/in.bin | wc -c"], None),
+    "fork-exec": lambda d: (["/bin/sh", "-c", f"{wl('tr2b')} a b < {d}/in.bin > /dev/null; "
+                             "ls / > /dev/null; exit 3"], None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WORKLOAD_CASES))
+def test_counts_equal_strace(case, tmp_path, small_input):
+    args, stdin = WORKLOAD_CASES[case](tmp_path)
+    args = [str(a) for a in args]
+    report = compare_with_strace(args, tmp_path, stdin, fresh=[tmp_path / "o"],
+                                 restarted=["wait4"])
+    assert report["totals"]["syscalls"]["execve"]["calls"] >= 1
+
+
+def test_counts_equal_strace_without_timing(tmp_path, small_input):
+    report = compare_with_strace([wl("tr2u"), "a", "b"], tmp_path, small_input,
+                                 options=["--no-time"])
+    assert report["timing"] is False
+    assert report["totals"]["syscalls"]["read"]["total_ns"] is None
+    assert report["totals"]["io"]["read"]["latency_ns"] is None
+
+
+def test_tr2u_io_arithmetic(tmp_path, small_input):
+    """N bytes through tr2u: N one-byte writes and N+1 stdin reads (the last returns 0)."""
+    n = small_input.stat().st_size
+    report, res = iotrace_json([wl("tr2u"), "a", "b"], tmp_path, small_input,
+                               stdout=subprocess.DEVNULL)
+    write = report["totals"]["io"]["write"]
+    assert (write["calls"], write["transferred_bytes"], write["requested_bytes"]) == (n, n, n)
+    assert write["size_bytes"]["buckets"] == [{"lo": 1, "hi": 1, "count": n}]
+    assert write["size_bytes"]["p50"] == write["size_bytes"]["p99"] == 1
+    lat = write["latency_ns"]
+    assert sum(b["count"] for b in lat["buckets"]) == n
+    assert lat["min"] <= lat["p50"] <= lat["p99"] <= lat["max"]
+    assert report["totals"]["syscalls"]["write"]["total_ns"] >= n * lat["min"]
+    # Reads: the loader's few reads of libc plus N+1 one-byte reads from stdin.
+    read = report["totals"]["io"]["read"]
+    one_byte = next(b["count"] for b in read["size_bytes"]["buckets"] if b["lo"] == 1)
+    assert one_byte == n
+
+
+def test_copy_io_arithmetic(tmp_path):
+    """copy -b 4096 of S bytes: S/4096 writes of 4096 to the file, plus its one stdout line."""
+    size = 256 * 4096 + 100
+    src = mkinput(tmp_path / "src", size, "-r")
+    report, res = iotrace_json([wl("copy"), "-m", "rw", "-b", "4096", src, tmp_path / "dst"],
+                               tmp_path)
+    assert res.returncode == 0
+    line = len(res.stdout)
+    write = report["totals"]["io"]["write"]
+    assert write["calls"] == 258 and write["errors"] == 0
+    assert write["transferred_bytes"] == size + line
+    buckets = {(b["lo"], b["hi"]): b["count"] for b in write["size_bytes"]["buckets"]}
+    assert buckets[(4096, 8191)] == 256
+    assert write["size_bytes"]["max"] == 4096
+    assert write["size_bytes"]["p50"] == 4096
+
+
+def test_output_and_input_pass_through(tmp_path, small_input):
+    plain = run_stdin([wl("tr2u"), "abc", "xyz"], small_input)
+    traced = run_stdin([IOTRACE, "--", wl("tr2u"), "abc", "xyz"], small_input)
+    assert traced.returncode == 0
+    assert traced.stdout == plain.stdout and len(plain.stdout) == small_input.stat().st_size
+    assert traced.stderr.startswith(b"iotrace: 1 process")
+
+
+def test_text_report_matches_json(tmp_path, small_input):
+    report, _ = iotrace_json([wl("tr2b"), "a", "b"], tmp_path, small_input)
+    text = run_stdin([IOTRACE, "--", wl("tr2b"), "a", "b"], small_input).stderr.decode()
+    rows = {}
+    for line in text.splitlines():
+        m = re.match(r"^ *[\d.]+ +[\d.]+ +\d+ +(\d+) +(\d+)? *([a-z_0-9]+)$", line)
+        if m and m.group(3) != "total":
+            rows[m.group(3)] = (int(m.group(1)), int(m.group(2) or 0))
+    assert rows == counts_of(report["totals"]["syscalls"])
+    assert "read: bytes transferred per successful call" in text
+    no_hist = run_stdin([IOTRACE, "-H", "--", wl("tr2b"), "a", "b"], small_input).stderr
+    assert b"distribution" not in no_hist and b"read/write" in no_hist
+
+
+def test_process_tree(tmp_path):
+    script = f"{wl('tr2b')} a b </dev/null; {wl('tr2u')} a b </dev/null; true"
+    report, res = iotrace_json(["/bin/sh", "-c", script], tmp_path)
+    procs = report["processes"]
+    assert [p["comm"] for p in procs] == ["sh", "tr2b", "tr2u"]
+    sh = procs[0]
+    assert sh["ppid"] == os.getpid() or sh["ppid"] != 0
+    assert all(p["ppid"] == sh["pid"] for p in procs[1:])
+    assert procs[1]["args"] == f"{wl('tr2b')} a b"
+    assert all(p["exit"] == {"code": 0, "signal": None} for p in procs)
+    # Totals are the sum of the processes.
+    for name, row in report["totals"]["syscalls"].items():
+        assert row["calls"] == sum(p["syscalls"].get(name, {"calls": 0})["calls"]
+                                   for p in procs)
+
+
+def test_exit_code_is_the_commands(tmp_path):
+    report, res = iotrace_json(["/bin/sh", "-c", "exit 7"], tmp_path)
+    assert res.returncode == 7
+    assert report["exit"] == {"code": 7, "signal": None}
+
+
+def test_signal_death(tmp_path):
+    report, res = iotrace_json(["/bin/sh", "-c", "kill -SEGV $$"], tmp_path)
+    assert res.returncode == 128 + signal.SIGSEGV
+    assert report["exit"]["signal"] == signal.SIGSEGV and report["exit"]["code"] is None
+    assert b"killed by SIGSEGV" in res.stderr
+
+
+def test_sigint_to_iotrace_reaches_the_command(tmp_path):
+    out = tmp_path / "r.json"
+    p = subprocess.Popen([IOTRACE, "--json", "-o", out, "--", "sleep", "30"])
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    assert p.wait(timeout=20) == 128 + signal.SIGINT
+    report = json.loads(out.read_text())
+    assert report["exit"]["signal"] == signal.SIGINT and report["partial"] is False
+
+
+@pytest.mark.parametrize("args,status,message", [
+    (["/nonexistent/cmd"], 127, "command not found"),
+    (["no-such-command-iotrace"], 127, "command not found"),
+    (["/etc/passwd"], 126, "permission denied or not an executable"),
+    (["/tmp"], 126, "permission denied or not an executable"),
+])
+def test_command_cannot_run(args, status, message):
+    before = bpf_object_ids()
+    res = run([IOTRACE, "--", *args])
+    assert res.returncode == status
+    lines = res.stderr.decode().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
+    assert_no_new_bpf_objects(before)
+
+
+@pytest.mark.parametrize("opts,message", [
+    ([], "no command given"),
+    (["-p", "abc"], "invalid pid"),
+    (["-p", "0"], "invalid pid"),
+    (["--max-procs", "0", "--", "true"], "invalid --max-procs"),
+    (["--max-procs", "99999", "--", "true"], "invalid --max-procs"),
+    (["-p", "1", "--", "true"], "not both"),
+    (["--bogus-option"], "unrecognized option"),
+    (["-o", "/nonexistent-dir/x", "--", "true"], "cannot write"),
+])
+def test_bad_options(opts, message):
+    res = run([IOTRACE, *opts])
+    assert res.returncode == 1
+    first = res.stderr.decode().splitlines()[0]
+    assert first.startswith("iotrace: ") and message in first, res.stderr
+
+
+def test_missing_pid():
+    res = run([IOTRACE, "-p", "4000000"])
+    assert res.returncode == 1
+    assert res.stderr.decode().startswith("iotrace: no process 4000000")
+
+
+def test_unprivileged_user_gets_one_clear_line():
+    before = bpf_object_ids()
+    res = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+               "--inh-caps=-all", "--bounding-set=-all", str(IOTRACE), "--", "true"])
+    assert res.returncode == 1
+    lines = res.stderr.decode().splitlines()
+    assert lines == ["iotrace: need root (CAP_BPF and CAP_PERFMON) to load the BPF programs"]
+    assert_no_new_bpf_objects(before)
+
+
+def test_no_bpf_objects_left_after_a_run(tmp_path):
+    before = bpf_object_ids()
+    iotrace_json(["true"], tmp_path)
+    assert_no_new_bpf_objects(before)
+
+
+def test_untraced_processes_are_not_counted(tmp_path):
+    """A busy unrelated process and a second iotrace run alongside change nothing."""
+    noise = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=3000000"],
+                             stderr=subprocess.DEVNULL)
+    other = subprocess.Popen([IOTRACE, "--", "dd", "if=/dev/zero", "of=/dev/null", "bs=1",
+                              "count=200000"], stderr=subprocess.DEVNULL)
+    try:
+        report = compare_with_strace([wl("readall"), "-m", "stat", str(IOTRACE)], tmp_path)
+    finally:
+        noise.kill()
+        other.wait(timeout=60)
+        noise.wait()
+    assert [p["comm"] for p in report["processes"]] == ["readall"]
+
+
+def test_more_processes_than_slots_stay_exact(tmp_path, small_input):
+    """With one slot, concurrent children share the overflow counters; totals stay exact."""
+    args = [wl("read-file"), "-D", "-n", "8k"] + [str(small_input)] * 3
+    report = compare_with_strace(args, tmp_path, options=["--max-procs", "1"],
+                                 restarted=["wait4"])
+    assert report["drops"]["overflow_processes"] == 3
+    assert report["overflow"]["syscalls"]["read"]["calls"] >= 3
+    assert [p["in_overflow"] for p in report["processes"]] == [False, True, True, True]
+
+
+def test_process_storm_matches_strace(tmp_path):
+    script = "for i in $(seq 300); do /bin/true; done"
+    report = compare_with_strace(["/bin/sh", "-c", script], tmp_path)
+    # sh, the $(seq ...) subshell that execs seq, and 300 × true.
+    assert report["totals"]["syscalls"]["execve"]["calls"] == 302
+    assert len(report["processes"]) == 302
+    assert report["drops"]["ringbuf_events"] == 0
+
+
+PID_WORKER = """
+import os, sys
+sys.stdin.readline()
+for _ in range(1000):
+    os.getppid()
+"""
+
+
+def test_attach_to_running_process(tmp_path):
+    worker = subprocess.Popen([sys.executable, "-c", PID_WORKER], stdin=subprocess.PIPE)
+    out = tmp_path / "p.json"
+    tracer = subprocess.Popen([IOTRACE, "--json", "-o", out, "-p", str(worker.pid)],
+                              stderr=subprocess.PIPE)
+    # iotrace says when it is attached; only then may the worker start.
+    line = tracer.stderr.readline().decode()
+    assert line.startswith(f"iotrace: attached to pid {worker.pid}"), line
+    worker.stdin.write(b"go\n")
+    worker.stdin.flush()
+    worker.wait(timeout=30)
+    assert tracer.wait(timeout=30) == 0
+    report = json.loads(out.read_text())
+    assert report["processes"][0]["pid"] == worker.pid
+    assert report["totals"]["syscalls"]["getppid"]["calls"] == 1000
