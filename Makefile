@@ -28,6 +28,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 WORKLOADS := $(patsubst %.c,%,$(wildcard workloads/*.c))
 # Small C programs used by tests and benchmarks only (not shipped).
 TEST_PROGS := $(OUTPUT)/tests/probe_test
+BENCH_PROGS := $(OUTPUT)/bench/floor
 
 ifeq ($(V),1)
 	Q =
@@ -42,7 +43,7 @@ endif
 # Keep skeletons and linked objects: they are inputs of several targets.
 .SECONDARY:
 
-all: iotrace workloads $(TEST_PROGS)
+all: iotrace workloads $(TEST_PROGS) $(BENCH_PROGS)
 
 # Installs missing Debian packages (quick no-op when all are present).
 $(OUTPUT)/.deps: scripts/deps.sh | $(OUTPUT)
@@ -52,7 +53,7 @@ $(OUTPUT)/.deps: scripts/deps.sh | $(OUTPUT)
 deps:
 	$(Q)scripts/deps.sh
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
 vmlinux:
@@ -72,8 +73,8 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-# probe.bpf.o is a single-file object; link it so the skeleton sees a final object.
-$(OUTPUT)/probe.bpf.o: $(OUTPUT)/bpf/probe.bpf.o
+# Single-file objects (probe, floor) are linked too, so every skeleton sees a final object.
+$(OUTPUT)/probe.bpf.o $(OUTPUT)/floor.bpf.o: $(OUTPUT)/%.bpf.o: $(OUTPUT)/bpf/%.bpf.o
 	$(call msg,LINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
@@ -87,6 +88,10 @@ iotrace: $(USER_OBJS)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
 $(OUTPUT)/tests/%: tests/c/%.c $(OUTPUT)/probe.skel.h | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(LIBS) -o $@
+
+$(OUTPUT)/bench/%: bench/%.c $(OUTPUT)/%.skel.h | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(LIBS) -o $@
 

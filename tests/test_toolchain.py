@@ -17,5 +17,5 @@ def test_version_and_help():
     assert v.returncode == 0 and v.stdout.startswith("iotrace ")
     h = subprocess.run([IOTRACE, "--help"], capture_output=True, text=True)
     assert h.returncode == 0
-    for word in ["EXAMPLES:", "--json", "--no-time", "--pid", "-- CMD"]:
+    for word in ["EXAMPLES:", "--json", "--no-time", "--pid", "CMD [ARGS...]"]:
         assert word in h.stdout, word
