@@ -85,6 +85,9 @@ enum drop_counter {
 	DROP_RINGBUF,       /* process events the ring buffer had no room for */
 	DROP_SLOTS,         /* processes that shared the overflow slot */
 	DROP_UNTIMED,       /* sys_exit without a matching sys_enter timestamp */
+	DROP_FILES,         /* page-cache events of (process, file) pairs beyond MAX_FILES */
+	DROP_CHUNKS,        /* 2 MiB page-bitmap chunks that did not fit: unused readahead inexact */
+	DROP_PATHS,         /* files whose path did not fit in the path table */
 	DROP_COUNTERS,
 };
 
@@ -111,5 +114,87 @@ _Static_assert(sizeof(struct syscall_stat) == 24, "syscall_stat layout");
 _Static_assert(sizeof(struct io_stat) == 8 * (7 + 2 * HIST_BUCKETS), "io_stat layout");
 _Static_assert(sizeof(struct inflight) == 16, "inflight layout");
 _Static_assert(sizeof(struct iot_proc_event) == 32 + COMM_LEN + ARGS_LEN, "proc_event layout");
+
+/* ---- page cache and readahead (bpf/pagecache.bpf.c) ---- */
+
+#define MAX_FILES 4096 /* (process, file) pairs with page-cache counters */
+#define MAX_PATHS 1024 /* distinct files whose path is recorded */
+#define MAX_CHUNKS 65536
+#define PATH_PARTS 12  /* dentry names kept, leaf first */
+#define PART_LEN 64
+/* The used/readahead page bitmaps come in chunks of 512 pages (2 MiB of 4 KiB pages). */
+#define CHUNK_SHIFT 9
+#define CHUNK_WORDS ((1 << CHUNK_SHIFT) / 64)
+
+/* How a readahead window was started (see docs/page-cache.md). */
+enum ra_kind {
+	RA_SYNC = 0,    /* page_cache_sync_ra: a read missed */
+	RA_ASYNC,       /* page_cache_async_ra: a read reached the PG_readahead marker */
+	RA_MMAP,        /* window without a sync/async request: mmap read-around */
+	RA_FORCED_SYNC, /* sync miss served unbounded: FADV_RANDOM, readahead off, small random read */
+	RA_FORCED,      /* unbounded with no read: FADV_WILLNEED, readahead(2), MADV_WILLNEED */
+	RA_KINDS,
+};
+
+/* Access advice seen on the file (bit set). */
+enum advice_bit {
+	ADVICE_NORMAL = 1,
+	ADVICE_SEQUENTIAL = 2,
+	ADVICE_RANDOM = 4,
+	ADVICE_DIRECT = 8,
+};
+
+struct file_key {
+	__u32 tgid;
+	__u32 dev; /* kernel dev_t: MAJOR << 20 | MINOR */
+	__u64 ino;
+};
+
+struct file_stat {
+	struct file_key key;
+	__u64 requested_pages; /* pages asked for by buffered reads (page-cache lookups) */
+	__u64 miss_pages;      /* requested pages the read had to add to the cache */
+	__u64 added_pages;     /* every page this process added to the cache for the file */
+	__u64 added_folios;
+	__u64 ra_pages;        /* added pages that fell in one of its readahead windows */
+	__u64 ra_requested_pages; /* ... of which the read that started the window asked for */
+	__u64 ra_windows[RA_KINDS];
+	__u64 ra_window_pages[RA_KINDS];
+	__u64 ra_fallbacks; /* large-folio windows redone page by page (not new windows) */
+	__u64 faults;       /* mm_filemap_fault: page faults that reached the page cache */
+	__u64 map_pages;    /* pages offered to fault-around (mm_filemap_map_pages) */
+	__u64 direct_reads, direct_read_bytes;   /* O_DIRECT via iomap: bypass the cache */
+	__u64 direct_writes, direct_write_bytes;
+	__u64 i_size;
+	__u32 advice;  /* enum advice_bit, OR of all seen */
+	__u32 add_gen; /* bumped by every add: invalidates threads' cached "used" ranges */
+	__u64 window_hist[HIST_BUCKETS]; /* readahead window sizes in pages */
+};
+
+struct chunk_key {
+	__u32 file; /* index into file_stats */
+	__u32 pad;
+	__u64 chunk; /* page index >> CHUNK_SHIFT */
+};
+
+struct chunk_bits {
+	__u64 ra[CHUNK_WORDS];   /* brought in by this process's readahead */
+	__u64 used[CHUNK_WORDS]; /* requested by a read, faulted or offered to fault-around */
+};
+
+struct path_key {
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+};
+
+struct path_parts {
+	__u32 nparts;     /* names in part[], leaf first; the last one is the fs root's child */
+	__u32 truncated;  /* deeper than PATH_PARTS */
+	char part[PATH_PARTS][PART_LEN];
+};
+
+_Static_assert(sizeof(struct file_key) == 16, "file_key layout");
+_Static_assert(sizeof(struct chunk_bits) == 128, "chunk_bits layout");
 
 #endif /* IOTRACE_H */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "collect.h"
@@ -146,6 +147,53 @@ int collector_on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static char *full_path(uint32_t kdev, const char *rel)
+{
+	const char *mnt = mount_point_of(kdev);
+	char *path;
+
+	if (!mnt || !rel)
+		return NULL;
+	if (asprintf(&path, "%s/%s", strcmp(mnt, "/") ? mnt : "", rel) < 0)
+		return NULL;
+	return path;
+}
+
+/* Gives each process the files it touched, with their residency now (at the end). */
+static int attach_files(struct collector *c)
+{
+	struct file_record *recs;
+	size_t n;
+
+	if (tracer_collect_files(c->tracer, &recs, &n))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct file_record *f = &recs[i];
+		struct proc_record *p = collector_find(c, f->st.key.tgid);
+		struct file_record *grown;
+		char *path;
+
+		/* An index another CPU allocated and then found taken (tgid 0) holds nothing. */
+		if (!f->st.key.tgid || !p) {
+			free(f->path);
+			continue;
+		}
+		path = full_path(f->st.key.dev, f->path);
+		free(f->path);
+		f->path = path;
+		f->residency_missing = residency_read(f->path, f->st.key.dev, f->st.key.ino, &f->res);
+		grown = realloc(p->files, (p->nfiles + 1) * sizeof(*grown));
+		if (!grown) {
+			free(f->path);
+			continue;
+		}
+		p->files = grown;
+		p->files[p->nfiles++] = *f;
+	}
+	free(recs);
+	return 0;
+}
+
 int collector_finish(struct collector *c, struct run_result *r)
 {
 	struct tracer *t = c->tracer;
@@ -169,8 +217,12 @@ int collector_finish(struct collector *c, struct run_result *r)
 	if (dense_to_profile(sum, &r->totals))
 		err = -ENOMEM;
 	free(sum);
+	if (attach_files(c))
+		err = -ENOMEM;
 	tracer_read_drops(t, r->drops);
 	r->nr_slots = t->nr_slots;
+	r->page_cache_missing = t->page_cache_missing;
+	r->direct_io_missing = t->direct_io_missing;
 	r->procs = c->procs;
 	r->nprocs = c->nprocs;
 	c->procs = NULL;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Summing and compacting profiles. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hist.h"
@@ -101,4 +102,52 @@ uint64_t profile_calls(const struct profile *p)
 	for (size_t i = 0; i < p->nrows; i++)
 		sum += p->rows[i].calls;
 	return sum;
+}
+
+const char *const ra_kind_names[RA_KINDS] = {
+	[RA_SYNC] = "sync", [RA_ASYNC] = "async", [RA_MMAP] = "mmap",
+	[RA_FORCED_SYNC] = "forced_sync", [RA_FORCED] = "forced",
+};
+
+void page_cache_add(struct page_cache_sum *sum, const struct file_record *files, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct file_stat *f = &files[i].st;
+		struct file_stat *s = &sum->st;
+
+		s->requested_pages += f->requested_pages;
+		s->miss_pages += f->miss_pages;
+		s->added_pages += f->added_pages;
+		s->added_folios += f->added_folios;
+		s->ra_pages += f->ra_pages;
+		s->ra_requested_pages += f->ra_requested_pages;
+		for (int k = 0; k < RA_KINDS; k++) {
+			s->ra_windows[k] += f->ra_windows[k];
+			s->ra_window_pages[k] += f->ra_window_pages[k];
+		}
+		s->ra_fallbacks += f->ra_fallbacks;
+		s->faults += f->faults;
+		s->map_pages += f->map_pages;
+		s->direct_reads += f->direct_reads;
+		s->direct_read_bytes += f->direct_read_bytes;
+		s->direct_writes += f->direct_writes;
+		s->direct_write_bytes += f->direct_write_bytes;
+		for (int b = 0; b < HIST_BUCKETS; b++)
+			s->window_hist[b] += f->window_hist[b];
+		sum->unused_ra_pages += files[i].unused_ra_pages;
+		sum->unused_exact = sum->unused_exact && files[i].unused_exact;
+	}
+}
+
+const char *advice_name(uint32_t advice, char *buf, size_t len)
+{
+	static const char *const names[] = { "normal", "sequential", "random", "direct" };
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int b = 0; b < 4; b++)
+		if (advice & (1u << b))
+			used += snprintf(buf + used, used < len ? len - used : 0, "%s%s",
+					 used ? "+" : "", names[b]);
+	return advice ? buf : NULL;
 }

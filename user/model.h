@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "iotrace.h"
+#include "residency.h"
 
 /* One syscall's totals in a profile (only syscalls that were called are kept). */
 struct sc_row {
@@ -36,6 +37,17 @@ struct profile {
 	struct io_summary *io[IO_KINDS]; /* NULL: that syscall was not called */
 };
 
+/* One file a process touched through the page cache (or O_DIRECT). */
+struct file_record {
+	struct file_stat st;       /* kernel counters (iotrace.h) */
+	uint64_t unused_ra_pages;  /* readahead pages never requested by this process */
+	uint64_t used_ra_pages;    /* readahead pages it did request */
+	bool unused_exact;         /* false when page-bitmap chunks were dropped */
+	char *path;                /* NULL when unknown */
+	const char *residency_missing; /* NULL, or why residency is unknown */
+	struct residency res;
+};
+
 struct proc_record {
 	uint32_t pid;
 	uint32_t ppid;
@@ -48,6 +60,8 @@ struct proc_record {
 	bool overflow;       /* counted in the shared overflow slot, not here */
 	uint32_t slot;       /* live kernel slot, 0 once harvested */
 	struct profile prof;
+	struct file_record *files;
+	size_t nfiles;
 };
 
 struct run_result {
@@ -64,6 +78,8 @@ struct run_result {
 	struct profile totals;
 	uint64_t drops[DROP_COUNTERS];
 	uint32_t nr_slots;
+	const char *page_cache_missing; /* NULL, or why page-cache hooks are not attached */
+	const char *direct_io_missing;  /* NULL, or why O_DIRECT hooks are not attached */
 };
 
 /* Every syscall number's slot, for summing profiles before they are compacted. */
@@ -79,6 +95,16 @@ void dense_add(struct dense_profile *d, const struct profile *p);
 /* Compacts d into out (rows sorted by syscall number); out must be empty. */
 int dense_to_profile(const struct dense_profile *d, struct profile *out);
 void profile_free(struct profile *p);
+/* Sum of file records' counters (key and advice stay 0); start with unused_exact = true. */
+struct page_cache_sum {
+	struct file_stat st;
+	uint64_t unused_ra_pages;
+	bool unused_exact;
+};
+void page_cache_add(struct page_cache_sum *sum, const struct file_record *files, size_t n);
+/* "normal", "sequential+direct", ... for an advice bit set; NULL when none was seen. */
+const char *advice_name(uint32_t advice, char *buf, size_t len);
+extern const char *const ra_kind_names[RA_KINDS];
 uint64_t profile_calls(const struct profile *p);
 
 #endif /* IOTRACE_MODEL_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The run as one JSON document (schema: docs/json.md), built with libcjson. */
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
@@ -104,14 +105,137 @@ static cJSON *profile_io_json(const struct profile *p, bool timing)
 	return obj;
 }
 
+static void add_null_reason(cJSON *obj, const char *key, const char *reason)
+{
+	char name[64];
+
+	cJSON_AddNullToObject(obj, key);
+	snprintf(name, sizeof(name), "%s_reason", key);
+	cJSON_AddStringToObject(obj, name, reason);
+}
+
+static cJSON *windows_json(const struct file_stat *st)
+{
+	cJSON *w = cJSON_CreateObject();
+
+	for (int k = 0; k < RA_KINDS; k++) {
+		cJSON *one = cJSON_CreateObject();
+
+		add_u64(one, "windows", st->ra_windows[k]);
+		add_u64(one, "pages", st->ra_window_pages[k]);
+		cJSON_AddItemToObject(w, ra_kind_names[k], one);
+	}
+	return w;
+}
+
+/* Counters shared by a file entry and a page_cache summary. */
+static void add_page_counters(cJSON *obj, const struct file_stat *st, uint64_t unused, bool exact)
+{
+	add_u64(obj, "requested_pages", st->requested_pages);
+	add_u64(obj, "hit_pages", st->requested_pages - st->miss_pages);
+	add_u64(obj, "miss_pages", st->miss_pages);
+	add_u64(obj, "added_pages", st->added_pages);
+	/* Read ahead of any request: window pages minus those the triggering read needed. */
+	add_u64(obj, "readahead_pages", st->ra_pages - st->ra_requested_pages);
+	add_u64(obj, "readahead_window_added_pages", st->ra_pages);
+	if (exact)
+		add_u64(obj, "unused_readahead_pages", unused);
+	else
+		add_null_reason(obj, "unused_readahead_pages",
+				"page bitmap table full (drops.page_chunks)");
+	cJSON_AddItemToObject(obj, "readahead_windows", windows_json(st));
+	add_u64(obj, "readahead_fallbacks", st->ra_fallbacks);
+	add_u64(obj, "faults", st->faults);
+	add_u64(obj, "fault_around_pages", st->map_pages);
+	add_u64(obj, "direct_reads", st->direct_reads);
+	add_u64(obj, "direct_read_bytes", st->direct_read_bytes);
+	add_u64(obj, "direct_writes", st->direct_writes);
+	add_u64(obj, "direct_write_bytes", st->direct_write_bytes);
+}
+
+/* Without the O_DIRECT hook its counters are unknown, not zero. */
+static void null_direct(cJSON *obj, const char *missing)
+{
+	static const char *const keys[] = { "direct_reads", "direct_read_bytes", "direct_writes",
+					     "direct_write_bytes" };
+
+	if (!missing)
+		return;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		cJSON_ReplaceItemInObject(obj, keys[i], cJSON_CreateNull());
+	cJSON_AddStringToObject(obj, "direct_reason", missing);
+}
+
+static cJSON *file_json(const struct file_record *f, const char *direct_missing)
+{
+	cJSON *obj = cJSON_CreateObject();
+	char dev[32], adv[64];
+	const struct residency *r = &f->res;
+
+	if (f->path)
+		cJSON_AddStringToObject(obj, "path", f->path);
+	else
+		add_null_reason(obj, "path", "not recorded (deep path or path table full)");
+	kdev_format(f->st.key.dev, dev, sizeof(dev));
+	cJSON_AddStringToObject(obj, "dev", dev);
+	add_u64(obj, "ino", f->st.key.ino);
+	if (advice_name(f->st.advice, adv, sizeof(adv)))
+		cJSON_AddStringToObject(obj, "advice", adv);
+	else
+		add_null_reason(obj, "advice", "no readahead decision or O_DIRECT call seen");
+	add_page_counters(obj, &f->st, f->unused_ra_pages, f->unused_exact);
+	null_direct(obj, direct_missing);
+	add_u64(obj, "added_folios", f->st.added_folios);
+	if (f->residency_missing) {
+		add_null_reason(obj, "resident_pages", f->residency_missing);
+		cJSON_AddNullToObject(obj, "dirty_pages");
+		cJSON_AddNullToObject(obj, "writeback_pages");
+		cJSON_AddNullToObject(obj, "evicted_pages");
+		cJSON_AddNullToObject(obj, "size_bytes");
+	} else {
+		add_u64(obj, "resident_pages", r->cached_pages);
+		add_u64(obj, "dirty_pages", r->dirty_pages);
+		add_u64(obj, "writeback_pages", r->writeback_pages);
+		add_u64(obj, "evicted_pages", r->evicted_pages);
+		add_u64(obj, "recently_evicted_pages", r->recently_evicted_pages);
+		add_u64(obj, "size_bytes", r->size_bytes);
+	}
+	return obj;
+}
+
+static cJSON *page_cache_json(const struct file_record *files, size_t n,
+			      const struct run_result *r)
+{
+	const char *missing = r->page_cache_missing;
+	struct page_cache_sum sum = { .unused_exact = true };
+	cJSON *obj = cJSON_CreateObject();
+
+	if (missing) {
+		cJSON_AddBoolToObject(obj, "available", false);
+		cJSON_AddStringToObject(obj, "reason", missing);
+		return obj;
+	}
+	page_cache_add(&sum, files, n);
+	cJSON_AddBoolToObject(obj, "available", true);
+	add_u64(obj, "files", n);
+	add_page_counters(obj, &sum.st, sum.unused_ra_pages, sum.unused_exact);
+	null_direct(obj, r->direct_io_missing);
+	cJSON_AddItemToObject(obj, "readahead_window_pages",
+			      hist_json((const uint64_t *)sum.st.window_hist, 0, UINT64_MAX));
+	return obj;
+}
+
 static void add_profile(cJSON *obj, const struct profile *p, bool timing)
 {
 	cJSON_AddItemToObject(obj, "syscalls", profile_syscalls_json(p, timing));
 	cJSON_AddItemToObject(obj, "io", profile_io_json(p, timing));
 }
 
-static cJSON *process_json(const struct proc_record *p, bool timing)
+static cJSON *process_json(const struct proc_record *p, const struct run_result *r)
 {
+	bool timing = r->timing;
+	cJSON *files = cJSON_CreateArray();
+
 	cJSON *obj = cJSON_CreateObject();
 
 	add_u64(obj, "pid", p->pid);
@@ -128,6 +252,33 @@ static cJSON *process_json(const struct proc_record *p, bool timing)
 	cJSON_AddItemToObject(obj, "exit", exit_json(p->exit_seen, p->exit_status));
 	cJSON_AddBoolToObject(obj, "in_overflow", p->overflow);
 	add_profile(obj, &p->prof, timing);
+	for (size_t i = 0; i < p->nfiles; i++)
+		cJSON_AddItemToArray(files, file_json(&p->files[i], r->direct_io_missing));
+	if (r->page_cache_missing) {
+		cJSON_Delete(files);
+		add_null_reason(obj, "files", r->page_cache_missing);
+	} else {
+		cJSON_AddItemToObject(obj, "files", files);
+	}
+	cJSON_AddItemToObject(obj, "page_cache",
+			      page_cache_json(p->files, p->nfiles, r));
+	return obj;
+}
+
+static cJSON *totals_page_cache(const struct run_result *r)
+{
+	struct file_record *all = NULL;
+	size_t n = 0, k = 0;
+	cJSON *obj;
+
+	for (size_t i = 0; i < r->nprocs; i++)
+		n += r->procs[i].nfiles;
+	all = calloc(n ? n : 1, sizeof(*all));
+	for (size_t i = 0; all && i < r->nprocs; i++)
+		for (size_t j = 0; j < r->procs[i].nfiles; j++)
+			all[k++] = r->procs[i].files[j];
+	obj = page_cache_json(all, k, r);
+	free(all);
 	return obj;
 }
 
@@ -146,7 +297,7 @@ int report_json(FILE *out, const struct run_result *r)
 	cJSON_AddBoolToObject(root, "partial", r->partial);
 	cJSON_AddBoolToObject(root, "timing", r->timing);
 	for (size_t i = 0; i < r->nprocs; i++)
-		cJSON_AddItemToArray(procs, process_json(&r->procs[i], r->timing));
+		cJSON_AddItemToArray(procs, process_json(&r->procs[i], r));
 	cJSON_AddItemToObject(root, "processes", procs);
 	if (r->overflow_used) {
 		cJSON *over = cJSON_CreateObject();
@@ -157,11 +308,15 @@ int report_json(FILE *out, const struct run_result *r)
 		cJSON_AddNullToObject(root, "overflow");
 	}
 	add_profile(totals, &r->totals, r->timing);
+	cJSON_AddItemToObject(totals, "page_cache", totals_page_cache(r));
 	cJSON_AddItemToObject(root, "totals", totals);
 	add_u64(drops, "ringbuf_events", r->drops[DROP_RINGBUF]);
 	add_u64(drops, "overflow_processes", r->drops[DROP_SLOTS]);
 	add_u64(drops, "untimed_calls", r->drops[DROP_UNTIMED]);
 	add_u64(drops, "max_live_processes", r->nr_slots - 2);
+	add_u64(drops, "files", r->drops[DROP_FILES]);
+	add_u64(drops, "page_chunks", r->drops[DROP_CHUNKS]);
+	add_u64(drops, "paths", r->drops[DROP_PATHS]);
 	cJSON_AddItemToObject(root, "drops", drops);
 	text = cJSON_Print(root);
 	cJSON_Delete(root);

@@ -146,6 +146,96 @@ static void print_profile(FILE *out, const struct profile *p, const struct optio
 		print_io_hists(out, p, o->timing);
 }
 
+/* Last `width` characters of a path, so the file name stays visible. */
+static const char *path_tail(const char *path, int width)
+{
+	size_t len = strlen(path);
+
+	return len > (size_t)width ? path + len - width : path;
+}
+
+static void print_page_cache_row(FILE *out, const char *name, const struct file_stat *st,
+				 uint64_t unused, bool unused_exact, const char *resident)
+{
+	char unused_s[24];
+
+	if (unused_exact)
+		snprintf(unused_s, sizeof(unused_s), "%llu", (unsigned long long)unused);
+	else
+		snprintf(unused_s, sizeof(unused_s), "n/a");
+	fprintf(out, "%-30s %9llu %9llu %9llu %9llu %9s %9s\n", name,
+		(unsigned long long)st->requested_pages,
+		(unsigned long long)(st->requested_pages - st->miss_pages),
+		(unsigned long long)st->miss_pages,
+		(unsigned long long)(st->ra_pages - st->ra_requested_pages), unused_s,
+		resident);
+}
+
+static void print_file_detail(FILE *out, const struct file_record *f)
+{
+	char dev[32], adv[64];
+
+	kdev_format(f->st.key.dev, dev, sizeof(dev));
+	fprintf(out, "    %s ino %llu, advice %s, windows", dev, (unsigned long long)f->st.key.ino,
+		advice_name(f->st.advice, adv, sizeof(adv)) ?: "n/a (none seen)");
+	for (int k = 0; k < RA_KINDS; k++)
+		if (f->st.ra_windows[k])
+			fprintf(out, " %s %llu (%llu pages)", ra_kind_names[k],
+				(unsigned long long)f->st.ra_windows[k],
+				(unsigned long long)f->st.ra_window_pages[k]);
+	if (f->st.faults)
+		fprintf(out, ", faults %llu", (unsigned long long)f->st.faults);
+	if (f->st.direct_reads || f->st.direct_writes)
+		fprintf(out, ", O_DIRECT read %llu B write %llu B (bypass the cache)",
+			(unsigned long long)f->st.direct_read_bytes,
+			(unsigned long long)f->st.direct_write_bytes);
+	fputc('\n', out);
+}
+
+static void print_page_cache_header(FILE *out)
+{
+	fprintf(out, "\n%-30s %9s %9s %9s %9s %9s %9s\n", "page cache (4 KiB pages)", "requested",
+		"hits", "misses", "readahead", "unused", "resident");
+}
+
+static void print_files(FILE *out, const struct proc_record *p, const struct run_result *r)
+{
+	if (r->page_cache_missing) {
+		fprintf(out, "\npage cache: n/a (%s)\n", r->page_cache_missing);
+		return;
+	}
+	if (!p->nfiles)
+		return;
+	print_page_cache_header(out);
+	if (r->direct_io_missing)
+		fprintf(out, "(O_DIRECT counts n/a: %s)\n", r->direct_io_missing);
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const struct file_record *f = &p->files[i];
+		char resident[24] = "n/a";
+
+		if (!f->residency_missing)
+			snprintf(resident, sizeof(resident), "%llu",
+				 (unsigned long long)f->res.cached_pages);
+		print_page_cache_row(out, f->path ? path_tail(f->path, 30) : "(path unknown)", &f->st,
+				     f->unused_ra_pages, f->unused_exact, resident);
+		print_file_detail(out, f);
+	}
+}
+
+static void print_page_cache_total(FILE *out, const struct run_result *r)
+{
+	struct page_cache_sum sum = { .unused_exact = true };
+
+	if (r->page_cache_missing) {
+		fprintf(out, "\npage cache: n/a (%s)\n", r->page_cache_missing);
+		return;
+	}
+	for (size_t i = 0; i < r->nprocs; i++)
+		page_cache_add(&sum, r->procs[i].files, r->procs[i].nfiles);
+	print_page_cache_header(out);
+	print_page_cache_row(out, "all files", &sum.st, sum.unused_ra_pages, sum.unused_exact, "");
+}
+
 static void print_process_header(FILE *out, const struct proc_record *p)
 {
 	char exit[64];
@@ -184,6 +274,12 @@ static void print_drops(FILE *out, const struct run_result *r)
 	if (r->timing)
 		fprintf(out, "; %llu calls untimed", (unsigned long long)r->drops[DROP_UNTIMED]);
 	fputc('\n', out);
+	if (r->drops[DROP_FILES] || r->drops[DROP_CHUNKS] || r->drops[DROP_PATHS])
+		fprintf(out, "lost page-cache detail: %llu events of untracked files, %llu bitmap "
+			     "chunks, %llu paths\n",
+			(unsigned long long)r->drops[DROP_FILES],
+			(unsigned long long)r->drops[DROP_CHUNKS],
+			(unsigned long long)r->drops[DROP_PATHS]);
 }
 
 void report_text(FILE *out, const struct run_result *r, const struct options *o)
@@ -197,11 +293,13 @@ void report_text(FILE *out, const struct run_result *r, const struct options *o)
 	if (r->nprocs == 1 && !r->overflow_used) {
 		print_process_header(out, &r->procs[0]);
 		print_profile(out, &r->procs[0].prof, o, true);
+		print_files(out, &r->procs[0], r);
 	} else {
 		if (!o->summary_only && r->nprocs <= DETAILED_PROCS_MAX) {
 			for (size_t i = 0; i < r->nprocs; i++) {
 				print_process_header(out, &r->procs[i]);
 				print_profile(out, &r->procs[i].prof, o, false);
+				print_files(out, &r->procs[i], r);
 			}
 		} else if (!o->summary_only) {
 			print_process_list(out, r);
@@ -212,6 +310,7 @@ void report_text(FILE *out, const struct run_result *r, const struct options *o)
 		}
 		fprintf(out, "\n== total: %zu processes\n", r->nprocs);
 		print_profile(out, &r->totals, o, true);
+		print_page_cache_total(out, r);
 	}
 	print_drops(out, r);
 }

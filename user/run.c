@@ -296,6 +296,9 @@ void run_result_free(struct run_result *r)
 	for (size_t i = 0; i < r->nprocs; i++) {
 		free(r->procs[i].args);
 		profile_free(&r->procs[i].prof);
+		for (size_t j = 0; j < r->procs[i].nfiles; j++)
+			free(r->procs[i].files[j].path);
+		free(r->procs[i].files);
 	}
 	free(r->procs);
 	profile_free(&r->overflow);

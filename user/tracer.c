@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include "iotrace.skel.h"
 #include "syscall_table.h"
 #include "tracer.h"
@@ -18,7 +19,7 @@
 #define INFLIGHT_MAX (1U << 16)
 
 static bool verbose_libbpf;
-static char last_libbpf_warning[512];
+static char last_libbpf_warning[512]; /* the first warning of a failure */
 
 /* Keeps libbpf quiet unless -v, but remembers its last warning for our one-line error. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -30,7 +31,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		vfprintf(stderr, fmt, copy);
 		va_end(copy);
 	}
-	if (level == LIBBPF_WARN) {
+	/* The first warning names the failing program; later ones only repeat the failure. */
+	if (level == LIBBPF_WARN && !last_libbpf_warning[0]) {
 		vsnprintf(last_libbpf_warning, sizeof(last_libbpf_warning), fmt, args);
 		last_libbpf_warning[strcspn(last_libbpf_warning, "\n")] = '\0';
 	}
@@ -93,6 +95,70 @@ static uint32_t default_slots(uint32_t ncpus)
 	if (slots > DEFAULT_SLOTS)
 		slots = DEFAULT_SLOTS;
 	return slots < 8 ? 8 : slots;
+}
+
+/* Tracepoints the page-cache programs need; a kernel without one gets "n/a" for them. */
+static const char *const page_cache_tps[] = {
+	"page_cache_sync_ra", "page_cache_async_ra", "page_cache_ra_order",
+	"page_cache_ra_unbounded", "mm_filemap_add_to_page_cache", "mm_filemap_get_pages",
+	"mm_filemap_fault", "mm_filemap_map_pages",
+};
+
+/* IOTRACE_DISABLE_TRACEPOINTS=a,b pretends those are missing (tests, or to bisect a bug). */
+static bool disabled_by_env(const char *tp)
+{
+	const char *list = getenv("IOTRACE_DISABLE_TRACEPOINTS");
+	size_t len = strlen(tp);
+
+	for (const char *p = list; p && *p; p += strcspn(p, ","), p += *p == ',')
+		if (!strncmp(p, tp, len) && (p[len] == ',' || p[len] == '\0'))
+			return true;
+	return false;
+}
+
+static bool kernel_has_tracepoint(const struct btf *vmlinux, const char *tp, const char **why)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	*why = "not in this kernel";
+	if (disabled_by_env(tp))
+		*why = "disabled by IOTRACE_DISABLE_TRACEPOINTS";
+	else if (vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) >= 0)
+		return true;
+	return false;
+}
+
+/* Switches off the programs whose tracepoint this kernel lacks, saying why. */
+static void probe_hooks(struct tracer *t)
+{
+	static char pc_reason[160], dio_reason[160];
+	struct iotrace_bpf *s = t->skel;
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	struct bpf_program *pc_progs[] = {
+		s->progs.handle_page_cache_sync_ra, s->progs.handle_page_cache_async_ra,
+		s->progs.handle_page_cache_ra_order, s->progs.handle_page_cache_ra_unbounded,
+		s->progs.handle_mm_filemap_add_to_page_cache, s->progs.handle_mm_filemap_get_pages,
+		s->progs.handle_mm_filemap_fault, s->progs.handle_mm_filemap_map_pages,
+	};
+
+	const char *why;
+
+	for (size_t i = 0; i < sizeof(page_cache_tps) / sizeof(page_cache_tps[0]); i++) {
+		if (kernel_has_tracepoint(vmlinux, page_cache_tps[i], &why))
+			continue;
+		snprintf(pc_reason, sizeof(pc_reason), "tracepoint %s %s", page_cache_tps[i], why);
+		t->page_cache_missing = pc_reason;
+	}
+	if (t->page_cache_missing)
+		for (size_t i = 0; i < sizeof(pc_progs) / sizeof(pc_progs[0]); i++)
+			bpf_program__set_autoload(pc_progs[i], false);
+	if (!kernel_has_tracepoint(vmlinux, "iomap_dio_rw_begin", &why)) {
+		snprintf(dio_reason, sizeof(dio_reason), "tracepoint iomap_dio_rw_begin %s", why);
+		t->direct_io_missing = dio_reason;
+		bpf_program__set_autoload(s->progs.handle_iomap_dio_rw_begin, false);
+	}
+	btf__free(vmlinux);
 }
 
 static void configure(struct tracer *t, const struct tracer_config *cfg)
@@ -166,6 +232,7 @@ int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_
 		return -1;
 	}
 	configure(t, cfg);
+	probe_hooks(t);
 	err = iotrace_bpf__load(t->skel);
 	if (err) {
 		report_failure("load the BPF programs", err);
@@ -174,7 +241,8 @@ int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_
 	t->proc_slot = map_mmap(t->skel->maps.proc_slot, &t->proc_slot_len);
 	t->sc = map_mmap(t->skel->maps.syscall_stats, &t->sc_len);
 	t->io = map_mmap(t->skel->maps.io_stats, &t->io_len);
-	if (!t->proc_slot || !t->sc || !t->io) {
+	t->files = map_mmap(t->skel->maps.file_stats, &t->files_len);
+	if (!t->proc_slot || !t->sc || !t->io || !t->files) {
 		err = -errno;
 		report_failure("map the BPF counters", err);
 		goto fail;
@@ -210,6 +278,8 @@ void tracer_close(struct tracer *t)
 		munmap(t->sc, t->sc_len);
 	if (t->io)
 		munmap(t->io, t->io_len);
+	if (t->files)
+		munmap(t->files, t->files_len);
 	iotrace_bpf__destroy(t->skel);
 	memset(t, 0, sizeof(*t));
 }
@@ -308,6 +378,72 @@ void tracer_read_drops(struct tracer *t, uint64_t *drops)
 {
 	for (int i = 0; i < DROP_COUNTERS; i++)
 		drops[i] = __atomic_load_n(&t->skel->bss->drops[i], __ATOMIC_SEQ_CST);
+}
+
+/* Adds each page-bitmap chunk's readahead pages, used and unused, to its file record. */
+static void count_unused(struct tracer *t, struct file_record *recs, uint32_t n)
+{
+	int fd = bpf_map__fd(t->skel->maps.page_bits);
+	struct chunk_key key, next;
+	struct chunk_bits bits;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (key.file >= n || bpf_map_lookup_elem(fd, &key, &bits))
+			continue;
+		for (int w = 0; w < CHUNK_WORDS; w++) {
+			recs[key.file].unused_ra_pages += __builtin_popcountll(bits.ra[w] & ~bits.used[w]);
+			recs[key.file].used_ra_pages += __builtin_popcountll(bits.ra[w] & bits.used[w]);
+		}
+	}
+}
+
+/* "dir/sub/name" from the leaf-first dentry names the kernel side recorded. */
+static char *join_path(const struct path_parts *pp)
+{
+	size_t len = 1;
+	char *path;
+
+	for (uint32_t i = 0; i < pp->nparts && i < PATH_PARTS; i++)
+		len += strnlen(pp->part[i], PART_LEN) + 1;
+	path = calloc(1, len);
+	for (int i = (int)(pp->nparts < PATH_PARTS ? pp->nparts : PATH_PARTS) - 1; path && i >= 0;
+	     i--) {
+		strncat(path, pp->part[i], PART_LEN);
+		if (i)
+			strcat(path, "/");
+	}
+	return path;
+}
+
+int tracer_collect_files(struct tracer *t, struct file_record **out, size_t *n)
+{
+	uint32_t count = t->skel->bss->nr_files;
+	int paths_fd = bpf_map__fd(t->skel->maps.file_paths);
+	struct file_record *recs;
+
+	*out = NULL;
+	*n = 0;
+	if (count > MAX_FILES)
+		count = MAX_FILES;
+	recs = calloc(count ? count : 1, sizeof(*recs));
+	if (!recs)
+		return -1;
+	for (uint32_t i = 0; i < count; i++) {
+		struct path_key pk = { .dev = t->files[i].key.dev, .ino = t->files[i].key.ino };
+		struct path_parts pp;
+
+		recs[i].st = t->files[i];
+		recs[i].unused_exact = !t->skel->bss->drops[DROP_CHUNKS];
+		if (!bpf_map_lookup_elem(paths_fd, &pk, &pp) && pp.nparts && !pp.truncated)
+			recs[i].path = join_path(&pp);
+	}
+	count_unused(t, recs, count);
+	*out = recs;
+	*n = count;
+	return 0;
 }
 
 int tracer_events_fd(struct tracer *t)

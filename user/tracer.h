@@ -22,6 +22,10 @@ struct tracer {
 	struct io_stat *io;           /* mmap of io_stats */
 	size_t proc_slot_len, sc_len, io_len;
 	uint32_t pid_max, ncpus, nr_slots;
+	struct file_stat *files;      /* mmap of file_stats */
+	size_t files_len;
+	const char *page_cache_missing; /* why the page-cache hooks are off, or NULL */
+	const char *direct_io_missing;  /* why the O_DIRECT hook is off, or NULL */
 	struct dense_profile scratch;
 };
 
@@ -43,6 +47,11 @@ void tracer_release_slot(struct tracer *t, uint32_t slot);
 /* Slots the kernel still holds (besides 0 and the overflow slot). */
 bool tracer_slot_in_use(struct tracer *t, uint32_t slot);
 void tracer_read_drops(struct tracer *t, uint64_t *drops);
+/*
+ * Every (process, file) page-cache record, with unused readahead computed from the page
+ * bitmaps and path set to the file's path inside its filesystem ("dir/file"), or NULL.
+ */
+int tracer_collect_files(struct tracer *t, struct file_record **out, size_t *n);
 int tracer_events_fd(struct tracer *t);
 int tracer_poll_events(struct tracer *t);
 

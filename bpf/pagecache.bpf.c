@@ -1,0 +1,653 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Page cache and readahead per (traced process, file), from the readahead:* and filemap:*
+ * tracepoints. All of them fire in the reading or faulting task itself, synchronously:
+ *
+ *   read:  [page_cache_sync_ra | page_cache_async_ra] -> page_cache_ra_order (the window)
+ *          -> mm_filemap_add_to_page_cache per folio -> mm_filemap_get_pages (the request)
+ *   fault: mm_filemap_fault -> [window] -> adds -> mm_filemap_map_pages (fault-around)
+ *
+ * so a small per-thread state links adds to the window that caused them and requests to the
+ * adds that served them. Pages are counted as 1 << folio order (large folios on ext4).
+ * Readahead pages and requested pages are kept in per-(process, file) bitmaps so that
+ * "unused readahead" (brought in, never requested) is exact, not a resident-minus-read guess.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "maps.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define PAGE_SHIFT 12
+#define S_IFMT 00170000
+#define S_IFREG 0100000
+#define FMODE_RANDOM 0x1000
+#define O_DIRECT 040000
+/* Threads with page-cache state at once; tids equal modulo this share a slot (tag check). */
+#define THREAD_STATES 4096
+
+/* (process, file) -> index into file_stats */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_FILES);
+	__type(key, struct file_key);
+	__type(value, __u32);
+} file_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MAX_FILES);
+	__type(key, __u32);
+	__type(value, struct file_stat);
+} file_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, MAX_CHUNKS);
+	__type(key, struct chunk_key);
+	__type(value, struct chunk_bits);
+} page_bits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, MAX_PATHS);
+	__type(key, struct path_key);
+	__type(value, struct path_parts);
+} file_paths SEC(".maps");
+
+/* Per-thread links between events; see the header comment. */
+struct thread_state {
+	__u32 tid;
+	__u32 pending;       /* RA_SYNC/RA_ASYNC + 1 announced, window not seen yet */
+	void *mapping;       /* file of the pending/window/adds state */
+	__u64 win_start, win_end;
+	__u32 win_kind, win_active;
+	__u64 fault_idx;
+	void *fault_mapping;
+	__u32 nadds, pad;
+	void *adds_mapping;
+	__u64 add_s[4], add_e[4]; /* pages added since the last request, [s, e) */
+	__u8 add_ra[4];           /* ... and whether readahead added them */
+	__u32 pad3;
+	void *req_mapping;        /* previous request, to spot a read's continuation batches */
+	__u64 req_idx, req_last;
+	void *used_mapping;       /* range last marked used, skipped while add_gen is unchanged */
+	__u64 used_lo, used_hi;
+	__u32 used_gen, used_file;
+	void *cached_inode; /* file_stat_of()'s last answer */
+	__u64 cached_ino;
+	__u32 cached_idx, pad2;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, THREAD_STATES);
+	__type(key, __u32);
+	__type(value, struct thread_state);
+} thread_states SEC(".maps");
+
+__u32 nr_files = 0;
+
+static const struct chunk_bits zero_bits;
+static const struct path_parts zero_parts;
+
+/* The current task if its process is traced (and past its execve), else NULL. */
+static __always_inline struct task_struct *traced_task(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u16 *entry = slot_entry(task->tgid);
+
+	if (!entry || !*entry || (*entry & SLOT_PENDING))
+		return NULL;
+	return task;
+}
+
+static __always_inline struct thread_state *thread_state(struct task_struct *task)
+{
+	__u32 key = task->pid & (THREAD_STATES - 1);
+	struct thread_state *t = bpf_map_lookup_elem(&thread_states, &key);
+
+	if (t && t->tid != task->pid) {
+		/* Another thread's leftovers: start clean rather than link unrelated events. */
+		__builtin_memset(t, 0, sizeof(*t));
+		t->tid = task->pid;
+	}
+	return t;
+}
+
+/*
+ * tp_btf arguments are BTF pointers: plain dereferences compile to checked loads with CO-RE
+ * offsets, with no helper call (BPF_CORE_READ would cost a bpf_probe_read_kernel each).
+ */
+static __always_inline bool regular_file(struct inode *inode)
+{
+	return inode && (inode->i_mode & S_IFMT) == S_IFREG;
+}
+
+static __always_inline __u64 last_page(struct inode *inode)
+{
+	__s64 size = inode->i_size;
+
+	return size > 0 ? ((__u64)size - 1) >> PAGE_SHIFT : 0;
+}
+
+/* Names from the file's dentry up to its filesystem root, recorded once per file. */
+static void record_path(struct inode *inode, struct path_key *pk)
+{
+	struct hlist_node *alias = BPF_CORE_READ(inode, i_dentry.first);
+	struct dentry *d, *parent;
+	struct path_parts *pp;
+
+	if (!alias || bpf_map_lookup_elem(&file_paths, pk))
+		return;
+	if (bpf_map_update_elem(&file_paths, pk, &zero_parts, BPF_NOEXIST)) {
+		if (!bpf_map_lookup_elem(&file_paths, pk))
+			__sync_fetch_and_add(&drops[DROP_PATHS], 1);
+		return;
+	}
+	pp = bpf_map_lookup_elem(&file_paths, pk);
+	if (!pp)
+		return;
+	d = container_of(alias, struct dentry, d_u.d_alias);
+	for (int i = 0; i < PATH_PARTS; i++) {
+		parent = BPF_CORE_READ(d, d_parent);
+		if (!parent || parent == d)
+			return;
+		bpf_probe_read_kernel_str(pp->part[i], PART_LEN, BPF_CORE_READ(d, d_name.name));
+		pp->nparts = i + 1;
+		d = parent;
+	}
+	pp->truncated = 1;
+}
+
+/*
+ * Index of (tgid, file) in file_stats, created on first use; -1 when the table is full.
+ * Global, so the verifier checks it once rather than in every program that calls it; the
+ * inode comes as a plain address and is read with probe reads here.
+ */
+__noinline int file_index_of(__u32 tgid, __u32 dev, __u64 ino, __u64 inode_addr)
+{
+	struct file_key key = { .tgid = tgid, .dev = dev, .ino = ino };
+	struct path_key pk = { .dev = dev, .ino = ino };
+	struct file_stat *st;
+	__u32 *found, idx;
+
+	found = bpf_map_lookup_elem(&file_index, &key);
+	if (found)
+		return *found;
+	idx = __sync_fetch_and_add(&nr_files, 1);
+	if (idx >= MAX_FILES ||
+	    (bpf_map_update_elem(&file_index, &key, &idx, BPF_NOEXIST) &&
+	     !(found = bpf_map_lookup_elem(&file_index, &key)))) {
+		__sync_fetch_and_add(&drops[DROP_FILES], 1);
+		return -1;
+	}
+	/* Another CPU created it first: use its index, ours stays empty (tgid 0). */
+	if (found)
+		return *found;
+	st = bpf_map_lookup_elem(&file_stats, &idx);
+	if (st)
+		st->key = key;
+	record_path((struct inode *)inode_addr, &pk);
+	return idx;
+}
+
+static __always_inline struct file_stat *file_stat_lookup(struct task_struct *task,
+							  struct inode *inode, __u32 *idxp)
+{
+	__u64 addr = 0;
+	int idx;
+
+	/* Global functions take scalars only: copy the pointer's value out as a number. */
+	bpf_probe_read_kernel(&addr, sizeof(addr), &inode);
+	idx = file_index_of(task->tgid, inode->i_sb->s_dev, inode->i_ino, addr);
+
+	if (idx < 0)
+		return NULL;
+	*idxp = idx;
+	return bpf_map_lookup_elem(&file_stats, idxp);
+}
+
+static __always_inline struct inode *mapping_host(struct address_space *m)
+{
+	return m ? m->host : NULL;
+}
+
+/*
+ * Counters of (current process, inode). A thread reads one file many times in a row, so
+ * it remembers the last inode's index and skips the hash lookup.
+ */
+static __always_inline struct file_stat *file_stat_of(struct task_struct *task,
+						      struct thread_state *t, struct inode *inode,
+						      __u32 *idxp)
+{
+	if (t && t->cached_inode == inode && t->cached_ino == inode->i_ino) {
+		*idxp = t->cached_idx;
+		return bpf_map_lookup_elem(&file_stats, idxp);
+	}
+	struct file_stat *st = file_stat_lookup(task, inode, idxp);
+
+	if (st && t) {
+		t->cached_inode = inode;
+		t->cached_ino = inode->i_ino;
+		t->cached_idx = *idxp;
+	}
+	return st;
+}
+
+/* ---- page bitmaps ---- */
+
+enum { MARK_RA_ADD = 1, MARK_DEMAND_ADD, MARK_USED };
+
+struct mark_ctx {
+	__u32 file, drop;
+	__u64 first, last; /* inclusive page range */
+	/* What the operation does to each bit in range, as all-ones or zero masks. */
+	__u64 set_ra, clear_ra, set_used, clear_used;
+};
+
+static long mark_chunk(__u32 i, void *data)
+{
+	struct mark_ctx *c = data;
+	struct chunk_key key = { .file = c->file, .chunk = (c->first >> CHUNK_SHIFT) + i };
+	__u64 base = key.chunk << CHUNK_SHIFT, lo, hi;
+	struct chunk_bits *b;
+
+	if (base > c->last)
+		return 1;
+	b = bpf_map_lookup_elem(&page_bits, &key);
+	if (!b) {
+		/* An operation that only clears bits has nothing to do in a chunk never seen. */
+		if (!c->set_ra && !c->set_used)
+			return 0;
+		if (bpf_map_update_elem(&page_bits, &key, &zero_bits, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&page_bits, &key)) {
+			c->drop = 1;
+			return 1;
+		}
+		b = bpf_map_lookup_elem(&page_bits, &key);
+		if (!b)
+			return 1;
+	}
+	lo = c->first > base ? c->first - base : 0;
+	hi = c->last - base;
+	if (hi > (1 << CHUNK_SHIFT) - 1)
+		hi = (1 << CHUNK_SHIFT) - 1;
+	/* Straight-line masks keep the verifier's path count (and load time) small. */
+	for (int w = 0; w < CHUNK_WORDS; w++) {
+		__u64 wl = w * 64, a, z, m;
+
+		if (hi < wl || lo > wl + 63)
+			continue;
+		a = lo > wl ? lo - wl : 0;
+		z = hi - wl > 63 ? 63 : hi - wl;
+		m = (~0ULL >> (63 - (z - a))) << a;
+		b->ra[w] = (b->ra[w] & ~(m & c->clear_ra)) | (m & c->set_ra);
+		b->used[w] = (b->used[w] & ~(m & c->clear_used)) | (m & c->set_used);
+	}
+	return 0;
+}
+
+/*
+ * A global function is verified once, on its own, instead of at every call site: this
+ * keeps the load time of the programs that mark pages in several places low.
+ */
+__noinline int mark_page_range(__u32 file, __u64 first, __u64 last, __u32 op)
+{
+	struct mark_ctx c = {
+		.file = file,
+		.first = first,
+		.last = last,
+		.set_ra = op == MARK_RA_ADD ? ~0ULL : 0,
+		.clear_ra = op == MARK_USED ? 0 : ~0ULL,
+		.set_used = op == MARK_USED ? ~0ULL : 0,
+		.clear_used = op == MARK_USED ? 0 : ~0ULL,
+	};
+
+	if (last < first)
+		return 0;
+	bpf_loop((last >> CHUNK_SHIFT) - (first >> CHUNK_SHIFT) + 1, mark_chunk, &c, 0);
+	if (c.drop)
+		__sync_fetch_and_add(&drops[DROP_CHUNKS], 1);
+	return 0;
+}
+
+static __always_inline void mark_pages(__u32 file, __u64 first, __u64 last, __u32 op)
+{
+	mark_page_range(file, first, last, op);
+}
+
+/* Marks [first, last] used, unless this thread marked a covering range since the last add. */
+static __always_inline void mark_used(struct thread_state *t, struct file_stat *st, __u32 file,
+				      void *mapping, __u64 first, __u64 last)
+{
+	if (t->used_mapping == mapping && t->used_file == file && t->used_gen == st->add_gen &&
+	    first >= t->used_lo && last <= t->used_hi)
+		return;
+	mark_pages(file, first, last, MARK_USED);
+	t->used_mapping = mapping;
+	t->used_file = file;
+	t->used_gen = st->add_gen;
+	t->used_lo = first;
+	t->used_hi = last;
+}
+
+/* ---- readahead ---- */
+
+/* fadvise leaves its trace on the file: FMODE_RANDOM, or ra_pages doubled by SEQUENTIAL. */
+static __always_inline __u32 advice_of(struct inode *inode, struct file_ra_state *ra)
+{
+	struct file *f = (void *)ra - bpf_core_field_offset(struct file, f_ra);
+	__u32 bdi_pages = BPF_CORE_READ(inode, i_sb, s_bdi, ra_pages);
+
+	if (BPF_CORE_READ(f, f_inode) != inode)
+		return 0;
+	if (BPF_CORE_READ(f, f_mode) & FMODE_RANDOM)
+		return ADVICE_RANDOM;
+	if (bdi_pages && BPF_CORE_READ(ra, ra_pages) > bdi_pages)
+		return ADVICE_SEQUENTIAL;
+	return ADVICE_NORMAL;
+}
+
+static __always_inline void announce(struct inode *inode, struct file_ra_state *ra, __u32 kind)
+{
+	struct task_struct *task = traced_task();
+	struct thread_state *t;
+	struct file_stat *st;
+	__u32 idx;
+
+	if (!task || !regular_file(inode) || !(t = thread_state(task)))
+		return;
+	t->pending = kind + 1;
+	t->mapping = inode->i_mapping;
+	t->win_active = 0;
+	st = file_stat_of(task, t, inode, &idx);
+	if (st)
+		st->advice |= advice_of(inode, ra);
+}
+
+SEC("tp_btf/page_cache_sync_ra")
+int BPF_PROG(handle_page_cache_sync_ra, struct inode *inode, unsigned long index,
+	     struct file_ra_state *ra, unsigned long req_count)
+{
+	announce(inode, ra, RA_SYNC);
+	return 0;
+}
+
+SEC("tp_btf/page_cache_async_ra")
+int BPF_PROG(handle_page_cache_async_ra, struct inode *inode, unsigned long index,
+	     struct file_ra_state *ra, unsigned long req_count)
+{
+	announce(inode, ra, RA_ASYNC);
+	return 0;
+}
+
+static __always_inline void open_window(struct task_struct *task, struct thread_state *t,
+					struct inode *inode, __u64 start, __u64 pages, __u32 kind)
+{
+	__u64 end = start + pages, eof = last_page(inode) + 1;
+	struct file_stat *st;
+	__u32 idx;
+
+	/* The window event is not clamped to the end of the file; the adds are. */
+	if (end > eof)
+		end = eof;
+	t->mapping = inode->i_mapping;
+	t->win_start = start;
+	t->win_end = end;
+	t->win_kind = kind;
+	t->win_active = 1;
+	t->pending = 0;
+	st = file_stat_of(task, t, inode, &idx);
+	if (!st || kind >= RA_KINDS)
+		return;
+	st->ra_windows[kind]++;
+	st->ra_window_pages[kind] += end > start ? end - start : 0;
+	st->window_hist[log2_bucket(end > start ? end - start : 0)]++;
+}
+
+SEC("tp_btf/page_cache_ra_order")
+int BPF_PROG(handle_page_cache_ra_order, struct inode *inode, unsigned long index,
+	     struct file_ra_state *ra)
+{
+	struct task_struct *task = traced_task();
+	struct thread_state *t;
+	__u32 kind;
+
+	if (!task || !regular_file(inode) || !(t = thread_state(task)))
+		return 0;
+	/* No sync/async announcement: the mmap fault path's read-around. */
+	kind = t->pending && t->mapping == inode->i_mapping ? t->pending - 1 : RA_MMAP;
+	open_window(task, t, inode, index, ra->size, kind);
+	return 0;
+}
+
+SEC("tp_btf/page_cache_ra_unbounded")
+int BPF_PROG(handle_page_cache_ra_unbounded, struct inode *inode, unsigned long index,
+	     unsigned long nr_to_read, unsigned long lookahead_size)
+{
+	struct task_struct *task = traced_task();
+	void *mapping = inode->i_mapping;
+	struct thread_state *t;
+	struct file_stat *st;
+	__u32 idx;
+
+	if (!task || !regular_file(inode) || !(t = thread_state(task)))
+		return 0;
+	if (t->win_active && t->mapping == mapping && index >= t->win_start &&
+	    index < t->win_end) {
+		/* page_cache_ra_order() fell back to order-0 pages: the same window again. */
+		st = file_stat_of(task, t, inode, &idx);
+		if (st)
+			st->ra_fallbacks++;
+		return 0;
+	}
+	open_window(task, t, inode, index, nr_to_read,
+		    t->pending == RA_SYNC + 1 && t->mapping == mapping ? RA_FORCED_SYNC : RA_FORCED);
+	return 0;
+}
+
+/* ---- insertion and requests ---- */
+
+static __always_inline __u32 folio_order(struct folio *folio)
+{
+	if (!(folio->flags.f & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
+		return 0;
+	return folio->_flags_1 & 0xff;
+}
+
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
+{
+	struct task_struct *task = traced_task();
+	struct address_space *mapping = folio->mapping;
+	struct inode *host = mapping_host(mapping);
+	__u64 first, end, pages;
+	struct thread_state *t;
+	struct file_stat *st;
+	__u32 idx, n;
+	bool ra;
+
+	if (!task || !regular_file(host) || !(t = thread_state(task)))
+		return 0;
+	st = file_stat_of(task, t, host, &idx);
+	if (!st)
+		return 0;
+	first = folio->index;
+	pages = 1ULL << (folio_order(folio) & 31);
+	end = first + pages;
+	ra = t->win_active && t->mapping == mapping && first >= t->win_start &&
+	     first < t->win_end;
+	__sync_fetch_and_add(&st->added_pages, pages);
+	__sync_fetch_and_add(&st->added_folios, 1);
+	__sync_fetch_and_add(&st->add_gen, 1);
+	if (ra)
+		__sync_fetch_and_add(&st->ra_pages, pages);
+	mark_pages(idx, first, end - 1, ra ? MARK_RA_ADD : MARK_DEMAND_ADD);
+	/* The page a fault asked for is used even though its add comes after the fault. */
+	if (t->fault_mapping == mapping && t->fault_idx >= first && t->fault_idx < end)
+		mark_pages(idx, t->fault_idx, t->fault_idx, MARK_USED);
+	/* Remember what this thread added since its last request, for the miss count. */
+	if (t->adds_mapping != mapping) {
+		t->nadds = 0;
+		t->adds_mapping = mapping;
+	}
+	n = t->nadds;
+	if (n && n <= 4 && t->add_e[(n - 1) & 3] == first && t->add_ra[(n - 1) & 3] == ra) {
+		t->add_e[(n - 1) & 3] = end;
+	} else if (n < 4) {
+		t->add_s[n & 3] = first;
+		t->add_e[n & 3] = end;
+		t->add_ra[n & 3] = ra;
+		t->nadds = n + 1;
+	} else if (end > t->add_e[3]) {
+		t->add_e[3] = end; /* more than 4 runs: widen the last (never seen in a read) */
+	}
+	return 0;
+}
+
+static __always_inline __u64 overlap(__u64 s, __u64 e, __u64 first, __u64 last)
+{
+	if (s < first)
+		s = first;
+	if (e > last + 1)
+		e = last + 1;
+	return e > s ? e - s : 0;
+}
+
+SEC("tp_btf/mm_filemap_get_pages")
+int BPF_PROG(handle_mm_filemap_get_pages, struct address_space *mapping, unsigned long index,
+	     unsigned long last_index)
+{
+	struct task_struct *task = traced_task();
+	struct inode *host = mapping_host(mapping);
+	struct thread_state *t;
+	struct file_stat *st;
+	__u64 last, miss = 0, ra_miss = 0, o;
+	__u32 idx;
+	bool continuation;
+
+	if (!task || !regular_file(host) || !(t = thread_state(task)))
+		return 0;
+	st = file_stat_of(task, t, host, &idx);
+	if (!st)
+		return 0;
+	/* The request is not clamped to the end of the file. */
+	last = last_index;
+	if (last > last_page(host))
+		last = last_page(host);
+	st->i_size = host->i_size;
+	/* One read fetches its folios in batches, each ending the same way. */
+	continuation = t->req_mapping == mapping && t->req_last == last_index &&
+		       index > t->req_idx;
+	if (!continuation && index <= last)
+		__sync_fetch_and_add(&st->requested_pages, last - index + 1);
+	if (t->adds_mapping == mapping) {
+		for (int i = 0; i < 4; i++) {
+			if (i >= t->nadds)
+				break;
+			o = overlap(t->add_s[i], t->add_e[i], index, last);
+			miss += o;
+			if (t->add_ra[i])
+				ra_miss += o;
+		}
+		__sync_fetch_and_add(&st->miss_pages, miss);
+		__sync_fetch_and_add(&st->ra_requested_pages, ra_miss);
+	}
+	t->req_mapping = mapping;
+	t->req_idx = index;
+	t->req_last = last_index;
+	t->nadds = 0;
+	t->win_active = 0;
+	t->pending = 0;
+	t->fault_mapping = NULL;
+	if (index <= last)
+		mark_used(t, st, idx, mapping, index, last);
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(handle_mm_filemap_fault, struct address_space *mapping, unsigned long index)
+{
+	struct task_struct *task = traced_task();
+	struct inode *host = mapping_host(mapping);
+	struct thread_state *t;
+	struct file_stat *st;
+	__u32 idx;
+
+	if (!task || !regular_file(host) || !(t = thread_state(task)))
+		return 0;
+	st = file_stat_of(task, t, host, &idx);
+	if (!st)
+		return 0;
+	__sync_fetch_and_add(&st->faults, 1);
+	st->i_size = host->i_size;
+	t->win_active = 0;
+	t->pending = 0;
+	t->nadds = 0;
+	t->fault_mapping = mapping;
+	t->fault_idx = index;
+	mark_pages(idx, index, index, MARK_USED);
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(handle_mm_filemap_map_pages, struct address_space *mapping, unsigned long start,
+	     unsigned long end)
+{
+	struct task_struct *task = traced_task();
+	struct inode *host = mapping_host(mapping);
+	struct thread_state *t = NULL;
+	struct file_stat *st;
+	__u64 last;
+	__u32 idx;
+
+	if (!task || !regular_file(host))
+		return 0;
+	st = file_stat_of(task, t, host, &idx);
+	if (!st)
+		return 0;
+	last = end > last_page(host) ? last_page(host) : end;
+	if (start > last)
+		return 0;
+	/* The fault-around candidates: some may not be mapped, so "used" over-approximates. */
+	__sync_fetch_and_add(&st->map_pages, last - start + 1);
+	mark_pages(idx, start, last, MARK_USED);
+	return 0;
+}
+
+/* ---- O_DIRECT (iomap filesystems: ext4, xfs, btrfs) ---- */
+
+SEC("tp_btf/iomap_dio_rw_begin")
+int BPF_PROG(handle_iomap_dio_rw_begin, struct kiocb *iocb, struct iov_iter *iter,
+	     unsigned int dio_flags, size_t done_before)
+{
+	struct task_struct *task = traced_task();
+	struct inode *inode = iocb->ki_filp->f_inode;
+	__u64 bytes = iter->count;
+	struct thread_state *t = NULL;
+	struct file_stat *st;
+	__u32 idx;
+
+	if (!task || !regular_file(inode))
+		return 0;
+	st = file_stat_of(task, t, inode, &idx);
+	if (!st)
+		return 0;
+	st->advice |= ADVICE_DIRECT;
+	st->i_size = inode->i_size;
+	/* data_source: the iterator supplies data, i.e. a write. */
+	if (iter->data_source) {
+		__sync_fetch_and_add(&st->direct_writes, 1);
+		__sync_fetch_and_add(&st->direct_write_bytes, bytes);
+	} else {
+		__sync_fetch_and_add(&st->direct_reads, 1);
+		__sync_fetch_and_add(&st->direct_read_bytes, bytes);
+	}
+	return 0;
+}

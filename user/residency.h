@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Where a (dev, ino) lives in the file tree, and what of it is in the page cache now. */
+#ifndef IOTRACE_RESIDENCY_H
+#define IOTRACE_RESIDENCY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct residency {
+	uint64_t size_bytes;
+	uint64_t cached_pages;
+	uint64_t dirty_pages;
+	uint64_t writeback_pages;
+	uint64_t evicted_pages;
+	uint64_t recently_evicted_pages;
+};
+
+/* Kernel dev_t (MAJOR << 20 | MINOR) as "MAJ:MIN". */
+void kdev_format(uint32_t kdev, char *buf, size_t len);
+/*
+ * Mount point of the filesystem on kdev whose root is mounted (from
+ * /proc/self/mountinfo), or NULL. The string lives until the next call's reload.
+ */
+const char *mount_point_of(uint32_t kdev);
+/*
+ * cachestat(2) of the whole file at path, after checking that it still is (kdev, ino).
+ * Returns 0, or a short reason ("deleted or renamed", "cachestat: ...") for null fields.
+ */
+const char *residency_read(const char *path, uint32_t kdev, uint64_t ino, struct residency *r);
+
+#endif
