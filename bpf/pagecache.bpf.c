@@ -136,11 +136,32 @@ static __always_inline __u64 last_page(struct inode *inode)
 	return size > 0 ? ((__u64)size - 1) >> PAGE_SHIFT : 0;
 }
 
+struct path_walk {
+	struct dentry *d;
+	struct path_parts *pp;
+	bool done;
+};
+
+static long path_step(__u32 i, void *data)
+{
+	struct path_walk *w = data;
+	struct dentry *d = w->d; /* CO-RE reads must start from a kernel type, not ours */
+	struct dentry *parent = BPF_CORE_READ(d, d_parent);
+
+	if (!parent || parent == d || i >= PATH_PARTS) {
+		w->done = true;
+		return 1;
+	}
+	bpf_probe_read_kernel_str(w->pp->part[i], PART_LEN, BPF_CORE_READ(d, d_name.name));
+	w->pp->nparts = i + 1;
+	w->d = parent;
+	return 0;
+}
+
 /* Names from the file's dentry up to its filesystem root, recorded once per file. */
 static void record_path(struct inode *inode, struct path_key *pk)
 {
 	struct hlist_node *alias = BPF_CORE_READ(inode, i_dentry.first);
-	struct dentry *d, *parent;
 	struct path_parts *pp;
 
 	if (!alias || bpf_map_lookup_elem(&file_paths, pk))
@@ -153,16 +174,11 @@ static void record_path(struct inode *inode, struct path_key *pk)
 	pp = bpf_map_lookup_elem(&file_paths, pk);
 	if (!pp)
 		return;
-	d = container_of(alias, struct dentry, d_u.d_alias);
-	for (int i = 0; i < PATH_PARTS; i++) {
-		parent = BPF_CORE_READ(d, d_parent);
-		if (!parent || parent == d)
-			return;
-		bpf_probe_read_kernel_str(pp->part[i], PART_LEN, BPF_CORE_READ(d, d_name.name));
-		pp->nparts = i + 1;
-		d = parent;
-	}
-	pp->truncated = 1;
+	struct path_walk w = { .d = container_of(alias, struct dentry, d_u.d_alias), .pp = pp };
+
+	/* bpf_loop: the verifier checks one step, not PATH_PARTS unrolled copies. */
+	if (bpf_loop(PATH_PARTS, path_step, &w, 0) == PATH_PARTS && !w.done)
+		pp->truncated = 1;
 }
 
 /*
@@ -249,7 +265,25 @@ struct mark_ctx {
 	__u64 first, last; /* inclusive page range */
 	/* What the operation does to each bit in range, as all-ones or zero masks. */
 	__u64 set_ra, clear_ra, set_used, clear_used;
+	struct chunk_bits *bits; /* the chunk being marked, pages [lo, hi] of it */
+	__u64 lo, hi;
 };
+
+static long mark_word(__u32 w, void *data)
+{
+	struct mark_ctx *c = data;
+	struct chunk_bits *b = c->bits;
+	__u64 wl = (__u64)w * 64, a, z, m;
+
+	if (!b || w >= CHUNK_WORDS || c->hi < wl || c->lo > wl + 63)
+		return 0;
+	a = c->lo > wl ? c->lo - wl : 0;
+	z = c->hi - wl > 63 ? 63 : c->hi - wl;
+	m = (~0ULL >> (63 - (z - a))) << a;
+	b->ra[w] = (b->ra[w] & ~(m & c->clear_ra)) | (m & c->set_ra);
+	b->used[w] = (b->used[w] & ~(m & c->clear_used)) | (m & c->set_used);
+	return 0;
+}
 
 static long mark_chunk(__u32 i, void *data)
 {
@@ -278,18 +312,11 @@ static long mark_chunk(__u32 i, void *data)
 	hi = c->last - base;
 	if (hi > (1 << CHUNK_SHIFT) - 1)
 		hi = (1 << CHUNK_SHIFT) - 1;
-	/* Straight-line masks keep the verifier's path count (and load time) small. */
-	for (int w = 0; w < CHUNK_WORDS; w++) {
-		__u64 wl = w * 64, a, z, m;
-
-		if (hi < wl || lo > wl + 63)
-			continue;
-		a = lo > wl ? lo - wl : 0;
-		z = hi - wl > 63 ? 63 : hi - wl;
-		m = (~0ULL >> (63 - (z - a))) << a;
-		b->ra[w] = (b->ra[w] & ~(m & c->clear_ra)) | (m & c->set_ra);
-		b->used[w] = (b->used[w] & ~(m & c->clear_used)) | (m & c->set_used);
-	}
+	c->bits = b;
+	c->lo = lo;
+	c->hi = hi;
+	/* A nested loop: the verifier checks one word's step instead of eight unrolled ones. */
+	bpf_loop(CHUNK_WORDS, mark_word, c, 0);
 	return 0;
 }
 

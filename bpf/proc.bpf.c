@@ -18,25 +18,44 @@ static __always_inline __u32 lowest_clear_bit(__u64 word)
 	return log2_bucket(~word & (word + 1)) - 1;
 }
 
+struct slot_search {
+	__u32 slot;
+};
+
+/* One bitmap word: take its lowest clear bit, retrying if another CPU took it first. */
+static long try_word(__u32 w, void *data)
+{
+	struct slot_search *s = data;
+
+	if (w >= MAX_SLOTS / 64)
+		return 1;
+	for (int tries = 0; tries < 4; tries++) {
+		__u64 used = slot_used[w];
+		__u64 bit;
+
+		if (used == ~0ULL)
+			return 0;
+		bit = ~used & (used + 1);
+		if (!(__sync_fetch_and_or(&slot_used[w], bit) & bit)) {
+			s->slot = w * 64 + lowest_clear_bit(used);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /*
- * Take a free slot from the shared bitmap. A CPU that loses the race for a bit tries the
- * next clear one; slots 0 (untraced) and 1 (overflow) and those past nr_slots are marked
- * used by the loader, so they are never handed out.
+ * Take a free slot from the shared bitmap. Slots 0 (untraced) and 1 (overflow) and those
+ * past nr_slots are marked used by the loader, so they are never handed out. bpf_loop keeps
+ * the verifier from unrolling the search (and the load time short).
  */
 static __u32 alloc_slot(void)
 {
-	for (__u32 w = 0; w < MAX_SLOTS / 64; w++) {
-		for (int tries = 0; tries < 8; tries++) {
-			__u64 used = slot_used[w];
-			__u64 bit;
+	struct slot_search s = { .slot = 0 };
 
-			if (used == ~0ULL)
-				break;
-			bit = ~used & (used + 1);
-			if (!(__sync_fetch_and_or(&slot_used[w], bit) & bit))
-				return w * 64 + lowest_clear_bit(used);
-		}
-	}
+	bpf_loop((nr_slots + 63) / 64, try_word, &s, 0);
+	if (s.slot)
+		return s.slot;
 	__sync_fetch_and_add(&drops[DROP_SLOTS], 1);
 	return OVERFLOW_SLOT;
 }

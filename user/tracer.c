@@ -124,17 +124,18 @@ static bool kernel_has_tracepoint(const struct btf *vmlinux, const char *tp, con
 	*why = "not in this kernel";
 	if (disabled_by_env(tp))
 		*why = "disabled by IOTRACE_DISABLE_TRACEPOINTS";
-	else if (vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) >= 0)
-		return true;
+	else if (!vmlinux || btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) >= 0)
+		return true; /* without BTF at hand, assume present: a failed load will tell */
 	return false;
 }
 
 /* Switches off the programs whose tracepoint this kernel lacks, saying why. */
-static void probe_hooks(struct tracer *t)
+static void probe_hooks(struct tracer *t, bool full)
 {
 	static char pc_reason[160], dio_reason[160];
 	struct iotrace_bpf *s = t->skel;
-	struct btf *vmlinux = btf__load_vmlinux_btf();
+	/* Parsing vmlinux BTF costs ~12 ms: only after a failed load, or for the env list. */
+	struct btf *vmlinux = full ? btf__load_vmlinux_btf() : NULL;
 	struct bpf_program *pc_progs[] = {
 		s->progs.handle_page_cache_sync_ra, s->progs.handle_page_cache_async_ra,
 		s->progs.handle_page_cache_ra_order, s->progs.handle_page_cache_ra_unbounded,
@@ -197,6 +198,16 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 		bpf_program__set_autoload(s->progs.handle_sys_enter, false);
 }
 
+static int open_and_load(struct tracer *t, const struct tracer_config *cfg, bool full_probe)
+{
+	t->skel = iotrace_bpf__open();
+	if (!t->skel)
+		return -errno;
+	configure(t, cfg);
+	probe_hooks(t, full_probe);
+	return iotrace_bpf__load(t->skel);
+}
+
 int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_fn on_event,
 		void *ctx)
 {
@@ -226,16 +237,16 @@ int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_
 		fprintf(stderr, "iotrace: --max-procs is at most %d\n", MAX_SLOTS - 2);
 		return -1;
 	}
-	t->skel = iotrace_bpf__open();
-	if (!t->skel) {
-		report_failure("open the BPF object", errno);
-		return -1;
+	err = open_and_load(t, cfg, false);
+	/* A kernel without some tracepoint fails the load: find which, switch them off, retry. */
+	if (err && err != -EPERM && err != -EACCES) {
+		iotrace_bpf__destroy(t->skel);
+		t->skel = NULL;
+		last_libbpf_warning[0] = '\0';
+		err = open_and_load(t, cfg, true);
 	}
-	configure(t, cfg);
-	probe_hooks(t);
-	err = iotrace_bpf__load(t->skel);
 	if (err) {
-		report_failure("load the BPF programs", err);
+		report_failure(t->skel ? "load the BPF programs" : "open the BPF object", err);
 		goto fail;
 	}
 	t->proc_slot = map_mmap(t->skel->maps.proc_slot, &t->proc_slot_len);
