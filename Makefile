@@ -21,7 +21,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLI
 LIBS := -lbpf -lelf -lz -lcjson -lseccomp
 
 # Kernel programs linked into the tracer's one skeleton, one concern per file.
-TRACER_BPF := bpf/proc.bpf.c bpf/syscalls.bpf.c bpf/pagecache.bpf.c
+TRACER_BPF := bpf/proc.bpf.c bpf/syscalls.bpf.c bpf/pagecache.bpf.c bpf/block.bpf.c
 TRACER_BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(TRACER_BPF))
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))

@@ -88,6 +88,10 @@ enum drop_counter {
 	DROP_FILES,         /* page-cache events of (process, file) pairs beyond MAX_FILES */
 	DROP_CHUNKS,        /* 2 MiB page-bitmap chunks that did not fit: unused readahead inexact */
 	DROP_PATHS,         /* files whose path did not fit in the path table */
+	DROP_BLOCK_INFLIGHT, /* block requests started when the in-flight table was full */
+	DROP_BLOCK_KEYS,    /* completions of (process, disk, op) beyond the stats table */
+	DROP_BLOCK_EVENTS,  /* snoop events the ring buffer had no room for */
+	DROP_BLOCK_UNSEEN,  /* completions the kernel skipped (nested in an IRQ), counted late */
 	DROP_COUNTERS,
 };
 
@@ -196,5 +200,67 @@ struct path_parts {
 
 _Static_assert(sizeof(struct file_key) == 16, "file_key layout");
 _Static_assert(sizeof(struct chunk_bits) == 128, "chunk_bits layout");
+
+/* ---- block I/O (bpf/block.bpf.c) ---- */
+
+#define MAX_BLOCK_KEYS 4096
+#define MAX_BLOCK_INFLIGHT 16384
+
+enum block_op { BOP_READ = 0, BOP_WRITE, BOP_FLUSH, BOP_DISCARD, BOP_OTHER, BLOCK_OPS };
+
+/* How a request was charged. */
+enum block_charge { CHARGE_NONE = 0, CHARGE_SUBMITTER, CHARGE_DIRTIER };
+
+struct block_key {
+	__u32 tgid; /* 0: not charged to a traced process */
+	__u32 dev;  /* disk, kernel dev_t */
+	__u32 op;   /* enum block_op */
+	__u32 pad;
+};
+
+struct block_stat {
+	__u64 requests;
+	__u64 bytes;
+	__u64 errors;
+	__u64 sync, readahead, meta, fua, preflush; /* requests with these flags */
+	__u64 writeback;  /* requests charged through the pages' dirtier */
+	__u64 sequential; /* requests that began where the previous one (same key) ended */
+	__u64 next_sector;
+	__u64 size_hist[HIST_BUCKETS];  /* bytes per request */
+	__u64 lat_hist[HIST_BUCKETS];   /* issued -> completed, ns */
+	__u64 qlat_hist[HIST_BUCKETS];  /* queued (started) -> completed, ns */
+	__u64 lat_ns, qlat_ns;          /* sums */
+};
+
+/* A started request, until it completes (block_inflight, keyed by struct request *). */
+struct block_rq_info {
+	__u64 start_ns, issue_ns;
+	__u64 sector;
+	__u64 cgroup;
+	__u64 ino;
+	__u32 tgid, dev;
+	__u32 charge, flags;
+	__u64 rq_id; /* bio pointer ^ sector: tells a reused request struct from the same one */
+	__u32 bytes, pad;
+	char comm[COMM_LEN];
+};
+
+/* One completed request, for iotrace snoop. */
+struct block_event {
+	__u64 ts_ns;
+	__u64 sector;
+	__u64 qlat_ns; /* 0 when the start was not seen */
+	__u64 lat_ns;  /* 0 when the issue was not seen */
+	__u64 ino;     /* file of the first page, 0 if unknown */
+	__u32 tgid;
+	__u32 dev;
+	__u32 bytes;
+	__u32 op;
+	__u32 flags; /* raw cmd_flags */
+	__u32 charge;
+	__s32 error;
+	__u32 pad;
+	char comm[COMM_LEN];
+};
 
 #endif /* IOTRACE_H */

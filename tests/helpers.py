@@ -177,3 +177,8 @@ def assert_no_new_bpf_objects(before, timeout=5.0):
             break
         time.sleep(0.1)
     assert not extra, f"left behind: {sorted(extra)}"
+
+
+def real_processes(report):
+    """The traced processes of a report, without the "(other I/O)" pseudo-process."""
+    return [p for p in report["processes"] if p["pid"] is not None]

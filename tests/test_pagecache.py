@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from helpers import IOTRACE, MIB, iotrace_json, mkinput, run, wl
+from helpers import IOTRACE, MIB, iotrace_json, mkinput, real_processes, run, wl
 
 READ = 64 * MIB
 PAGES = READ // 4096
@@ -52,8 +52,8 @@ def drop_cache(path):
 
 
 def file_entry(report, path):
-    found = [f for p in report["processes"] for f in (p["files"] or []) if f["path"] == str(path)]
-    assert len(found) == 1, [f["path"] for p in report["processes"] for f in p["files"] or []]
+    found = [f for p in real_processes(report) for f in (p["files"] or []) if f["path"] == str(path)]
+    assert len(found) == 1, [f["path"] for p in real_processes(report) for f in p["files"] or []]
     return found[0]
 
 
@@ -138,7 +138,7 @@ def test_missing_hook_is_reported_not_zero(big_file, tmp_path):
                   "reason": "tracepoint mm_filemap_get_pages disabled by "
                             "IOTRACE_DISABLE_TRACEPOINTS"}
     assert all(p["files"] is None and "IOTRACE_DISABLE" in p["files_reason"]
-               for p in report["processes"])
+               for p in real_processes(report))
     text = run([IOTRACE, "--", wl("read-file"), "-D", "-n", "1m", str(big_file)], env=env)
     assert b"page cache: n/a (tracepoint mm_filemap_get_pages disabled" in text.stderr
     # Only the O_DIRECT hook missing: its counters are null with a reason, the rest measured.

@@ -194,6 +194,30 @@ static int attach_files(struct collector *c)
 	return 0;
 }
 
+/* Block records go to their process; tgid 0 (and unknown tgids) to "other I/O". */
+static int attach_blocks(struct collector *c, struct run_result *r)
+{
+	struct block_record *recs, **list;
+	size_t n, *count;
+
+	if (tracer_collect_blocks(c->tracer, &recs, &n))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct proc_record *p = recs[i].key.tgid ? collector_find(c, recs[i].key.tgid) : NULL;
+		struct block_record *grown;
+
+		list = p ? &p->blocks : &r->other_blocks;
+		count = p ? &p->nblocks : &r->nother_blocks;
+		grown = realloc(*list, (*count + 1) * sizeof(*grown));
+		if (!grown)
+			continue;
+		grown[(*count)++] = recs[i];
+		*list = grown;
+	}
+	free(recs);
+	return 0;
+}
+
 int collector_finish(struct collector *c, struct run_result *r)
 {
 	struct tracer *t = c->tracer;
@@ -217,7 +241,7 @@ int collector_finish(struct collector *c, struct run_result *r)
 	if (dense_to_profile(sum, &r->totals))
 		err = -ENOMEM;
 	free(sum);
-	if (attach_files(c))
+	if (attach_files(c) || attach_blocks(c, r))
 		err = -ENOMEM;
 	tracer_read_drops(t, r->drops);
 	r->nr_slots = t->nr_slots;

@@ -34,7 +34,7 @@ static const char doc[] =
 
 static const char args_doc[] = "[--] CMD [ARGS...]";
 
-enum { OPT_MAX_PROCS = 0x100, OPT_JSON };
+enum { OPT_MAX_PROCS = 0x100, OPT_JSON, OPT_SYNC };
 
 static const struct argp_option opts[] = {
 	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of stderr", 0 },
@@ -45,6 +45,9 @@ static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to a running process (and its future children)", 0 },
 	{ "max-procs", OPT_MAX_PROCS, "N", 0,
 	  "Live processes with their own counters (default depends on CPUs; more share one)", 0 },
+	{ "sync", OPT_SYNC, NULL, 0,
+	  "When the command ends, flush dirty data (sync) before the report, so its writeback "
+	  "is counted", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
 	{},
 };
@@ -71,6 +74,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_JSON:
 		o->json = true;
+		break;
+	case OPT_SYNC:
+		o->sync = true;
 		break;
 	case 'T':
 		o->timing = false;

@@ -151,3 +151,29 @@ const char *advice_name(uint32_t advice, char *buf, size_t len)
 					 used ? "+" : "", names[b]);
 	return advice ? buf : NULL;
 }
+
+const char *const block_op_names[BLOCK_OPS] = {
+	[BOP_READ] = "read", [BOP_WRITE] = "write", [BOP_FLUSH] = "flush",
+	[BOP_DISCARD] = "discard", [BOP_OTHER] = "other",
+};
+
+void block_stat_add(struct block_stat *dst, const struct block_stat *src)
+{
+	dst->requests += src->requests;
+	dst->bytes += src->bytes;
+	dst->errors += src->errors;
+	dst->sync += src->sync;
+	dst->readahead += src->readahead;
+	dst->meta += src->meta;
+	dst->fua += src->fua;
+	dst->preflush += src->preflush;
+	dst->writeback += src->writeback;
+	dst->sequential += src->sequential;
+	dst->lat_ns += src->lat_ns;
+	dst->qlat_ns += src->qlat_ns;
+	for (int b = 0; b < HIST_BUCKETS; b++) {
+		dst->size_hist[b] += src->size_hist[b];
+		dst->lat_hist[b] += src->lat_hist[b];
+		dst->qlat_hist[b] += src->qlat_hist[b];
+	}
+}

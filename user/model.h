@@ -48,6 +48,12 @@ struct file_record {
 	struct residency res;
 };
 
+/* Block I/O of one (process, disk, operation). */
+struct block_record {
+	struct block_key key;
+	struct block_stat st;
+};
+
 struct proc_record {
 	uint32_t pid;
 	uint32_t ppid;
@@ -62,6 +68,8 @@ struct proc_record {
 	struct profile prof;
 	struct file_record *files;
 	size_t nfiles;
+	struct block_record *blocks;
+	size_t nblocks;
 };
 
 struct run_result {
@@ -80,6 +88,9 @@ struct run_result {
 	uint32_t nr_slots;
 	const char *page_cache_missing; /* NULL, or why page-cache hooks are not attached */
 	const char *direct_io_missing;  /* NULL, or why O_DIRECT hooks are not attached */
+	struct block_record *other_blocks; /* I/O not charged to a traced process */
+	size_t nother_blocks;
+	bool synced; /* --sync flushed dirty data before the report */
 };
 
 /* Every syscall number's slot, for summing profiles before they are compacted. */
@@ -105,6 +116,9 @@ void page_cache_add(struct page_cache_sum *sum, const struct file_record *files,
 /* "normal", "sequential+direct", ... for an advice bit set; NULL when none was seen. */
 const char *advice_name(uint32_t advice, char *buf, size_t len);
 extern const char *const ra_kind_names[RA_KINDS];
+extern const char *const block_op_names[BLOCK_OPS];
+/* Adds src into dst (same key assumed by the caller). */
+void block_stat_add(struct block_stat *dst, const struct block_stat *src);
 uint64_t profile_calls(const struct profile *p);
 
 #endif /* IOTRACE_MODEL_H */

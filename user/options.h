@@ -15,6 +15,7 @@ struct options {
 	bool hist;
 	bool summary_only;
 	bool verbose;
+	bool sync; /* --sync */
 	uint32_t max_procs;
 };
 

@@ -225,6 +225,64 @@ static cJSON *page_cache_json(const struct file_record *files, size_t n,
 	return obj;
 }
 
+static cJSON *block_op_json(const struct block_stat *st)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	add_u64(o, "requests", st->requests);
+	add_u64(o, "bytes", st->bytes);
+	add_u64(o, "errors", st->errors);
+	add_u64(o, "sync", st->sync);
+	add_u64(o, "readahead", st->readahead);
+	add_u64(o, "meta", st->meta);
+	add_u64(o, "fua", st->fua);
+	add_u64(o, "preflush", st->preflush);
+	add_u64(o, "writeback", st->writeback);
+	add_u64(o, "sequential", st->sequential);
+	add_u64(o, "latency_sum_ns", st->lat_ns);
+	add_u64(o, "queue_latency_sum_ns", st->qlat_ns);
+	cJSON_AddItemToObject(o, "size_bytes", hist_json((const uint64_t *)st->size_hist, 0,
+							    UINT64_MAX));
+	cJSON_AddItemToObject(o, "latency_ns", hist_json((const uint64_t *)st->lat_hist, 0,
+							    UINT64_MAX));
+	cJSON_AddItemToObject(o, "queue_latency_ns",
+			      hist_json((const uint64_t *)st->qlat_hist, 0, UINT64_MAX));
+	return o;
+}
+
+/* {"read": {...}, ..., "latency_ns": hist, "size_bytes": hist, "disks": {"vda": {...}}} */
+static cJSON *block_json(const struct block_record *recs, size_t n)
+{
+	struct block_stat by_op[BLOCK_OPS] = {}, all = {};
+	cJSON *obj = cJSON_CreateObject(), *disks = cJSON_CreateObject();
+	char name[64];
+
+	for (size_t i = 0; i < n; i++) {
+		cJSON *disk;
+
+		block_stat_add(&by_op[recs[i].key.op % BLOCK_OPS], &recs[i].st);
+		block_stat_add(&all, &recs[i].st);
+		disk_name(recs[i].key.dev, name, sizeof(name));
+		disk = cJSON_GetObjectItem(disks, name);
+		if (!disk) {
+			disk = cJSON_CreateObject();
+			cJSON_AddItemToObject(disks, name, disk);
+		}
+		cJSON_AddItemToObject(disk, block_op_names[recs[i].key.op % BLOCK_OPS],
+				      block_op_json(&recs[i].st));
+	}
+	for (int op = 0; op < BLOCK_OPS; op++)
+		cJSON_AddItemToObject(obj, block_op_names[op], block_op_json(&by_op[op]));
+	cJSON_AddItemToObject(obj, "latency_ns", hist_json((const uint64_t *)all.lat_hist, 0,
+							      UINT64_MAX));
+	cJSON_AddItemToObject(obj, "queue_latency_ns",
+			      hist_json((const uint64_t *)all.qlat_hist, 0, UINT64_MAX));
+	cJSON_AddItemToObject(obj, "size_bytes", hist_json((const uint64_t *)all.size_hist, 0,
+							      UINT64_MAX));
+	cJSON_AddItemToObject(obj, "disks", disks);
+	return obj;
+}
+
 static void add_profile(cJSON *obj, const struct profile *p, bool timing)
 {
 	cJSON_AddItemToObject(obj, "syscalls", profile_syscalls_json(p, timing));
@@ -262,6 +320,41 @@ static cJSON *process_json(const struct proc_record *p, const struct run_result 
 	}
 	cJSON_AddItemToObject(obj, "page_cache",
 			      page_cache_json(p->files, p->nfiles, r));
+	cJSON_AddItemToObject(obj, "block", block_json(p->blocks, p->nblocks));
+	return obj;
+}
+
+/* Block I/O no traced process caused: a pseudo-process with "pid": null. */
+static cJSON *other_io_json(const struct run_result *r)
+{
+	cJSON *obj = cJSON_CreateObject();
+
+	cJSON_AddNullToObject(obj, "pid");
+	cJSON_AddNullToObject(obj, "ppid");
+	cJSON_AddStringToObject(obj, "comm", "(other I/O)");
+	cJSON_AddStringToObject(obj, "description",
+				"block I/O not charged to a traced process: journal, metadata, "
+				"writeback of others' pages, other processes");
+	cJSON_AddItemToObject(obj, "block", block_json(r->other_blocks, r->nother_blocks));
+	return obj;
+}
+
+static cJSON *totals_block(const struct run_result *r)
+{
+	struct block_record *all;
+	size_t n = r->nother_blocks, k = 0;
+	cJSON *obj;
+
+	for (size_t i = 0; i < r->nprocs; i++)
+		n += r->procs[i].nblocks;
+	all = calloc(n ? n : 1, sizeof(*all));
+	for (size_t i = 0; all && i < r->nprocs; i++)
+		for (size_t j = 0; j < r->procs[i].nblocks; j++)
+			all[k++] = r->procs[i].blocks[j];
+	for (size_t j = 0; all && j < r->nother_blocks; j++)
+		all[k++] = r->other_blocks[j];
+	obj = block_json(all, k);
+	free(all);
 	return obj;
 }
 
@@ -296,8 +389,10 @@ int report_json(FILE *out, const struct run_result *r)
 	add_u64(root, "wall_ns", r->wall_ns);
 	cJSON_AddBoolToObject(root, "partial", r->partial);
 	cJSON_AddBoolToObject(root, "timing", r->timing);
+	cJSON_AddBoolToObject(root, "synced", r->synced);
 	for (size_t i = 0; i < r->nprocs; i++)
 		cJSON_AddItemToArray(procs, process_json(&r->procs[i], r));
+	cJSON_AddItemToArray(procs, other_io_json(r));
 	cJSON_AddItemToObject(root, "processes", procs);
 	if (r->overflow_used) {
 		cJSON *over = cJSON_CreateObject();
@@ -309,6 +404,7 @@ int report_json(FILE *out, const struct run_result *r)
 	}
 	add_profile(totals, &r->totals, r->timing);
 	cJSON_AddItemToObject(totals, "page_cache", totals_page_cache(r));
+	cJSON_AddItemToObject(totals, "block", totals_block(r));
 	cJSON_AddItemToObject(root, "totals", totals);
 	add_u64(drops, "ringbuf_events", r->drops[DROP_RINGBUF]);
 	add_u64(drops, "overflow_processes", r->drops[DROP_SLOTS]);
@@ -317,6 +413,9 @@ int report_json(FILE *out, const struct run_result *r)
 	add_u64(drops, "files", r->drops[DROP_FILES]);
 	add_u64(drops, "page_chunks", r->drops[DROP_CHUNKS]);
 	add_u64(drops, "paths", r->drops[DROP_PATHS]);
+	add_u64(drops, "block_inflight", r->drops[DROP_BLOCK_INFLIGHT]);
+	add_u64(drops, "block_keys", r->drops[DROP_BLOCK_KEYS]);
+	add_u64(drops, "block_completions_unseen", r->drops[DROP_BLOCK_UNSEEN]);
 	cJSON_AddItemToObject(root, "drops", drops);
 	text = cJSON_Print(root);
 	cJSON_Delete(root);

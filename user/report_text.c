@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include "hist.h"
 #include "report.h"
+#include "residency.h"
 #include "syscall_table.h"
 
 /* Above this many processes the text report lists them one line each. */
@@ -236,6 +237,37 @@ static void print_page_cache_total(FILE *out, const struct run_result *r)
 	print_page_cache_row(out, "all files", &sum.st, sum.unused_ra_pages, sum.unused_exact, "");
 }
 
+static void print_block_table(FILE *out, const char *title, const struct block_record *recs,
+			      size_t n)
+{
+	char name[64], label[80];
+
+	if (!n)
+		return;
+	fprintf(out, "\n%-14s %9s %13s %9s %5s %9s %9s %9s %9s\n", title, "requests", "bytes",
+		"avg B", "seq%", "p50 us", "p99 us", "p50 q us", "p99 q us");
+	for (size_t i = 0; i < n; i++) {
+		const struct block_stat *st = &recs[i].st;
+
+		snprintf(label, sizeof(label), "%s %s",
+			 disk_name(recs[i].key.dev, name, sizeof(name)),
+			 block_op_names[recs[i].key.op % BLOCK_OPS]);
+		fprintf(out, "%-14s %9llu %13llu %9llu %4llu%% %9.1f %9.1f %9.1f %9.1f\n", label,
+			(unsigned long long)st->requests, (unsigned long long)st->bytes,
+			(unsigned long long)(st->requests ? st->bytes / st->requests : 0),
+			(unsigned long long)(st->requests ? 100 * st->sequential / st->requests : 0),
+			hist_quantile((const uint64_t *)st->lat_hist, 0.5, 0, UINT64_MAX) / 1e3,
+			hist_quantile((const uint64_t *)st->lat_hist, 0.99, 0, UINT64_MAX) / 1e3,
+			hist_quantile((const uint64_t *)st->qlat_hist, 0.5, 0, UINT64_MAX) / 1e3,
+			hist_quantile((const uint64_t *)st->qlat_hist, 0.99, 0, UINT64_MAX) / 1e3);
+		if (st->writeback || st->readahead || st->sync || st->meta)
+			fprintf(out, "    sync %llu, readahead %llu, meta %llu, writeback charged by "
+				     "dirtier %llu\n",
+				(unsigned long long)st->sync, (unsigned long long)st->readahead,
+				(unsigned long long)st->meta, (unsigned long long)st->writeback);
+	}
+}
+
 static void print_process_header(FILE *out, const struct proc_record *p)
 {
 	char exit[64];
@@ -274,6 +306,13 @@ static void print_drops(FILE *out, const struct run_result *r)
 	if (r->timing)
 		fprintf(out, "; %llu calls untimed", (unsigned long long)r->drops[DROP_UNTIMED]);
 	fputc('\n', out);
+	if (r->drops[DROP_BLOCK_INFLIGHT] || r->drops[DROP_BLOCK_KEYS] || r->drops[DROP_BLOCK_UNSEEN])
+		fprintf(out, "block I/O: %llu requests untracked (in-flight table full), %llu "
+			     "uncounted (stats table full), %llu completions counted late (no "
+			     "latency)\n",
+			(unsigned long long)r->drops[DROP_BLOCK_INFLIGHT],
+			(unsigned long long)r->drops[DROP_BLOCK_KEYS],
+			(unsigned long long)r->drops[DROP_BLOCK_UNSEEN]);
 	if (r->drops[DROP_FILES] || r->drops[DROP_CHUNKS] || r->drops[DROP_PATHS])
 		fprintf(out, "lost page-cache detail: %llu events of untracked files, %llu bitmap "
 			     "chunks, %llu paths\n",
@@ -294,12 +333,15 @@ void report_text(FILE *out, const struct run_result *r, const struct options *o)
 		print_process_header(out, &r->procs[0]);
 		print_profile(out, &r->procs[0].prof, o, true);
 		print_files(out, &r->procs[0], r);
+		print_block_table(out, "block I/O", r->procs[0].blocks, r->procs[0].nblocks);
 	} else {
 		if (!o->summary_only && r->nprocs <= DETAILED_PROCS_MAX) {
 			for (size_t i = 0; i < r->nprocs; i++) {
 				print_process_header(out, &r->procs[i]);
 				print_profile(out, &r->procs[i].prof, o, false);
 				print_files(out, &r->procs[i], r);
+				print_block_table(out, "block I/O", r->procs[i].blocks,
+						  r->procs[i].nblocks);
 			}
 		} else if (!o->summary_only) {
 			print_process_list(out, r);
@@ -312,5 +354,9 @@ void report_text(FILE *out, const struct run_result *r, const struct options *o)
 		print_profile(out, &r->totals, o, true);
 		print_page_cache_total(out, r);
 	}
+	print_block_table(out, "other I/O", r->other_blocks, r->nother_blocks);
+	if (r->nother_blocks)
+		fputs("    (not charged to a traced process: journal, metadata, others' writeback, "
+		      "other processes)\n", out);
 	print_drops(out, r);
 }

@@ -33,6 +33,26 @@ void kdev_format(uint32_t kdev, char *buf, size_t len)
 	snprintf(buf, len, "%u:%u", kdev >> 20, kdev & 0xfffff);
 }
 
+const char *disk_name(uint32_t kdev, char *buf, size_t len)
+{
+	char path[96], line[256];
+	FILE *f;
+
+	kdev_format(kdev, buf, len);
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", kdev >> 20, kdev & 0xfffff);
+	f = fopen(path, "r");
+	if (!f)
+		return buf;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "DEVNAME=", 8)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(buf, len, "%s", line + 8);
+			break;
+		}
+	fclose(f);
+	return buf;
+}
+
 const char *mount_point_of(uint32_t kdev)
 {
 	static char found[4096];

@@ -17,6 +17,8 @@ struct residency {
 
 /* Kernel dev_t (MAJOR << 20 | MINOR) as "MAJ:MIN". */
 void kdev_format(uint32_t kdev, char *buf, size_t len);
+/* Kernel name of the disk kdev ("vda"), from /sys/dev/block; "MAJ:MIN" if unknown. */
+const char *disk_name(uint32_t kdev, char *buf, size_t len);
 /*
  * Mount point of the filesystem on kdev whose root is mounted (from
  * /proc/self/mountinfo), or NULL. The string lives until the next call's reload.

@@ -276,6 +276,13 @@ int run_trace(const struct options *o, struct run_result *r)
 		return status;
 	}
 	r->wall_ns = now_ns() - start;
+	if (o->sync) {
+		/* Write back what the command left dirty while still attached, so it is charged. */
+		sync();
+		r->synced = true;
+	}
+	/* Requests the processes started may complete after they exit: let them finish. */
+	tracer_wait_block_idle(&s.tracer, 200);
 	/* Stop counting, then read the last events and whatever the kernel still holds. */
 	tracer_detach(&s.tracer);
 	tracer_poll_events(&s.tracer);
@@ -299,7 +306,9 @@ void run_result_free(struct run_result *r)
 		for (size_t j = 0; j < r->procs[i].nfiles; j++)
 			free(r->procs[i].files[j].path);
 		free(r->procs[i].files);
+		free(r->procs[i].blocks);
 	}
+	free(r->other_blocks);
 	free(r->procs);
 	profile_free(&r->overflow);
 	profile_free(&r->totals);

@@ -26,6 +26,7 @@ struct tracer {
 	size_t files_len;
 	const char *page_cache_missing; /* why the page-cache hooks are off, or NULL */
 	const char *direct_io_missing;  /* why the O_DIRECT hook is off, or NULL */
+	uint64_t unseen_swept;          /* block completions counted from the in-flight table */
 	struct dense_profile scratch;
 };
 
@@ -34,6 +35,8 @@ typedef int (*tracer_event_fn)(void *ctx, void *data, size_t size);
 /* Loads and attaches everything; prints one line and returns -1 on failure. */
 int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_fn on_event,
 		void *ctx);
+/* Waits up to max_ms until no block request charged to a traced process is in flight. */
+void tracer_wait_block_idle(struct tracer *t, int max_ms);
 /* Stops counting; maps stay readable until tracer_close(). */
 void tracer_detach(struct tracer *t);
 void tracer_close(struct tracer *t);
@@ -52,6 +55,8 @@ void tracer_read_drops(struct tracer *t, uint64_t *drops);
  * bitmaps and path set to the file's path inside its filesystem ("dir/file"), or NULL.
  */
 int tracer_collect_files(struct tracer *t, struct file_record **out, size_t *n);
+/* Every (process, disk, op) block record; tgid 0 is I/O not charged to a traced process. */
+int tracer_collect_blocks(struct tracer *t, struct block_record **out, size_t *n);
 int tracer_events_fd(struct tracer *t);
 int tracer_poll_events(struct tracer *t);
 

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Block I/O per process and disk. A request is charged when it starts (block_io_start,
+ * in the submitting task, or block_rq_insert/issue for requests that skip accounting such
+ * as flushes): to the submitter if it is traced; otherwise, for writeback done by a
+ * kworker, to the traced process that last dirtied the file of its first page
+ * (writeback_dirty_folio runs in the dirtier's context). Everything else is charged to
+ * tgid 0, "other I/O" (journal, metadata, other processes), so per-disk totals add up to
+ * what the disk did. Completion (block_rq_complete) adds sizes and latencies.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "maps.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define REQ_OP_BITS 8
+
+/* Snoop mode: stream completions; filters on the charged process, disk and cgroup. */
+const volatile bool snoop = false;
+const volatile __u32 snoop_tgid = 0;
+const volatile __u32 snoop_dev = 0;
+const volatile __u64 snoop_cgroup = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_BLOCK_INFLIGHT);
+	__type(key, struct request *);
+	__type(value, struct block_rq_info);
+} block_inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_BLOCK_KEYS);
+	__type(key, struct block_key);
+	__type(value, struct block_stat);
+} block_stats SEC(".maps");
+
+struct dirtier_info {
+	__u32 tgid;
+	char comm[COMM_LEN];
+};
+
+/* (dev, ino) -> the (traced, or in snoop any) process that last dirtied the file's pages. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct path_key);
+	__type(value, struct dirtier_info);
+} dirtier SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} block_events SEC(".maps");
+
+static const struct block_stat zero_stat;
+
+#define PF_KTHREAD 0x00200000
+
+/*
+ * The process a request started by this task is charged to, or 0: a traced process in run
+ * mode; in snoop mode any user process (kernel threads such as the writeback kworker and
+ * jbd2 are looked through to the dirtier when possible).
+ */
+static __always_inline __u32 chargeable_tgid(struct task_struct *task)
+{
+	__u16 *entry;
+
+	if (snoop)
+		return task->flags & PF_KTHREAD ? 0 : task->tgid;
+	entry = slot_entry(task->tgid);
+	return entry && *entry && !(*entry & SLOT_PENDING) ? task->tgid : 0;
+}
+
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(handle_writeback_dirty_folio, struct folio *folio, struct address_space *mapping)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct inode *host = mapping ? mapping->host : NULL;
+	struct dirtier_info *known, who = { .tgid = chargeable_tgid(task) };
+	struct path_key key;
+
+	if (!who.tgid || !host)
+		return 0;
+	key.dev = host->i_sb->s_dev;
+	key.pad = 0;
+	key.ino = host->i_ino;
+	known = bpf_map_lookup_elem(&dirtier, &key);
+	if (known && known->tgid == who.tgid)
+		return 0;
+	bpf_get_current_comm(who.comm, sizeof(who.comm));
+	bpf_map_update_elem(&dirtier, &key, &who, BPF_ANY);
+	return 0;
+}
+
+static __always_inline __u32 disk_dev(struct request *rq)
+{
+	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+
+	if (!disk)
+		return 0;
+	return (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
+}
+
+/* (dev, ino) of the file behind the request's first page, or ino 0. */
+static __always_inline struct path_key first_page_file(struct request *rq)
+{
+	struct page *page = BPF_CORE_READ(rq, bio, bi_io_vec, bv_page);
+	struct address_space *mapping = BPF_CORE_READ(page, mapping);
+	struct inode *host;
+	struct path_key key = {};
+
+	/* Anonymous pages tag their mapping pointer's low bits; only file pages qualify. */
+	if (!mapping || ((unsigned long)mapping & 3))
+		return key;
+	host = BPF_CORE_READ(mapping, host);
+	if (!host)
+		return key;
+	key.dev = BPF_CORE_READ(host, i_sb, s_dev);
+	key.ino = BPF_CORE_READ(host, i_ino);
+	return key;
+}
+
+/* What a completion reports (BPF calls take at most five arguments). */
+struct done {
+	__u64 now, sector;
+	__u32 flags, bytes;
+	int error;
+};
+
+static void account(struct block_key *key, struct block_rq_info *info, struct done *d);
+static __u32 op_of(__u32 flags);
+
+/*
+ * A tp_btf program does not run when it would nest in itself on one CPU, so a completion
+ * interrupting another completion is never seen. Its request then shows up again here when
+ * its struct is reused: count the old request now, without latencies.
+ */
+/* The request's bio pointer and start sector: a reused request struct has new ones. */
+static __always_inline __u64 request_id(struct request *rq)
+{
+	__u64 bio = 0;
+
+	bpf_probe_read_kernel(&bio, sizeof(bio), &rq->bio);
+	return bio ^ rq->__sector;
+}
+
+static __always_inline bool known_request(struct request *rq)
+{
+	struct block_rq_info *old = bpf_map_lookup_elem(&block_inflight, &rq);
+	struct block_key key;
+
+	if (!old)
+		return false;
+	if (old->rq_id == request_id(rq))
+		return true;
+	key.tgid = old->charge != CHARGE_NONE ? old->tgid : 0;
+	key.dev = old->dev;
+	key.op = op_of(old->flags);
+	key.pad = 0;
+	if (!snoop) {
+		struct done d = { .sector = old->sector, .flags = old->flags, .bytes = old->bytes };
+
+		account(&key, NULL, &d);
+	}
+	__sync_fetch_and_add(&drops[DROP_BLOCK_UNSEEN], 1);
+	bpf_map_delete_elem(&block_inflight, &rq);
+	return false;
+}
+
+static __always_inline void start_request(struct request *rq, bool issued)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct block_rq_info info = {};
+	struct dirtier_info *who;
+	struct path_key file;
+
+	if (known_request(rq))
+		return;
+	info.rq_id = request_id(rq);
+	info.bytes = rq->__data_len;
+	info.flags = rq->cmd_flags;
+	info.start_ns = bpf_ktime_get_ns();
+	info.issue_ns = issued ? info.start_ns : 0;
+	info.sector = rq->__sector;
+	info.dev = disk_dev(rq);
+	file = first_page_file(rq);
+	info.ino = file.ino;
+	info.tgid = chargeable_tgid(task);
+	if (info.tgid) {
+		info.charge = CHARGE_SUBMITTER;
+		bpf_get_current_comm(info.comm, sizeof(info.comm));
+	} else if (file.ino && (who = bpf_map_lookup_elem(&dirtier, &file))) {
+		info.tgid = who->tgid;
+		info.charge = CHARGE_DIRTIER;
+		__builtin_memcpy(info.comm, who->comm, sizeof(info.comm));
+	}
+	if (snoop) {
+		info.cgroup = bpf_get_current_cgroup_id();
+		if (!info.charge) {
+			/* Snoop shows the submitter for everything not charged elsewhere. */
+			info.tgid = task->tgid;
+			bpf_get_current_comm(info.comm, sizeof(info.comm));
+		}
+	}
+	if (bpf_map_update_elem(&block_inflight, &rq, &info, BPF_NOEXIST))
+		__sync_fetch_and_add(&drops[DROP_BLOCK_INFLIGHT], 1);
+}
+
+SEC("tp_btf/block_io_start")
+int BPF_PROG(handle_block_io_start, struct request *rq)
+{
+	start_request(rq, false);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(handle_block_rq_insert, struct request *rq)
+{
+	start_request(rq, false);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(handle_block_rq_issue, struct request *rq)
+{
+	struct block_rq_info *info = bpf_map_lookup_elem(&block_inflight, &rq);
+
+	if (!info) {
+		/* Flushes and passthrough requests skip io_start: start them here. */
+		start_request(rq, true);
+		return 0;
+	}
+	info->issue_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __u32 op_of(__u32 flags)
+{
+	switch (flags & ((1 << REQ_OP_BITS) - 1)) {
+	case REQ_OP_READ:
+		return BOP_READ;
+	case REQ_OP_WRITE:
+		return BOP_WRITE;
+	case REQ_OP_FLUSH:
+		return BOP_FLUSH;
+	case REQ_OP_DISCARD:
+		return BOP_DISCARD;
+	}
+	return BOP_OTHER;
+}
+
+static __always_inline bool has_flag(__u32 flags, int bit)
+{
+	return flags & (1U << bit);
+}
+
+static void account(struct block_key *key, struct block_rq_info *info, struct done *d)
+{
+	struct block_stat *st = bpf_map_lookup_elem(&block_stats, key);
+	__u32 flags = d->flags, bytes = d->bytes;
+	__u64 now = d->now, sector = d->sector;
+	int error = d->error;
+
+	if (!st) {
+		if (bpf_map_update_elem(&block_stats, key, &zero_stat, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&block_stats, key)) {
+			__sync_fetch_and_add(&drops[DROP_BLOCK_KEYS], 1);
+			return;
+		}
+		st = bpf_map_lookup_elem(&block_stats, key);
+		if (!st)
+			return;
+	}
+	__sync_fetch_and_add(&st->requests, 1);
+	__sync_fetch_and_add(&st->bytes, bytes);
+	if (error)
+		__sync_fetch_and_add(&st->errors, 1);
+	if (has_flag(flags, bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC)))
+		__sync_fetch_and_add(&st->sync, 1);
+	if (has_flag(flags, bpf_core_enum_value(enum req_flag_bits, __REQ_RAHEAD)))
+		__sync_fetch_and_add(&st->readahead, 1);
+	if (has_flag(flags, bpf_core_enum_value(enum req_flag_bits, __REQ_META)))
+		__sync_fetch_and_add(&st->meta, 1);
+	if (has_flag(flags, bpf_core_enum_value(enum req_flag_bits, __REQ_FUA)))
+		__sync_fetch_and_add(&st->fua, 1);
+	if (has_flag(flags, bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH)))
+		__sync_fetch_and_add(&st->preflush, 1);
+	if (info && info->charge == CHARGE_DIRTIER)
+		__sync_fetch_and_add(&st->writeback, 1);
+	if (bytes && sector == st->next_sector)
+		__sync_fetch_and_add(&st->sequential, 1);
+	st->next_sector = sector + (bytes >> 9);
+	__sync_fetch_and_add(&st->size_hist[log2_bucket(bytes)], 1);
+	if (info && info->issue_ns) {
+		__sync_fetch_and_add(&st->lat_hist[log2_bucket(now - info->issue_ns)], 1);
+		__sync_fetch_and_add(&st->lat_ns, now - info->issue_ns);
+	}
+	if (info && info->start_ns) {
+		__sync_fetch_and_add(&st->qlat_hist[log2_bucket(now - info->start_ns)], 1);
+		__sync_fetch_and_add(&st->qlat_ns, now - info->start_ns);
+	}
+}
+
+static void emit(struct block_rq_info *info, struct block_key *key, __u32 flags, __u32 bytes,
+		 int error, __u64 now, __u64 sector)
+{
+	struct block_event *e;
+
+	if ((snoop_tgid && key->tgid != snoop_tgid) || (snoop_dev && key->dev != snoop_dev) ||
+	    (snoop_cgroup && (!info || info->cgroup != snoop_cgroup)))
+		return;
+	e = bpf_ringbuf_reserve(&block_events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&drops[DROP_BLOCK_EVENTS], 1);
+		return;
+	}
+	e->ts_ns = now;
+	e->sector = sector;
+	e->qlat_ns = info && info->start_ns ? now - info->start_ns : 0;
+	e->lat_ns = info && info->issue_ns ? now - info->issue_ns : 0;
+	e->ino = info ? info->ino : 0;
+	e->tgid = key->tgid;
+	e->dev = key->dev;
+	e->bytes = bytes;
+	e->op = key->op;
+	e->flags = flags;
+	e->charge = info ? info->charge : CHARGE_NONE;
+	e->error = error;
+	e->pad = 0;
+	__builtin_memset(e->comm, 0, sizeof(e->comm));
+	if (info)
+		__builtin_memcpy(e->comm, info->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
+	     unsigned int nr_bytes)
+{
+	struct block_rq_info *info = bpf_map_lookup_elem(&block_inflight, &rq);
+	__u32 flags = rq->cmd_flags;
+	__u64 now = bpf_ktime_get_ns();
+	__u64 sector = info ? info->sector : rq->__sector;
+	struct block_key key = {
+		.tgid = info && info->charge != CHARGE_NONE ? info->tgid : 0,
+		.dev = info ? info->dev : disk_dev(rq),
+		.op = op_of(flags),
+	};
+
+	if (snoop) {
+		if (info && !info->charge)
+			key.tgid = info->tgid;
+		emit(info, &key, flags, nr_bytes, error, now, sector);
+	} else {
+		struct done d = {
+			.now = now, .sector = sector, .flags = flags, .bytes = nr_bytes,
+			.error = error,
+		};
+
+		account(&key, info, &d);
+	}
+	if (info)
+		bpf_map_delete_elem(&block_inflight, &rq);
+	return 0;
+}
