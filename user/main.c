@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include "report.h"
 #include "run.h"
+#include "snoop.h"
 
 const char *argp_program_version = "iotrace " IOTRACE_VERSION;
 const char *argp_program_bug_address = "the project's issue tracker";
@@ -28,6 +29,10 @@ static const char doc[] =
 	"        counts, errors and sizes only: the cheapest trace\n"
 	"  sudo iotrace -p 1234\n"
 	"        attach to a running process and its future children until it exits or Ctrl-C\n"
+	"  sudo iotrace --sync -- cp big /mnt/usb/\n"
+	"        flush at the end, so the writeback of what cp wrote is charged to cp\n"
+	"  sudo iotrace snoop [-p PID] [-c CGROUP] [-d DISK] [-Q] [-j] [DURATION]\n"
+	"        block I/O requests live, one line each (iotrace snoop --help)\n"
 	"\n"
 	"The exit status is the command's; 128+N if a signal N killed it; 126/127 if it could "
 	"not be run; 1 if iotrace itself failed.";
@@ -139,6 +144,8 @@ int main(int argc, char **argv)
 	int status;
 
 	argp_err_exit_status = 1;
+	if (argc > 1 && !strcmp(argv[1], "snoop"))
+		return snoop_main(argc - 1, argv + 1);
 	/* argp names the program by argv[0]; error lines should start with "iotrace: ". */
 	argv[0] = "iotrace";
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o);

@@ -162,6 +162,29 @@ static void probe_hooks(struct tracer *t, bool full)
 	btf__free(vmlinux);
 }
 
+/* Snoop needs the block programs and the dirtier hook only. */
+static void configure_snoop(struct iotrace_bpf *s, const struct tracer_config *cfg)
+{
+	struct bpf_program *keep[] = {
+		s->progs.handle_writeback_dirty_folio, s->progs.handle_block_io_start,
+		s->progs.handle_block_rq_insert, s->progs.handle_block_rq_issue,
+		s->progs.handle_block_rq_complete,
+	};
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, s->obj) {
+		bool wanted = false;
+
+		for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+			wanted = wanted || prog == keep[i];
+		bpf_program__set_autoload(prog, wanted);
+	}
+	s->rodata->snoop = true;
+	s->rodata->snoop_tgid = cfg->snoop_tgid;
+	s->rodata->snoop_dev = cfg->snoop_dev;
+	s->rodata->snoop_cgroup = cfg->snoop_cgroup;
+}
+
 static void configure(struct tracer *t, const struct tracer_config *cfg)
 {
 	struct iotrace_bpf *s = t->skel;
@@ -196,6 +219,8 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 	/* Without timing nothing needs sys_enter: calls are counted when they return. */
 	if (!cfg->timing)
 		bpf_program__set_autoload(s->progs.handle_sys_enter, false);
+	if (cfg->snoop)
+		configure_snoop(s, cfg);
 }
 
 static int open_and_load(struct tracer *t, const struct tracer_config *cfg, bool full_probe)
@@ -258,7 +283,9 @@ int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_
 		report_failure("map the BPF counters", err);
 		goto fail;
 	}
-	t->events = ring_buffer__new(bpf_map__fd(t->skel->maps.proc_events), on_event, ctx, NULL);
+	t->events = ring_buffer__new(bpf_map__fd(cfg->snoop ? t->skel->maps.block_events
+						       : t->skel->maps.proc_events),
+				     on_event, ctx, NULL);
 	if (!t->events) {
 		err = -errno;
 		report_failure("create the event ring buffer", err);

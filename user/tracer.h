@@ -12,6 +12,10 @@ struct tracer_config {
 	bool timing;
 	bool verbose;
 	uint32_t max_procs; /* concurrent per-process slots; 0 = default */
+	/* Snoop mode: only the block programs, streaming struct block_event to on_event. */
+	bool snoop;
+	uint32_t snoop_tgid, snoop_dev;
+	uint64_t snoop_cgroup;
 };
 
 struct tracer {
