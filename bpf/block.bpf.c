@@ -132,6 +132,7 @@ struct done {
 };
 
 static void account(struct block_key *key, struct block_rq_info *info, struct done *d);
+static void emit(struct block_rq_info *info, struct block_key *key, struct done *d, bool late);
 static __u32 op_of(__u32 flags);
 
 /*
@@ -157,15 +158,16 @@ static __always_inline bool known_request(struct request *rq)
 		return false;
 	if (old->rq_id == request_id(rq))
 		return true;
-	key.tgid = old->charge != CHARGE_NONE ? old->tgid : 0;
+	key.tgid = old->charge != CHARGE_NONE || snoop ? old->tgid : 0;
 	key.dev = old->dev;
 	key.op = op_of(old->flags);
 	key.pad = 0;
-	if (!snoop) {
-		struct done d = { .sector = old->sector, .flags = old->flags, .bytes = old->bytes };
+	struct done d = { .sector = old->sector, .flags = old->flags, .bytes = old->bytes };
 
+	if (snoop)
+		emit(old, &key, &d, true);
+	else
 		account(&key, NULL, &d);
-	}
 	__sync_fetch_and_add(&drops[DROP_BLOCK_UNSEEN], 1);
 	bpf_map_delete_elem(&block_inflight, &rq);
 	return false;
@@ -305,9 +307,11 @@ static void account(struct block_key *key, struct block_rq_info *info, struct do
 	}
 }
 
-static void emit(struct block_rq_info *info, struct block_key *key, __u32 flags, __u32 bytes,
-		 int error, __u64 now, __u64 sector)
+static void emit(struct block_rq_info *info, struct block_key *key, struct done *d, bool late)
 {
+	__u64 now = late ? bpf_ktime_get_ns() : d->now, sector = d->sector;
+	__u32 flags = d->flags, bytes = d->bytes;
+	int error = d->error;
 	struct block_event *e;
 
 	if ((snoop_tgid && key->tgid != snoop_tgid) || (snoop_dev && key->dev != snoop_dev) ||
@@ -320,8 +324,9 @@ static void emit(struct block_rq_info *info, struct block_key *key, __u32 flags,
 	}
 	e->ts_ns = now;
 	e->sector = sector;
-	e->qlat_ns = info && info->start_ns ? now - info->start_ns : 0;
-	e->lat_ns = info && info->issue_ns ? now - info->issue_ns : 0;
+	e->qlat_ns = info && info->start_ns && !late ? now - info->start_ns : 0;
+	e->lat_ns = info && info->issue_ns && !late ? now - info->issue_ns : 0;
+	e->late = late;
 	e->ino = info ? info->ino : 0;
 	e->tgid = key->tgid;
 	e->dev = key->dev;
@@ -330,7 +335,6 @@ static void emit(struct block_rq_info *info, struct block_key *key, __u32 flags,
 	e->flags = flags;
 	e->charge = info ? info->charge : CHARGE_NONE;
 	e->error = error;
-	e->pad = 0;
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
 	if (info)
 		__builtin_memcpy(e->comm, info->comm, sizeof(e->comm));
@@ -351,16 +355,15 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 		.op = op_of(flags),
 	};
 
+	struct done d = {
+		.now = now, .sector = sector, .flags = flags, .bytes = nr_bytes, .error = error,
+	};
+
 	if (snoop) {
 		if (info && !info->charge)
 			key.tgid = info->tgid;
-		emit(info, &key, flags, nr_bytes, error, now, sector);
+		emit(info, &key, &d, false);
 	} else {
-		struct done d = {
-			.now = now, .sector = sector, .flags = flags, .bytes = nr_bytes,
-			.error = error,
-		};
-
 		account(&key, info, &d);
 	}
 	if (info)

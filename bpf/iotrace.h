@@ -259,7 +259,7 @@ struct block_event {
 	__u32 flags; /* raw cmd_flags */
 	__u32 charge;
 	__s32 error;
-	__u32 pad;
+	__u32 late; /* its completion was skipped (see block.md): seen later, no latencies */
 	char comm[COMM_LEN];
 };
 

@@ -163,6 +163,7 @@ static void print_json(const struct snoop_state *s, const struct block_event *e,
 	else
 		cJSON_AddNullToObject(obj, "ino");
 	cJSON_AddNumberToObject(obj, "error", e->error);
+	cJSON_AddBoolToObject(obj, "late", e->late);
 	text = cJSON_PrintUnformatted(obj);
 	if (text)
 		puts(text);
@@ -191,7 +192,10 @@ static int on_block_event(void *ctx, void *data, size_t size)
 	       e->bytes);
 	if (s->o->queue)
 		printf("%8.3f ", e->lat_ns <= e->qlat_ns ? (e->qlat_ns - e->lat_ns) / 1e6 : 0.0);
-	printf("%8.3f %s\n", e->lat_ns / 1e6, ino);
+	if (e->late)
+		printf("%8s %s\n", "late", ino);
+	else
+		printf("%8.3f %s\n", e->lat_ns / 1e6, ino);
 	return 0;
 }
 
@@ -270,7 +274,11 @@ int snoop_main(int argc, char **argv)
 	print_header(&o);
 	err = snoop_loop(&t, o.duration);
 	tracer_read_drops(&t, drops);
-	lost = drops[DROP_BLOCK_EVENTS];
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* Skipped completions whose request struct was never reused: lost, and said so. */
+	lost = drops[DROP_BLOCK_EVENTS] +
+	       tracer_count_stale_block(&t, (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec,
+					100000000ULL);
 	if (o.json)
 		printf("{\"summary\":true,\"events\":%llu,\"lost_events\":%llu}\n",
 		       (unsigned long long)s.events, (unsigned long long)lost);

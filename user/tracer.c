@@ -318,6 +318,23 @@ static bool traced_block_io_in_flight(struct tracer *t)
 	return false;
 }
 
+uint64_t tracer_count_stale_block(struct tracer *t, uint64_t now_ns, uint64_t age_ns)
+{
+	int fd = bpf_map__fd(t->skel->maps.block_inflight);
+	struct block_rq_info info;
+	__u64 key, next;
+	void *prev = NULL;
+	uint64_t stale = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!bpf_map_lookup_elem(fd, &key, &info) && info.start_ns + age_ns < now_ns)
+			stale++;
+	}
+	return stale;
+}
+
 void tracer_wait_block_idle(struct tracer *t, int max_ms)
 {
 	for (int ms = 0; ms < max_ms && traced_block_io_in_flight(t); ms++)

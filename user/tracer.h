@@ -39,6 +39,8 @@ typedef int (*tracer_event_fn)(void *ctx, void *data, size_t size);
 /* Loads and attaches everything; prints one line and returns -1 on failure. */
 int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_fn on_event,
 		void *ctx);
+/* Requests started before now_ns - age_ns and still in flight: their completion was skipped. */
+uint64_t tracer_count_stale_block(struct tracer *t, uint64_t now_ns, uint64_t age_ns);
 /* Waits up to max_ms until no block request charged to a traced process is in flight. */
 void tracer_wait_block_idle(struct tracer *t, int max_ms);
 /* Stops counting; maps stay readable until tracer_close(). */
