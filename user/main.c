@@ -10,6 +10,7 @@
 #include "report.h"
 #include "run.h"
 #include "snoop.h"
+#include "compare.h"
 
 const char *argp_program_version = "iotrace " IOTRACE_VERSION;
 const char *argp_program_bug_address = "the project's issue tracker";
@@ -33,6 +34,8 @@ static const char doc[] =
 	"        flush at the end, so the writeback of what cp wrote is charged to cp\n"
 	"  sudo iotrace snoop [-p PID] [-c CGROUP] [-d DISK] [-Q] [-j] [DURATION]\n"
 	"        block I/O requests live, one line each (iotrace snoop --help)\n"
+	"  sudo iotrace compare --drop-caches --repeat 3 -- 'CMD A' 'CMD B'\n"
+	"        variants side by side, medians of interleaved runs (iotrace compare --help)\n"
 	"\n"
 	"The exit status is the command's; 128+N if a signal N killed it; 126/127 if it could "
 	"not be run; 1 if iotrace itself failed.";
@@ -146,6 +149,8 @@ int main(int argc, char **argv)
 	argp_err_exit_status = 1;
 	if (argc > 1 && !strcmp(argv[1], "snoop"))
 		return snoop_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "compare"))
+		return compare_main(argc - 1, argv + 1);
 	/* argp names the program by argv[0]; error lines should start with "iotrace: ". */
 	argv[0] = "iotrace";
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o);
