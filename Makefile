@@ -38,7 +38,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all deps vmlinux workloads test demo experiments clean
+.PHONY: all deps vmlinux workloads test demo experiments bench clean
 .DELETE_ON_ERROR:
 # Keep skeletons and linked objects: they are inputs of several targets.
 .SECONDARY:
@@ -107,6 +107,10 @@ demo: deps all
 
 test: deps all
 	$(Q)scripts/test.sh
+
+# Overhead against strace, perf trace, bpftrace and the floor → docs/performance.* (minutes).
+bench: deps all
+	$(Q)$(PYTHON) scripts/bench.py
 
 # The lab notes reproduced into docs/experiments/ (a few minutes; needs root).
 experiments: deps all

@@ -46,14 +46,14 @@ struct dirtier_info {
 /* (dev, ino) -> the (traced, or in snoop any) process that last dirtied the file's pages. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 8192);
 	__type(key, struct path_key);
 	__type(value, struct dirtier_info);
 } dirtier SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22);
+	__uint(max_entries, 1 << 22); /* snoop's size; run mode shrinks it to one page */
 } block_events SEC(".maps");
 
 static const struct block_stat zero_stat;

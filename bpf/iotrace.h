@@ -203,7 +203,7 @@ _Static_assert(sizeof(struct chunk_bits) == 128, "chunk_bits layout");
 
 /* ---- block I/O (bpf/block.bpf.c) ---- */
 
-#define MAX_BLOCK_KEYS 4096
+#define MAX_BLOCK_KEYS 1024
 #define MAX_BLOCK_INFLIGHT 16384
 
 enum block_op { BOP_READ = 0, BOP_WRITE, BOP_FLUSH, BOP_DISCARD, BOP_OTHER, BLOCK_OPS };

@@ -11,7 +11,7 @@ PKGS=(
 	# tests and references
 	strace util-linux coreutils python3 python3-pytest
 	# benchmarks and experiments
-	bpftrace fio linux-perf python3-matplotlib
+	bpftrace fio linux-perf python3-matplotlib time
 )
 
 missing=()

@@ -221,6 +221,8 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 		bpf_program__set_autoload(s->progs.handle_sys_enter, false);
 	if (cfg->snoop)
 		configure_snoop(s, cfg);
+	else
+		bpf_map__set_max_entries(s->maps.block_events, sysconf(_SC_PAGESIZE));
 }
 
 static int open_and_load(struct tracer *t, const struct tracer_config *cfg, bool full_probe)

@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""Overhead of iotrace against strace, perf trace, bpftrace and the hook floor (`make bench`).
+
+Every workload runs untraced and under each tool, interleaved (round-robin) RUNS times; the
+table gives medians (min–max) and ratios to the untraced median, plus whether each tool's
+read/write counts equal strace's. Writes docs/performance.md, docs/performance.png and
+docs/performance.json. Needs root; mounts tracefs for perf and bpftrace if it is missing.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+IOTRACE = ROOT / "iotrace"
+FLOOR = ROOT / ".output/bench/floor"
+WL = ROOT / "workloads"
+
+# bpftrace equivalent of iotrace's read/write size and latency histograms.
+BPFTRACE_SCRIPT = r"""
+tracepoint:syscalls:sys_enter_read,tracepoint:syscalls:sys_enter_write
+/pid == cpid/ { @start[tid] = nsecs; }
+tracepoint:syscalls:sys_exit_read /pid == cpid && @start[tid]/ {
+  @reads = count(); @read_lat = hist(nsecs - @start[tid]); @read_size = hist(args->ret);
+  delete(@start[tid]); }
+tracepoint:syscalls:sys_exit_write /pid == cpid && @start[tid]/ {
+  @writes = count(); @write_lat = hist(nsecs - @start[tid]); @write_size = hist(args->ret);
+  delete(@start[tid]); }
+"""
+
+
+def ensure_tracefs():
+    if not os.path.exists("/sys/kernel/tracing/events"):
+        subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"],
+                       stderr=subprocess.DEVNULL)
+
+
+def drop_caches():
+    subprocess.run(["sync"], check=True)
+    Path("/proc/sys/vm/drop_caches").write_text("3")
+
+
+class Workload:
+    def __init__(self, name, argv, stdin=None, cold=False):
+        self.name, self.argv, self.stdin, self.cold = name, argv, stdin, cold
+
+
+def workloads(tmp, quick):
+    n = 50001 if quick else 500001
+    rnd = tmp / "random.in"
+    subprocess.run([WL / "mkinput", "-r", str(n), rnd], check=True)
+    big = tmp / "big.in"
+    subprocess.run([WL / "mkinput", "-r", "96m" if quick else "256m", big], check=True)
+    tw = tmp / "tw.in"
+    subprocess.run([WL / "mkinput", "-r", "1310720", tw], check=True)
+    subprocess.run(["sync"], check=True)
+    return [
+        Workload("tr2u", [str(WL / "tr2u"), "a", "b"], stdin=rnd),
+        Workload("tr2b", [str(WL / "tr2b"), "a", "b"], stdin=rnd),
+        Workload("copy b=1", [str(WL / "copy"), "-m", "rw", "-b", "1", str(rnd),
+                              str(tmp / "copy.out")]),
+        Workload("copy b=8k", [str(WL / "copy"), "-m", "rw", "-b", "8k", str(rnd),
+                               str(tmp / "copy.out")]),
+        Workload("timewrite", [str(WL / "timewrite"), str(tmp / "tw.out")], stdin=tw),
+        Workload("read-file cold 64M", [str(WL / "read-file"), "-n", "16m" if quick else "64m",
+                                        str(big)], cold=True),
+    ]
+
+
+def tools(tmp):
+    """name -> function(argv, out_path) -> command line; out_path collects the tool's output."""
+    bt = tmp / "hist.bt"
+    bt.write_text(BPFTRACE_SCRIPT)
+    return {
+        "untraced": lambda argv, out: argv,
+        "iotrace": lambda argv, out: [str(IOTRACE), "--json", "-o", str(out), "--"] + argv,
+        "iotrace --no-time": lambda argv, out: [str(IOTRACE), "--no-time", "--json", "-o",
+                                                str(out), "--"] + argv,
+        "strace -f -c": lambda argv, out: ["strace", "-f", "-c", "-o", str(out)] + argv,
+        "perf trace -s": lambda argv, out: ["perf", "trace", "-s", "-o", str(out), "--"] + argv,
+        "bpftrace hist": lambda argv, out: ["bpftrace", "-o", str(out), str(bt), "-c",
+                                            " ".join(argv)],
+        "floor (no-op tp_btf)": lambda argv, out: [str(FLOOR), "--"] + argv,
+    }
+
+
+def run_once(cmd, stdin, cold):
+    if cold:
+        drop_caches()
+    fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
+    start = time.monotonic()
+    res = subprocess.run(cmd, stdin=fin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall = time.monotonic() - start
+    if stdin:
+        fin.close()
+    return wall, res
+
+
+def counts(tool, out):
+    """(reads, writes) a tool reported, or None when it reports none."""
+    text = Path(out).read_text(errors="replace") if Path(out).exists() else ""
+    if tool.startswith("iotrace"):
+        s = json.loads(text)["totals"]["syscalls"]
+        return s.get("read", {}).get("calls", 0), s.get("write", {}).get("calls", 0)
+    if tool.startswith("strace") or tool.startswith("perf"):
+        total = {"read": 0, "write": 0}
+        for line in text.splitlines():
+            f = line.split()
+            # strace: "... calls errors syscall"; perf: "syscall calls errors total ..."
+            if tool.startswith("strace") and f and f[-1] in total and len(f) >= 5:
+                total[f[-1]] += int(f[3])
+            elif tool.startswith("perf") and len(f) >= 3 and f[0] in total and f[1].isdigit():
+                total[f[0]] += int(f[1])
+        return total["read"], total["write"]
+    if tool.startswith("bpftrace"):
+        r = re.search(r"@reads: (\d+)", text)
+        w = re.search(r"@writes: (\d+)", text)
+        return int(r.group(1)) if r else 0, int(w.group(1)) if w else 0
+    return None
+
+
+def startup_ms(runs):
+    """iotrace exec -> CMD exec: CMD prints CLOCK_MONOTONIC at its start."""
+    probe = [sys.executable, "-c", "import time; print(time.clock_gettime_ns(1))"]
+    def once(cmd):
+        t = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        out = subprocess.run(cmd, capture_output=True, text=True).stdout
+        return (int(out.split()[-1]) - t) / 1e6
+    plain = statistics.median(once(probe) for _ in range(runs))
+    traced = statistics.median(once([str(IOTRACE), "-o", "/dev/null", "--"] + probe)
+                               for _ in range(runs))
+    return traced - plain
+
+
+def peak_rss_and_maps(wl):
+    """iotrace's peak RSS (KiB, GNU time) on a workload, and its BPF map memory (bytes)."""
+    proc = subprocess.Popen([str(IOTRACE), "-o", "/dev/null", "--", "sleep", "1"])
+    time.sleep(0.5)
+    maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True,
+                                     text=True).stdout or "[]")
+    progs = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True,
+                                      text=True).stdout or "[]")
+    ids = {m for p in progs if p.get("name", "").startswith("handle_")
+           for m in p.get("map_ids", [])}
+    mem = sum(m.get("bytes_memlock", 0) for m in maps if m["id"] in ids)
+    proc.wait()
+    fin = open(wl.stdin, "rb") if wl.stdin else subprocess.DEVNULL
+    res = subprocess.run(["/usr/bin/time", "-f", "%M", str(IOTRACE), "-o", "/dev/null", "--"]
+                         + wl.argv, stdin=fin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    return int(res.stderr.split()[-1]), mem
+
+
+def plot(results, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = list(results)
+    tool_names = [t for t in next(iter(results.values())) if t != "untraced"]
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    width = 0.8 / len(tool_names)
+    for i, tool in enumerate(tool_names):
+        ys = [results[w][tool]["ratio"] or 0 for w in names]
+        ax.bar([x + i * width for x in range(len(names))], ys, width, label=tool)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(names))], names, fontsize=8)
+    ax.set_yscale("log")
+    ax.axhline(1, color="black", linewidth=0.8)
+    ax.set_ylabel("wall time / untraced (log)")
+    ax.set_title("Tracing overhead (median of interleaved runs)")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", "3")))
+    ap.add_argument("--quick", action="store_true", help="small inputs (smoke test)")
+    ap.add_argument("--out", default=str(ROOT / "docs"))
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench.py: needs root (BPF, drop_caches): sudo make bench")
+    ensure_tracefs()
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = {}
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as t:
+        tmp = Path(t)
+        wls = workloads(tmp, args.quick)
+        tl = tools(tmp)
+        for wl in wls:
+            print(f"  BENCH    {wl.name}", flush=True)
+            walls = {name: [] for name in tl}
+            reported = {}
+            errors = {}
+            for _ in range(args.runs):
+                for name, make in tl.items():
+                    out = tmp / "tool.out"
+                    out.unlink(missing_ok=True)
+                    wall, res = run_once(make(wl.argv, out), wl.stdin, wl.cold)
+                    if res.returncode != 0:
+                        errors[name] = res.stderr.decode(errors="replace").strip()[-200:]
+                        continue
+                    walls[name].append(wall)
+                    c = counts(name, out)
+                    if c is not None:
+                        reported.setdefault(name, c)
+            base = statistics.median(walls["untraced"])
+            ref = reported.get("strace -f -c")
+            row = {}
+            for name in tl:
+                w = walls[name]
+                row[name] = {
+                    "median_s": statistics.median(w) if w else None,
+                    "min_s": min(w) if w else None, "max_s": max(w) if w else None,
+                    "ratio": statistics.median(w) / base if w else None,
+                    "reads_writes": reported.get(name),
+                    "counts_equal_strace": (reported.get(name) == ref
+                                            if name in reported and ref else None),
+                    "error": errors.get(name) if not w else None,
+                }
+            results[wl.name] = row
+        extra = {"startup_ms": startup_ms(5)}
+        extra["peak_rss_kib"], extra["bpf_map_bytes"] = peak_rss_and_maps(wls[0])
+    (out_dir / "performance.json").write_text(json.dumps(
+        {"runs": args.runs, "quick": args.quick, "results": results, **extra}, indent=1) + "\n")
+    plot(results, out_dir / "performance.png")
+    write_markdown(out_dir / "performance.md", results, extra, args)
+
+
+def write_markdown(path, results, extra, args):
+    lines = ["# Performance: iotrace against strace, perf trace, bpftrace and the floor", "",
+             "Generated by `make bench` (scripts/bench.py) on this machine: "
+             f"{os.cpu_count()} CPUs, kernel {os.uname().release}; {args.runs} interleaved "
+             f"runs per cell{' (quick inputs)' if args.quick else ''}. Cells: median wall "
+             "seconds, (min–max), ×untraced. `=` / `≠`: the tool's read and write counts "
+             "equal / differ from strace's (— when the tool does not count calls).", ""]
+    tools = list(next(iter(results.values())))
+    lines.append("| workload | " + " | ".join(tools) + " |")
+    lines.append("|---" * (len(tools) + 1) + "|")
+    for wl, row in results.items():
+        cells = []
+        for t in tools:
+            c = row[t]
+            if c["median_s"] is None:
+                cells.append(f"n/a ({(c['error'] or 'failed')[:60]})")
+                continue
+            eq = {True: " =", False: " ≠", None: ""}[c["counts_equal_strace"]]
+            cells.append(f"{c['median_s']:.3f} ({c['min_s']:.3f}–{c['max_s']:.3f}) "
+                         f"×{c['ratio']:.2f}{eq}")
+        lines.append(f"| {wl} | " + " | ".join(cells) + " |")
+    lines += ["", "![overhead](performance.png)", "",
+              f"- iotrace start-up (iotrace exec → command exec, median of 5): "
+              f"{extra['startup_ms']:.0f} ms",
+              f"- iotrace peak RSS: {extra['peak_rss_kib'] / 1024:.1f} MiB",
+              f"- BPF map memory of one iotrace run: {extra['bpf_map_bytes'] / 2**20:.1f} MiB",
+              "", "The floor is `.output/bench/floor`: no-op tp_btf sys_enter/sys_exit programs "
+              "(bpf/floor.bpf.c), the least any syscall tracer on these hooks costs. Raw numbers "
+              "are in performance.json."]
+    path.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
