@@ -185,6 +185,7 @@ def main():
     ap.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", "3")))
     ap.add_argument("--quick", action="store_true", help="small inputs (smoke test)")
     ap.add_argument("--out", default=str(ROOT / "docs"))
+    ap.add_argument("--only", action="append", help="run only this workload (repeatable)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench.py: needs root (BPF, drop_caches): sudo make bench")
@@ -194,7 +195,7 @@ def main():
     results = {}
     with tempfile.TemporaryDirectory(dir="/var/tmp") as t:
         tmp = Path(t)
-        wls = workloads(tmp, args.quick)
+        wls = [w for w in workloads(tmp, args.quick) if not args.only or w.name in args.only]
         tl = tools(tmp)
         for wl in wls:
             print(f"  BENCH    {wl.name}", flush=True)

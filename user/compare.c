@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
 #include "compare.h"
+#include "util.h"
 
 #define MAX_VARIANTS 32
 
@@ -60,17 +61,14 @@ static const struct argp_option opts[] = {
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct compare_opts *o = state->input;
-	char *end;
-	long v;
+	unsigned long v;
 
 	switch (key) {
 	case 'D':
 		o->drop_caches = true;
 		break;
 	case 'n':
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || *end || v < 1 || v > 1000)
+		if (parse_uint(arg, 1000, &v))
 			argp_failure(state, 1, 0, "invalid --repeat '%s': expected 1..1000", arg);
 		o->repeat = v;
 		break;

@@ -10,6 +10,7 @@
 #include "report.h"
 #include "run.h"
 #include "snoop.h"
+#include "util.h"
 #include "compare.h"
 
 const char *argp_program_version = "iotrace " IOTRACE_VERSION;
@@ -59,17 +60,6 @@ static const struct argp_option opts[] = {
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
 	{},
 };
-
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	errno = 0;
-	if (!*s || *s == '-' || *s == '+')
-		return -1;
-	*out = strtoul(s, &end, 10);
-	return errno || *end || *out == 0 || *out > max ? -1 : 0;
-}
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {

@@ -20,6 +20,7 @@
 #include "residency.h"
 #include "snoop.h"
 #include "tracer.h"
+#include "util.h"
 
 struct snoop_opts {
 	struct tracer_config cfg;
@@ -80,15 +81,13 @@ static uint32_t disk_kdev(const char *name)
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct snoop_opts *o = state->input;
+	unsigned long v;
 	struct stat st;
 	char *end;
-	long v;
 
 	switch (key) {
 	case 'p':
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || *end || v <= 0 || v > INT_MAX)
+		if (parse_uint(arg, INT_MAX, &v))
 			argp_failure(state, 1, 0, "invalid pid '%s': expected a positive integer", arg);
 		o->cfg.snoop_tgid = v;
 		break;

@@ -1,0 +1,25 @@
+"""Smoke test of `make bench`'s script: every tool runs and its counts are parsed (one small
+workload, one run). The overhead numbers themselves belong to docs/performance.md."""
+import json
+import subprocess
+import sys
+
+from helpers import ROOT
+
+
+def test_bench_script_runs_every_tool(tmp_path):
+    subprocess.run([sys.executable, ROOT / "scripts/bench.py", "--quick", "--runs", "1",
+                    "--only", "tr2b", "--out", tmp_path], check=True, timeout=600)
+    data = json.loads((tmp_path / "performance.json").read_text())
+    row = data["results"]["tr2b"]
+    assert set(row) == {"untraced", "iotrace", "iotrace --no-time", "strace -f -c",
+                        "perf trace -s", "bpftrace hist", "floor (no-op tp_btf)"}
+    for tool, cell in row.items():
+        assert cell["median_s"] is not None or cell["error"], tool
+    reads, writes = row["strace -f -c"]["reads_writes"]
+    assert reads > 10 and writes > 10
+    assert row["iotrace"]["counts_equal_strace"] is True
+    assert row["iotrace --no-time"]["counts_equal_strace"] is True
+    assert data["peak_rss_kib"] > 0 and data["bpf_map_bytes"] > 0
+    text = (tmp_path / "performance.md").read_text()
+    assert "| tr2b |" in text and (tmp_path / "performance.png").exists()
