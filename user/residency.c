@@ -55,14 +55,20 @@ const char *disk_name(uint32_t kdev, char *buf, size_t len)
 
 const char *mount_point_of(uint32_t kdev)
 {
+	/* Files of one run live on a handful of filesystems: remember the last answer. */
 	static char found[4096];
+	static uint32_t found_kdev;
 	unsigned int major, minor;
 	char line[8192], root[4096], point[4096];
-	FILE *f = fopen("/proc/self/mountinfo", "r");
+	FILE *f;
 
+	if (found_kdev == kdev && found[0])
+		return found;
+	f = fopen("/proc/self/mountinfo", "r");
 	if (!f)
 		return NULL;
 	found[0] = '\0';
+	found_kdev = kdev;
 	while (fgets(line, sizeof(line), f)) {
 		/* id parent MAJ:MIN root mount-point ... */
 		if (sscanf(line, "%*d %*d %u:%u %4095s %4095s", &major, &minor, root, point) != 4)

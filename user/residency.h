@@ -21,12 +21,12 @@ void kdev_format(uint32_t kdev, char *buf, size_t len);
 const char *disk_name(uint32_t kdev, char *buf, size_t len);
 /*
  * Mount point of the filesystem on kdev whose root is mounted (from
- * /proc/self/mountinfo), or NULL. The string lives until the next call's reload.
+ * /proc/self/mountinfo), or NULL. The string lives until a call for another kdev.
  */
 const char *mount_point_of(uint32_t kdev);
 /*
  * cachestat(2) of the whole file at path, after checking that it still is (kdev, ino).
- * Returns 0, or a short reason ("deleted or renamed", "cachestat: ...") for null fields.
+ * Returns NULL, or a short reason ("deleted or renamed", "cachestat: ...") for null fields.
  */
 const char *residency_read(const char *path, uint32_t kdev, uint64_t ino, struct residency *r);
 
