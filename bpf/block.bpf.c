@@ -140,13 +140,13 @@ static __u32 op_of(__u32 flags);
  * interrupting another completion is never seen. Its request then shows up again here when
  * its struct is reused: count the old request now, without latencies.
  */
-/* The request's bio pointer and start sector: a reused request struct has new ones. */
+/* The request's bio pointer: with the start sector, it tells a reused request struct. */
 static __always_inline __u64 request_id(struct request *rq)
 {
 	__u64 bio = 0;
 
 	bpf_probe_read_kernel(&bio, sizeof(bio), &rq->bio);
-	return bio ^ rq->__sector;
+	return bio;
 }
 
 static __always_inline bool known_request(struct request *rq)
@@ -156,7 +156,7 @@ static __always_inline bool known_request(struct request *rq)
 
 	if (!old)
 		return false;
-	if (old->rq_id == request_id(rq))
+	if (old->rq_id == request_id(rq) && old->sector == rq->__sector)
 		return true;
 	key.tgid = old->charge != CHARGE_NONE || snoop ? old->tgid : 0;
 	key.dev = old->dev;

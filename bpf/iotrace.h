@@ -240,7 +240,7 @@ struct block_rq_info {
 	__u64 ino;
 	__u32 tgid, dev;
 	__u32 charge, flags;
-	__u64 rq_id; /* bio pointer ^ sector: tells a reused request struct from the same one */
+	__u64 rq_id; /* bio pointer: with sector, tells a reused request struct from the same one */
 	__u32 bytes, pad;
 	char comm[COMM_LEN];
 };

@@ -46,7 +46,9 @@ def test_direct_writes_are_charged_to_dd(tmp_path):
     assert (write["requests"], write["bytes"]) == (5000, 5000 * BLOCK)
     assert write["size_bytes"]["buckets"] == [{"lo": 4096, "hi": 8191, "count": 5000}]
     assert write["writeback"] == 0
-    assert write["latency_ns"]["count"] == 5000
+    # Completions the kernel skipped (nested in an IRQ) are counted late, without latency.
+    late = report["drops"]["block_completions_unseen"]
+    assert write["latency_ns"]["count"] + late == 5000 and late < 50
 
 
 def test_cold_read_is_charged_to_the_reader(tmp_path):

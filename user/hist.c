@@ -16,6 +16,13 @@ uint64_t hist_bucket_hi(int b)
 	return b == HIST_BUCKETS - 1 ? UINT64_MAX : (1ULL << b) - 1;
 }
 
+int hist_bucket_of(uint64_t v)
+{
+	int b = v ? 64 - __builtin_clzll(v) : 0;
+
+	return b < HIST_BUCKETS ? b : HIST_BUCKETS - 1;
+}
+
 uint64_t hist_total(const uint64_t *hist)
 {
 	uint64_t sum = 0;

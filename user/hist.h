@@ -10,6 +10,8 @@
 uint64_t hist_bucket_lo(int b);
 uint64_t hist_bucket_hi(int b);
 uint64_t hist_total(const uint64_t *hist);
+/* The bucket holding v (as the kernel side's log2_bucket()). */
+int hist_bucket_of(uint64_t v);
 /*
  * Value at quantile q (0..1): the bucket holding that rank, interpolated linearly
  * inside it and clamped to the observed [min, max], so uniform data reads exactly.

@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include "iotrace.skel.h"
+#include "hist.h"
 #include "syscall_table.h"
 #include "tracer.h"
 
@@ -575,6 +576,7 @@ static void sweep_unseen(struct tracer *t, struct block_record *recs, size_t *n)
 		}
 		recs[i].st.requests++;
 		recs[i].st.bytes += info.bytes;
+		recs[i].st.size_hist[hist_bucket_of(info.bytes)]++;
 		t->unseen_swept++;
 	}
 }
