@@ -316,3 +316,35 @@ def test_signal_handler_returns_are_counted(tmp_path, options):
     script = "trap : USR1; kill -USR1 $$; kill -USR1 $$; kill -USR1 $$"
     report = compare_with_strace(["/bin/sh", "-c", script], tmp_path, options=options)
     assert report["totals"]["syscalls"]["rt_sigreturn"]["calls"] == 3
+
+
+def test_second_interrupt_gives_a_partial_report(tmp_path):
+    """The command ignores SIGINT: the first one is forwarded, the second ends iotrace."""
+    out = tmp_path / "partial.json"
+    p = subprocess.Popen([IOTRACE, "--json", "-o", out, "--", "/bin/sh", "-c",
+                          "trap '' INT; sleep 3"])
+    time.sleep(0.8)
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    assert p.poll() is None  # still waiting for the command
+    p.send_signal(signal.SIGINT)
+    assert p.wait(timeout=20) == 130
+    report = json.loads(out.read_text())  # valid JSON despite the interruption
+    assert report["partial"] is True and report["exit"]["code"] is None
+    assert report["totals"]["syscalls"]["execve"]["calls"] >= 1
+
+
+def test_sigkill_of_iotrace_leaves_nothing_behind(tmp_path):
+    before = bpf_object_ids()
+    marker = tmp_path / "done"
+    p = subprocess.Popen([IOTRACE, "-o", "/dev/null", "--", "/bin/sh", "-c",
+                          f"sleep 1; touch {marker}"])
+    time.sleep(0.5)
+    p.kill()
+    p.wait(timeout=10)
+    assert_no_new_bpf_objects(before)
+    # The command was neither stopped nor killed with it: it finishes on its own.
+    deadline = time.monotonic() + 10
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert marker.exists()
