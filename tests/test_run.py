@@ -348,3 +348,16 @@ def test_sigkill_of_iotrace_leaves_nothing_behind(tmp_path):
     while not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert marker.exists()
+
+
+def test_run_as_another_user(tmp_path):
+    """-u drops to the user's ids before the command's execve, like strace -u, and the
+    set-up calls that does are not counted."""
+    res = run([IOTRACE, "-u", "nobody", "-o", tmp_path / "r.txt", "--", "id", "-u"])
+    assert res.returncode == 0 and res.stdout.strip() == b"65534"
+    report, _ = iotrace_json(["id", "-u"], tmp_path, options=["-u", "nobody"])
+    ref, _ = strace_counts(["-u", "nobody", "id", "-u"], tmp_path)
+    assert_same_counts(counts_of(report["totals"]["syscalls"]), ref)
+    bad = run([IOTRACE, "-u", "no-such-user-x", "--", "true"])
+    assert bad.returncode == 1
+    assert bad.stderr.decode().splitlines() == ["iotrace: unknown user 'no-such-user-x'"]

@@ -52,6 +52,7 @@ static const struct argp_option opts[] = {
 	{ "no-hist", 'H', NULL, 0, "Leave the size and latency histograms out of the text", 0 },
 	{ "summary", 's', NULL, 0, "Only the totals, no per-process sections", 0 },
 	{ "pid", 'p', "PID", 0, "Attach to a running process (and its future children)", 0 },
+	{ "user", 'u', "USER", 0, "Run CMD as USER (uid, gid and groups), like strace -u", 0 },
 	{ "max-procs", OPT_MAX_PROCS, "N", 0,
 	  "Live processes with their own counters (default depends on CPUs; more share one)", 0 },
 	{ "sync", OPT_SYNC, NULL, 0,
@@ -85,6 +86,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 's':
 		o->summary_only = true;
 		break;
+	case 'u':
+		o->user = arg;
+		break;
 	case 'v':
 		o->verbose = true;
 		break;
@@ -107,6 +111,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (o->command && o->pid)
 			argp_failure(state, 1, 0, "give either -p PID or a command, not both");
+		if (o->user && o->pid)
+			argp_failure(state, 1, 0, "-u applies to a command iotrace starts, not to -p");
 		if (!o->command && !o->pid)
 			argp_failure(state, 1, 0,
 				     "no command given (usage: iotrace [OPTIONS] -- CMD [ARGS...])");

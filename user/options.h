@@ -16,6 +16,7 @@ struct options {
 	bool summary_only;
 	bool verbose;
 	bool sync; /* --sync */
+	const char *user; /* -u: run CMD as this user */
 	uint32_t max_procs;
 };
 

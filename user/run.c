@@ -250,6 +250,10 @@ int run_trace(const struct options *o, struct run_result *r)
 	r->timing = o->timing;
 	if (o->command && (status = spawn_resolve(o->command[0], &s.child.path)))
 		return status;
+	if (o->user && spawn_set_user(&s.child, o->user)) {
+		spawn_cleanup(&s.child);
+		return 1;
+	}
 	if (setup_signals(&s) || tracer_open(&s.tracer, &cfg, collector_on_event, &s.coll)) {
 		close_session(&s);
 		return 1;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +66,30 @@ int spawn_resolve(const char *cmd, char **path)
 	return status;
 }
 
+int spawn_set_user(struct child *c, const char *user)
+{
+	struct passwd *pw = getpwnam(user);
+
+	if (!pw) {
+		fprintf(stderr, "iotrace: unknown user '%s'\n", user);
+		return -1;
+	}
+	c->user = user;
+	c->uid = pw->pw_uid;
+	c->gid = pw->pw_gid;
+	return 0;
+}
+
+/* Drops to -u USER's ids and groups (like strace -u); the error goes back as errno. */
+static int become_user(const struct child *c)
+{
+	if (!c->user)
+		return 0;
+	if (initgroups(c->user, c->gid) || setgid(c->gid) || setuid(c->uid))
+		return errno ? errno : EPERM;
+	return 0;
+}
+
 static void child_main(struct child *c, int go_rd, int err_wr, char *const argv[],
 		       const sigset_t *mask)
 {
@@ -77,8 +103,11 @@ static void child_main(struct child *c, int go_rd, int err_wr, char *const argv[
 		_exit(127);
 	close(go_rd);
 	sigprocmask(SIG_SETMASK, mask, NULL);
-	execve(c->path, argv, environ);
-	err = errno;
+	err = become_user(c);
+	if (!err) {
+		execve(c->path, argv, environ);
+		err = errno;
+	}
 	if (write(err_wr, &err, sizeof(err)) != sizeof(err))
 		_exit(127);
 	_exit(err == ENOENT ? 127 : 126);

@@ -8,6 +8,9 @@
 
 struct child {
 	pid_t pid;
+	const char *user; /* run as this user (name), or NULL */
+	uid_t uid;
+	gid_t gid;
 	int go_fd;    /* write end: one byte releases the child into execve */
 	int error_fd; /* read end: the child's errno if execve failed, EOF if it succeeded */
 	char *path;   /* resolved executable */
@@ -19,6 +22,8 @@ struct child {
  * after printing one line.
  */
 int spawn_resolve(const char *cmd, char **path);
+/* Looks up -u USER; prints one line and returns -1 if there is no such user. */
+int spawn_set_user(struct child *c, const char *user);
 /* Forks a child that waits for spawn_release(); sigmask is restored in the child. */
 int spawn_prepare(struct child *c, char *const argv[], const sigset_t *child_mask);
 /* Lets the child execve; returns 0, or its errno when execve failed. */
