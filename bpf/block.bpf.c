@@ -160,7 +160,7 @@ static __always_inline bool known_request(struct request *rq)
 		return true;
 	key.tgid = old->charge != CHARGE_NONE || snoop ? old->tgid : 0;
 	key.dev = old->dev;
-	key.op = op_of(old->flags);
+	key.op = old->op;
 	key.pad = 0;
 	struct done d = { .sector = old->sector, .flags = old->flags, .bytes = old->bytes };
 
@@ -185,6 +185,7 @@ static __always_inline void start_request(struct request *rq, bool issued)
 	info.rq_id = request_id(rq);
 	info.bytes = rq->__data_len;
 	info.flags = rq->cmd_flags;
+	info.op = op_of(info.flags);
 	info.start_ns = bpf_ktime_get_ns();
 	info.issue_ns = issued ? info.start_ns : 0;
 	info.sector = rq->__sector;

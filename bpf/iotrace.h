@@ -241,7 +241,8 @@ struct block_rq_info {
 	__u32 tgid, dev;
 	__u32 charge, flags;
 	__u64 rq_id; /* bio pointer: with sector, tells a reused request struct from the same one */
-	__u32 bytes, pad;
+	__u32 bytes;
+	__u32 op; /* enum block_op */
 	char comm[COMM_LEN];
 };
 

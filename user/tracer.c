@@ -527,21 +527,6 @@ int tracer_collect_files(struct tracer *t, struct file_record **out, size_t *n)
 	return 0;
 }
 
-static __u32 block_op_of(__u32 flags)
-{
-	switch (flags & 0xff) {
-	case 0:
-		return BOP_READ;
-	case 1:
-		return BOP_WRITE;
-	case 2:
-		return BOP_FLUSH;
-	case 3:
-		return BOP_DISCARD;
-	}
-	return BOP_OTHER;
-}
-
 /*
  * Requests of traced processes still in the in-flight table after they exited and the
  * block layer went idle completed unseen (the kernel skips a tp_btf program nested in
@@ -563,7 +548,7 @@ static void sweep_unseen(struct tracer *t, struct block_record *recs, size_t *n)
 		if (bpf_map_lookup_elem(fd, &key, &info) || info.charge == CHARGE_NONE)
 			continue;
 		k = (struct block_key){ .tgid = info.tgid, .dev = info.dev,
-					.op = block_op_of(info.flags) };
+					.op = info.op };
 		for (i = 0; i < *n; i++)
 			if (!memcmp(&recs[i].key, &k, sizeof(k)))
 				break;
