@@ -177,13 +177,19 @@ static void print_file_detail(FILE *out, const struct file_record *f)
 	char dev[32], adv[64];
 
 	kdev_format(f->st.key.dev, dev, sizeof(dev));
+	uint64_t windows = 0;
+
 	fprintf(out, "    %s ino %llu, advice %s, windows", dev, (unsigned long long)f->st.key.ino,
 		advice_name(f->st.advice, adv, sizeof(adv)) ?: "n/a (none seen)");
-	for (int k = 0; k < RA_KINDS; k++)
+	for (int k = 0; k < RA_KINDS; k++) {
+		windows += f->st.ra_windows[k];
 		if (f->st.ra_windows[k])
 			fprintf(out, " %s %llu (%llu pages)", ra_kind_names[k],
 				(unsigned long long)f->st.ra_windows[k],
 				(unsigned long long)f->st.ra_window_pages[k]);
+	}
+	if (!windows)
+		fputs(" none", out);
 	if (f->st.faults)
 		fprintf(out, ", faults %llu", (unsigned long long)f->st.faults);
 	if (f->st.direct_reads || f->st.direct_writes)
