@@ -203,25 +203,22 @@ static cJSON *file_json(const struct file_record *f, const char *direct_missing)
 	return obj;
 }
 
-static cJSON *page_cache_json(const struct file_record *files, size_t n,
+static cJSON *page_cache_json(const struct page_cache_sum *sum, size_t nfiles,
 			      const struct run_result *r)
 {
-	const char *missing = r->page_cache_missing;
-	struct page_cache_sum sum = { .unused_exact = true };
 	cJSON *obj = cJSON_CreateObject();
 
-	if (missing) {
+	if (r->page_cache_missing) {
 		cJSON_AddBoolToObject(obj, "available", false);
-		cJSON_AddStringToObject(obj, "reason", missing);
+		cJSON_AddStringToObject(obj, "reason", r->page_cache_missing);
 		return obj;
 	}
-	page_cache_add(&sum, files, n);
 	cJSON_AddBoolToObject(obj, "available", true);
-	add_u64(obj, "files", n);
-	add_page_counters(obj, &sum.st, sum.unused_ra_pages, sum.unused_exact);
+	add_u64(obj, "files", nfiles);
+	add_page_counters(obj, &sum->st, sum->unused_ra_pages, sum->unused_exact);
 	null_direct(obj, r->direct_io_missing);
 	cJSON_AddItemToObject(obj, "readahead_window_pages",
-			      hist_json((const uint64_t *)sum.st.window_hist, 0, UINT64_MAX));
+			      hist_json((const uint64_t *)sum->st.window_hist, 0, UINT64_MAX));
 	return obj;
 }
 
@@ -291,6 +288,7 @@ static void add_profile(cJSON *obj, const struct profile *p, bool timing)
 
 static cJSON *process_json(const struct proc_record *p, const struct run_result *r)
 {
+	struct page_cache_sum sum = { .unused_exact = true };
 	bool timing = r->timing;
 	cJSON *files = cJSON_CreateArray();
 
@@ -318,8 +316,8 @@ static cJSON *process_json(const struct proc_record *p, const struct run_result 
 	} else {
 		cJSON_AddItemToObject(obj, "files", files);
 	}
-	cJSON_AddItemToObject(obj, "page_cache",
-			      page_cache_json(p->files, p->nfiles, r));
+	page_cache_add(&sum, p->files, p->nfiles);
+	cJSON_AddItemToObject(obj, "page_cache", page_cache_json(&sum, p->nfiles, r));
 	cJSON_AddItemToObject(obj, "block", block_json(p->blocks, p->nblocks));
 	return obj;
 }
@@ -360,19 +358,14 @@ static cJSON *totals_block(const struct run_result *r)
 
 static cJSON *totals_page_cache(const struct run_result *r)
 {
-	struct file_record *all = NULL;
-	size_t n = 0, k = 0;
-	cJSON *obj;
+	struct page_cache_sum sum = { .unused_exact = true };
+	size_t nfiles = 0;
 
-	for (size_t i = 0; i < r->nprocs; i++)
-		n += r->procs[i].nfiles;
-	all = calloc(n ? n : 1, sizeof(*all));
-	for (size_t i = 0; all && i < r->nprocs; i++)
-		for (size_t j = 0; j < r->procs[i].nfiles; j++)
-			all[k++] = r->procs[i].files[j];
-	obj = page_cache_json(all, k, r);
-	free(all);
-	return obj;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		page_cache_add(&sum, r->procs[i].files, r->procs[i].nfiles);
+		nfiles += r->procs[i].nfiles;
+	}
+	return page_cache_json(&sum, nfiles, r);
 }
 
 int report_json(FILE *out, const struct run_result *r)

@@ -305,37 +305,55 @@ fail:
 	return -1;
 }
 
-static bool traced_block_io_in_flight(struct tracer *t)
+/* Calls fn on every request in the kernel's in-flight table until fn returns true. */
+static void for_each_inflight(struct tracer *t,
+			      bool (*fn)(const struct block_rq_info *info, void *ctx), void *ctx)
 {
 	int fd = bpf_map__fd(t->skel->maps.block_inflight);
-	__u64 key, next;
 	struct block_rq_info info;
+	__u64 key, next;
 	void *prev = NULL;
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (!bpf_map_lookup_elem(fd, &key, &info) && info.charge != CHARGE_NONE)
-			return true;
+		if (!bpf_map_lookup_elem(fd, &key, &info) && fn(&info, ctx))
+			return;
 	}
+}
+
+static bool is_charged(const struct block_rq_info *info, void *found)
+{
+	*(bool *)found = info->charge != CHARGE_NONE;
+	return *(bool *)found;
+}
+
+static bool traced_block_io_in_flight(struct tracer *t)
+{
+	bool found = false;
+
+	for_each_inflight(t, is_charged, &found);
+	return found;
+}
+
+struct stale_count {
+	uint64_t before_ns, count;
+};
+
+static bool count_stale(const struct block_rq_info *info, void *ctx)
+{
+	struct stale_count *c = ctx;
+
+	c->count += info->start_ns < c->before_ns;
 	return false;
 }
 
 uint64_t tracer_count_stale_block(struct tracer *t, uint64_t now_ns, uint64_t age_ns)
 {
-	int fd = bpf_map__fd(t->skel->maps.block_inflight);
-	struct block_rq_info info;
-	__u64 key, next;
-	void *prev = NULL;
-	uint64_t stale = 0;
+	struct stale_count c = { .before_ns = now_ns - age_ns };
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (!bpf_map_lookup_elem(fd, &key, &info) && info.start_ns + age_ns < now_ns)
-			stale++;
-	}
-	return stale;
+	for_each_inflight(t, count_stale, &c);
+	return c.count;
 }
 
 void tracer_wait_block_idle(struct tracer *t, int max_ms)
@@ -532,38 +550,43 @@ int tracer_collect_files(struct tracer *t, struct file_record **out, size_t *n)
  * block layer went idle completed unseen (the kernel skips a tp_btf program nested in
  * itself): count them, without latencies, and say how many.
  */
+struct sweep {
+	struct tracer *t;
+	struct block_record *recs;
+	size_t *n;
+};
+
+static bool sweep_one(const struct block_rq_info *info, void *ctx)
+{
+	struct sweep *sw = ctx;
+	struct block_record *recs = sw->recs;
+	struct block_key k = { .tgid = info->tgid, .dev = info->dev, .op = info->op };
+	size_t i;
+
+	if (info->charge == CHARGE_NONE)
+		return false;
+	for (i = 0; i < *sw->n; i++)
+		if (!memcmp(&recs[i].key, &k, sizeof(k)))
+			break;
+	if (i == *sw->n) {
+		if (*sw->n == MAX_BLOCK_KEYS)
+			return false;
+		memset(&recs[i], 0, sizeof(recs[i]));
+		recs[i].key = k;
+		(*sw->n)++;
+	}
+	recs[i].st.requests++;
+	recs[i].st.bytes += info->bytes;
+	recs[i].st.size_hist[hist_bucket_of(info->bytes)]++;
+	sw->t->unseen_swept++;
+	return false;
+}
+
 static void sweep_unseen(struct tracer *t, struct block_record *recs, size_t *n)
 {
-	int fd = bpf_map__fd(t->skel->maps.block_inflight);
-	struct block_rq_info info;
-	__u64 key, next;
-	void *prev = NULL;
+	struct sweep sw = { .t = t, .recs = recs, .n = n };
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		struct block_key k;
-		size_t i;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &info) || info.charge == CHARGE_NONE)
-			continue;
-		k = (struct block_key){ .tgid = info.tgid, .dev = info.dev,
-					.op = info.op };
-		for (i = 0; i < *n; i++)
-			if (!memcmp(&recs[i].key, &k, sizeof(k)))
-				break;
-		if (i == *n) {
-			if (*n == MAX_BLOCK_KEYS)
-				continue;
-			memset(&recs[i], 0, sizeof(recs[i]));
-			recs[i].key = k;
-			(*n)++;
-		}
-		recs[i].st.requests++;
-		recs[i].st.bytes += info.bytes;
-		recs[i].st.size_hist[hist_bucket_of(info.bytes)]++;
-		t->unseen_swept++;
-	}
+	for_each_inflight(t, sweep_one, &sw);
 }
 
 int tracer_collect_blocks(struct tracer *t, struct block_record **out, size_t *n)
