@@ -79,15 +79,16 @@ SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(handle_writeback_dirty_folio, struct folio *folio, struct address_space *mapping)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct inode *host = mapping ? mapping->host : NULL;
+	/* Probe reads, not field walks of the trusted argument: see UNTRUSTED in maps.bpf.h. */
+	struct inode *host = mapping ? BPF_CORE_READ(mapping, host) : NULL;
 	struct dirtier_info *known, who = { .tgid = chargeable_tgid(task) };
 	struct path_key key;
 
 	if (!who.tgid || !host)
 		return 0;
-	key.dev = host->i_sb->s_dev;
+	key.dev = BPF_CORE_READ(host, i_sb, s_dev);
 	key.pad = 0;
-	key.ino = host->i_ino;
+	key.ino = BPF_CORE_READ(host, i_ino);
 	known = bpf_map_lookup_elem(&dirtier, &key);
 	if (known && known->tgid == who.tgid)
 		return 0;

@@ -69,6 +69,17 @@ const volatile __u8 io_request_arg[IO_KINDS] __weak = {};
 __u64 slot_used[MAX_SLOTS / 64] __weak = {};
 __u64 drops[DROP_COUNTERS] __weak = {};
 
+/*
+ * A kernel pointer re-typed as "untrusted": loads through it (and through the pointers read
+ * from it) become fault-safe PROBE_MEM loads, with no helper call at run time; the call
+ * itself is rewritten into a register move by the verifier. Walking fields of a *trusted*
+ * tp_btf argument instead makes the verifier look up "<type>__safe_trusted"-style names by
+ * linear search over all of vmlinux's BTF at every such load, which was most of iotrace's
+ * start-up time.
+ */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#define UNTRUSTED(type, p) ((type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)))
+
 static __always_inline __u16 *slot_entry(__u32 tgid)
 {
 	__u32 key = tgid / 4;

@@ -388,6 +388,7 @@ static __always_inline void announce(struct inode *inode, struct file_ra_state *
 	struct file_stat *st;
 	__u32 idx;
 
+	inode = UNTRUSTED(struct inode, inode);
 	if (!task || !regular_file(inode) || !(t = thread_state(task)))
 		return;
 	t->pending = kind + 1;
@@ -446,6 +447,7 @@ int BPF_PROG(handle_page_cache_ra_order, struct inode *inode, unsigned long inde
 	struct thread_state *t;
 	__u32 kind;
 
+	inode = UNTRUSTED(struct inode, inode);
 	if (!task || !regular_file(inode) || !(t = thread_state(task)))
 		return 0;
 	/* No sync/async announcement: the mmap fault path's read-around. */
@@ -459,11 +461,13 @@ int BPF_PROG(handle_page_cache_ra_unbounded, struct inode *inode, unsigned long 
 	     unsigned long nr_to_read, unsigned long lookahead_size)
 {
 	struct task_struct *task = traced_task();
-	void *mapping = inode->i_mapping;
 	struct thread_state *t;
 	struct file_stat *st;
+	void *mapping;
 	__u32 idx;
 
+	inode = UNTRUSTED(struct inode, inode);
+	mapping = inode->i_mapping;
 	if (!task || !regular_file(inode) || !(t = thread_state(task)))
 		return 0;
 	if (t->win_active && t->mapping == mapping && index >= t->win_start &&
@@ -492,14 +496,17 @@ SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
 {
 	struct task_struct *task = traced_task();
-	struct address_space *mapping = folio->mapping;
-	struct inode *host = mapping_host(mapping);
+	struct address_space *mapping;
+	struct inode *host;
 	__u64 first, end, pages;
 	struct thread_state *t;
 	struct file_stat *st;
 	__u32 idx, n;
 	bool ra;
 
+	folio = UNTRUSTED(struct folio, folio);
+	mapping = folio->mapping;
+	host = mapping_host(mapping);
 	if (!task || !regular_file(host) || !(t = thread_state(task)))
 		return 0;
 	st = file_stat_of(task, t, host, &idx);
@@ -552,7 +559,7 @@ int BPF_PROG(handle_mm_filemap_get_pages, struct address_space *mapping, unsigne
 	     unsigned long last_index)
 {
 	struct task_struct *task = traced_task();
-	struct inode *host = mapping_host(mapping);
+	struct inode *host = mapping_host(UNTRUSTED(struct address_space, mapping));
 	struct thread_state *t;
 	struct file_stat *st;
 	__u64 last, miss = 0, ra_miss = 0, o;
@@ -602,7 +609,7 @@ SEC("tp_btf/mm_filemap_fault")
 int BPF_PROG(handle_mm_filemap_fault, struct address_space *mapping, unsigned long index)
 {
 	struct task_struct *task = traced_task();
-	struct inode *host = mapping_host(mapping);
+	struct inode *host = mapping_host(UNTRUSTED(struct address_space, mapping));
 	struct thread_state *t;
 	struct file_stat *st;
 	__u32 idx;
@@ -628,7 +635,7 @@ int BPF_PROG(handle_mm_filemap_map_pages, struct address_space *mapping, unsigne
 	     unsigned long end)
 {
 	struct task_struct *task = traced_task();
-	struct inode *host = mapping_host(mapping);
+	struct inode *host = mapping_host(UNTRUSTED(struct address_space, mapping));
 	struct thread_state *t = NULL;
 	struct file_stat *st;
 	__u64 last;
@@ -655,7 +662,7 @@ int BPF_PROG(handle_iomap_dio_rw_begin, struct kiocb *iocb, struct iov_iter *ite
 	     unsigned int dio_flags, size_t done_before)
 {
 	struct task_struct *task = traced_task();
-	struct inode *inode = iocb->ki_filp->f_inode;
+	struct inode *inode = UNTRUSTED(struct kiocb, iocb)->ki_filp->f_inode;
 	__u64 bytes = iter->count;
 	struct thread_state *t = NULL;
 	struct file_stat *st;

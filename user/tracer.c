@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -40,10 +41,19 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static void report_failure(const char *what, int err)
 {
 	err = err < 0 ? -err : err;
-	if (err == EPERM || err == EACCES) {
+	/* As root, EACCES is the verifier refusing a program, not a missing privilege. */
+	if (err == EPERM || (err == EACCES && geteuid() != 0)) {
 		fprintf(stderr, "iotrace: need root (CAP_BPF and CAP_PERFMON) to %s\n", what);
 		return;
 	}
@@ -265,6 +275,8 @@ int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_
 		fprintf(stderr, "iotrace: --max-procs is at most %d\n", MAX_SLOTS - 2);
 		return -1;
 	}
+	double t_load = now_ms(), t_attach;
+
 	err = open_and_load(t, cfg, false);
 	/* A kernel without some tracepoint fails the load: find which, switch them off, retry. */
 	if (err && err != -EPERM && err != -EACCES) {
@@ -294,11 +306,15 @@ int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_
 		report_failure("create the event ring buffer", err);
 		goto fail;
 	}
+	t_attach = now_ms();
 	err = iotrace_bpf__attach(t->skel);
 	if (err) {
 		report_failure("attach the BPF programs", err);
 		goto fail;
 	}
+	if (cfg->verbose)
+		fprintf(stderr, "iotrace: BPF open+load %.1f ms, attach %.1f ms\n",
+			t_attach - t_load, now_ms() - t_attach);
 	return 0;
 fail:
 	tracer_close(t);
