@@ -18,7 +18,7 @@ CFLAGS += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP
 USER_CFLAGS := $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -DIOTRACE_VERSION='"$(VERSION)"'
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX_H)) -Ibpf \
 	-Wall -Wno-unused-function -MMD -MP
-LIBS := -lbpf -lelf -lz -lcjson -lseccomp
+LIBS := -lbpf -lelf -lz -lcjson -lseccomp -lmicrohttpd
 
 # Kernel programs linked into the tracer's one skeleton, one concern per file.
 TRACER_BPF := bpf/proc.bpf.c bpf/syscalls.bpf.c bpf/pagecache.bpf.c bpf/block.bpf.c

@@ -72,7 +72,10 @@ static __always_inline __u32 chargeable_tgid(struct task_struct *task)
 	if (snoop)
 		return task->flags & PF_KTHREAD ? 0 : task->tgid;
 	entry = slot_entry(task->tgid);
-	return entry && *entry && !(*entry & SLOT_PENDING) ? task->tgid : 0;
+	if (!entry || !*entry || (*entry & SLOT_PENDING))
+		return 0;
+	/* serve charges labels: the "tgid" of block keys is then the label's slot. */
+	return serve ? *entry : task->tgid;
 }
 
 SEC("tp_btf/writeback_dirty_folio")

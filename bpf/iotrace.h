@@ -24,8 +24,18 @@
 #define OVERFLOW_SLOT 1
 /* Set in a proc_slot entry until the task's first execve: nothing before it is counted. */
 #define SLOT_PENDING 0x8000
+/* serve: a process outside every -c cgroup (the PENDING bit makes all hooks skip it). */
+#define SLOT_NONE 0xFFFF
+/* serve: at most this many -c cgroups. */
+#define MAX_CGROUP_FILTERS 8
 
 #define COMM_LEN 16
+
+/* serve: what a slot stands for; comm is all zeros unless --comm. */
+struct label_key {
+	__u64 cgroup; /* cgroup v2 id: the -c cgroup containing the process, or its own */
+	char comm[COMM_LEN];
+};
 #define ARGS_LEN 256
 
 /* The read/write family, whose sizes and latencies get histograms. */

@@ -65,6 +65,19 @@ const volatile __u32 nr_clone3 __weak = 0;
 const volatile __u8 io_kind_of[MAX_SYSCALLS] __weak = {};
 const volatile __u8 io_request_arg[IO_KINDS] __weak = {};
 
+/*
+ * serve: slots stand for labels (cgroup, and comm with --comm) instead of processes, every
+ * process on the machine is counted under its label, and slots are never recycled.
+ */
+const volatile bool serve __weak = false;
+const volatile bool label_comm __weak = false;
+const volatile __u32 nr_cgroup_filters __weak = 0;
+const volatile __u64 cgroup_filter_id[MAX_CGROUP_FILTERS] __weak = {};
+const volatile __u32 cgroup_filter_level[MAX_CGROUP_FILTERS] __weak = {};
+
+/* serve (bpf/proc.bpf.c): labels the current process tgid and returns its slot. */
+int serve_label_slot(__u32 tgid, __u64 comm_addr);
+
 /* Allocation bitmap of slots; the loader frees a slot after harvesting its counters. */
 __u64 slot_used[MAX_SLOTS / 64] __weak = {};
 __u64 drops[DROP_COUNTERS] __weak = {};

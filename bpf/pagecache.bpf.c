@@ -220,8 +220,16 @@ static __always_inline struct file_stat *file_stat_lookup(struct task_struct *ta
 	int idx;
 
 	/* Global functions take scalars only: copy the pointer's value out as a number. */
+	__u32 owner = task->tgid;
+
+	if (serve) {
+		/* serve keeps files per label: the owner is the process's slot. */
+		__u16 *entry = slot_entry(task->tgid);
+
+		owner = entry ? *entry : 0;
+	}
 	bpf_probe_read_kernel(&addr, sizeof(addr), &inode);
-	idx = file_index_of(task->tgid, inode->i_sb->s_dev, inode->i_ino, addr);
+	idx = file_index_of(owner, inode->i_sb->s_dev, inode->i_ino, addr);
 
 	if (idx < 0)
 		return NULL;

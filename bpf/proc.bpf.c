@@ -60,6 +60,68 @@ static __u32 alloc_slot(void)
 	return OVERFLOW_SLOT;
 }
 
+/* serve: label -> slot. A label keeps its slot (and its counters) for the whole run. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_SLOTS);
+	__type(key, struct label_key);
+	__type(value, __u32);
+} label_slots SEC(".maps");
+
+/*
+ * serve: the slot of the current task's label, recorded as tgid's proc_slot entry. comm_addr
+ * is the kernel address of a new name (task_rename), or 0 for the current one. Global, so
+ * the verifier checks it once, and with scalar arguments only.
+ */
+__noinline int serve_label_slot(__u32 tgid, __u64 comm_addr)
+{
+	struct label_key key = {};
+	__u16 *entry = slot_entry(tgid);
+	__u32 *found, slot;
+
+	if (!entry)
+		return SLOT_NONE;
+	if (nr_cgroup_filters) {
+		/* The label is the -c cgroup the process is in (at any depth below it). */
+		for (int i = 0; i < MAX_CGROUP_FILTERS; i++) {
+			if (i >= nr_cgroup_filters)
+				break;
+			if (bpf_get_current_ancestor_cgroup_id(cgroup_filter_level[i]) ==
+			    cgroup_filter_id[i]) {
+				key.cgroup = cgroup_filter_id[i];
+				break;
+			}
+		}
+		if (!key.cgroup) {
+			*entry = SLOT_NONE;
+			return SLOT_NONE;
+		}
+	} else {
+		key.cgroup = bpf_get_current_cgroup_id();
+	}
+	if (label_comm) {
+		if (comm_addr)
+			bpf_probe_read_kernel_str(key.comm, sizeof(key.comm), (void *)comm_addr);
+		else
+			bpf_get_current_comm(key.comm, sizeof(key.comm));
+	}
+	found = bpf_map_lookup_elem(&label_slots, &key);
+	if (found) {
+		*entry = *found;
+		return *found;
+	}
+	slot = alloc_slot();
+	if (slot != OVERFLOW_SLOT && bpf_map_update_elem(&label_slots, &key, &slot, BPF_NOEXIST)) {
+		/* Another CPU labelled it first (use its slot and give ours back), or the map is full. */
+		found = bpf_map_lookup_elem(&label_slots, &key);
+		__sync_fetch_and_and(&slot_used[(slot / 64) & (MAX_SLOTS / 64 - 1)],
+				     ~(1ULL << (slot % 64)));
+		slot = found ? *found : OVERFLOW_SLOT;
+	}
+	*entry = slot;
+	return slot;
+}
+
 static __always_inline struct iot_proc_event *reserve_event(__u32 kind, struct task_struct *task,
 							__u32 slot)
 {
@@ -90,6 +152,11 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	/* A new thread joins its process's tgid, which is already traced or not. */
 	if (child->pid != child->tgid)
 		return 0;
+	if (serve) {
+		/* This runs in the parent: same cgroup and, until an exec, the same name. */
+		serve_label_slot(child->tgid, 0);
+		return 0;
+	}
 	parent_slot = slot_entry(parent->tgid);
 	if (!parent_slot || !*parent_slot || (*parent_slot & SLOT_PENDING))
 		return 0;
@@ -113,6 +180,14 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	unsigned long start, end;
 	__u32 len;
 
+	if (serve) {
+		/*
+		 * Runs in the task, named after its new image already, and in the cgroup it
+		 * was moved to since its fork (how services start): label it afresh.
+		 */
+		serve_label_slot(p->tgid, 0);
+		return 0;
+	}
 	/* A pending slot is the command's own execve, which is just completing. */
 	if (!entry || !*entry)
 		return 0;
@@ -137,6 +212,13 @@ int BPF_PROG(handle_task_rename, struct task_struct *task, const char *comm)
 	__u16 *entry = slot_entry(task->tgid);
 	struct iot_proc_event *e;
 
+	if (serve) {
+		/* A rename from another task (/proc/PID/comm) keeps the old label. */
+		if (label_comm && task->pid == task->tgid &&
+		    task->tgid == bpf_get_current_pid_tgid() >> 32 && entry && *entry)
+			serve_label_slot(task->tgid, (__u64)comm);
+		return 0;
+	}
 	/* exec renames too, just before its own event, which carries the same name. */
 	if (!entry || !*entry || (*entry & SLOT_PENDING) || task->pid != task->tgid)
 		return 0;
@@ -163,6 +245,8 @@ int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
 		return 0;
 	slot = *entry & ~SLOT_PENDING;
 	*entry = 0;
+	if (serve)
+		return 0;
 	e = reserve_event(EV_EXIT, p, slot);
 	if (!e)
 		return 0;

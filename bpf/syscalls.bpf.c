@@ -136,7 +136,13 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	long id;
 
 	slot = current_slot(task, &entry);
-	if (!slot)
+	if (!slot) {
+		/* serve: a process that was running before iotrace gets its label now. */
+		if (!serve)
+			return 0;
+		slot = serve_label_slot(task->tgid, 0);
+	}
+	if (serve && slot == SLOT_NONE)
 		return 0;
 	id = regs->orig_ax;
 	/*

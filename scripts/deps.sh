@@ -7,9 +7,11 @@ set -euo pipefail
 PKGS=(
 	# build: BPF compiler, skeleton generator, libbpf and its dependencies
 	clang llvm make gcc pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
-	libcjson-dev libseccomp-dev
+	libcjson-dev libseccomp-dev libmicrohttpd-dev
 	# tests and references
 	strace util-linux coreutils python3 python3-pytest
+	# Prometheus export: promtool checks the format, a real server scrapes `iotrace serve`
+	prometheus
 	# benchmarks and experiments
 	bpftrace fio linux-perf python3-matplotlib time
 )

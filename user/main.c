@@ -2,7 +2,9 @@
 /* iotrace: the whole I/O story of a command. Option parsing and dispatch only. */
 #include <argp.h>
 #include <errno.h>
+#include <libgen.h>
 #include <limits.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "snoop.h"
 #include "util.h"
 #include "compare.h"
+#include "serve.h"
 
 const char *argp_program_version = "iotrace " IOTRACE_VERSION;
 const char *argp_program_bug_address = "the project's issue tracker";
@@ -29,6 +32,10 @@ static const char doc[] =
 	"        the same numbers as JSON (schema in docs/json.md)\n"
 	"  sudo iotrace --no-time -- ./workloads/copy -b 1 in out\n"
 	"        counts, errors and sizes only: the cheapest trace\n"
+	"  sudo iotrace --prom-file /var/lib/node_exporter/textfile/job.prom -- ./job\n"
+	"        also the totals as Prometheus metrics, for node_exporter's textfile collector\n"
+	"  sudo iotrace serve --listen 127.0.0.1:9435 --comm\n"
+	"        every process, counted by cgroup and name, on /metrics (iotrace serve --help)\n"
 	"  sudo iotrace -p 1234\n"
 	"        attach to a running process and its future children until it exits or Ctrl-C\n"
 	"  sudo iotrace --sync -- cp big /mnt/usb/\n"
@@ -43,7 +50,7 @@ static const char doc[] =
 
 static const char args_doc[] = "[--] CMD [ARGS...]";
 
-enum { OPT_MAX_PROCS = 0x100, OPT_JSON, OPT_SYNC };
+enum { OPT_MAX_PROCS = 0x100, OPT_JSON, OPT_SYNC, OPT_PROM_FILE };
 
 static const struct argp_option opts[] = {
 	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of stderr", 0 },
@@ -58,6 +65,9 @@ static const struct argp_option opts[] = {
 	{ "sync", OPT_SYNC, NULL, 0,
 	  "When the command ends, flush dirty data (sync) before the report, so its writeback "
 	  "is counted", 0 },
+	{ "prom-file", OPT_PROM_FILE, "PATH", 0,
+	  "Also write the totals in Prometheus text format to PATH, atomically (for "
+	  "node_exporter's textfile collector; metrics in docs/prometheus.md)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
 	{},
 };
@@ -76,6 +86,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SYNC:
 		o->sync = true;
+		break;
+	case OPT_PROM_FILE:
+		if (!*arg)
+			argp_failure(state, 1, 0, "--prom-file needs a path");
+		o->prom_file = arg;
 		break;
 	case 'T':
 		o->timing = false;
@@ -123,6 +138,20 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* --prom-file's directory must take the temporary file: fail before the command runs. */
+static int prom_dir_check(const char *path)
+{
+	char *copy = strdup(path);
+	const char *dir = copy ? dirname(copy) : ".";
+	int err = access(dir, W_OK | X_OK);
+
+	if (err)
+		fprintf(stderr, "iotrace: cannot write %s: directory %s: %s\n", path, dir,
+			strerror(errno));
+	free(copy);
+	return err;
+}
+
 /* The shell's convention for the status of a command that ended by a signal. */
 static int exit_code_of(const struct run_result *r)
 {
@@ -147,6 +176,8 @@ int main(int argc, char **argv)
 		return snoop_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "compare"))
 		return compare_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "serve"))
+		return serve_main(argc - 1, argv + 1);
 	/* argp names the program by argv[0]; error lines should start with "iotrace: ". */
 	argv[0] = "iotrace";
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o);
@@ -158,6 +189,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (o.prom_file && prom_dir_check(o.prom_file))
+		return 1;
 	status = run_trace(&o, &r);
 	if (status) {
 		if (out != stderr)
@@ -173,6 +206,10 @@ int main(int argc, char **argv)
 	else
 		report_text(out, &r, &o);
 	status = exit_code_of(&r);
+	if (o.prom_file && report_prom_file(o.prom_file, &r)) {
+		fprintf(stderr, "iotrace: writing %s: %s\n", o.prom_file, strerror(errno));
+		status = 1;
+	}
 	run_result_free(&r);
 	if (out != stderr && fclose(out)) {
 		fprintf(stderr, "iotrace: writing %s: %s\n", o.output, strerror(errno));

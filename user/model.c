@@ -5,6 +5,7 @@
 #include <string.h>
 #include "hist.h"
 #include "model.h"
+#include "syscall_table.h"
 
 void dense_reset(struct dense_profile *d)
 {
@@ -152,6 +153,19 @@ const char *advice_name(uint32_t advice, char *buf, size_t len)
 	return advice ? buf : NULL;
 }
 
+const char *const drop_names[DROP_COUNTERS] = {
+	[DROP_RINGBUF] = "ringbuf_events",
+	[DROP_SLOTS] = "overflow_processes",
+	[DROP_UNTIMED] = "untimed_calls",
+	[DROP_FILES] = "files",
+	[DROP_CHUNKS] = "page_chunks",
+	[DROP_PATHS] = "paths",
+	[DROP_BLOCK_INFLIGHT] = "block_inflight",
+	[DROP_BLOCK_KEYS] = "block_keys",
+	[DROP_BLOCK_EVENTS] = "block_events",
+	[DROP_BLOCK_UNSEEN] = "block_completions_unseen",
+};
+
 const char *const block_op_names[BLOCK_OPS] = {
 	[BOP_READ] = "read", [BOP_WRITE] = "write", [BOP_FLUSH] = "flush",
 	[BOP_DISCARD] = "discard", [BOP_OTHER] = "other",
@@ -175,5 +189,18 @@ void block_stat_add(struct block_stat *dst, const struct block_stat *src)
 		dst->size_hist[b] += src->size_hist[b];
 		dst->lat_hist[b] += src->lat_hist[b];
 		dst->qlat_hist[b] += src->qlat_hist[b];
+	}
+}
+
+void dense_finish_io(struct dense_profile *d)
+{
+	for (int k = 1; k < IO_KINDS; k++) {
+		int nr = io_kind_nr(k);
+
+		if (nr < 0 || !d->sc[nr].calls)
+			continue;
+		d->io_used[k] = true;
+		d->io[k].calls = d->sc[nr].calls;
+		d->io[k].errors = d->sc[nr].errors;
 	}
 }

@@ -103,6 +103,8 @@ struct dense_profile {
 void dense_reset(struct dense_profile *d);
 void dense_add_io(struct io_summary *dst, const struct io_summary *src);
 void dense_add(struct dense_profile *d, const struct profile *p);
+/* After summing raw kernel counters: marks the I/O kinds called, with their call counts. */
+void dense_finish_io(struct dense_profile *d);
 /* Compacts d into out (rows sorted by syscall number); out must be empty. */
 int dense_to_profile(const struct dense_profile *d, struct profile *out);
 void profile_free(struct profile *p);
@@ -117,6 +119,8 @@ void page_cache_add(struct page_cache_sum *sum, const struct file_record *files,
 const char *advice_name(uint32_t advice, char *buf, size_t len);
 extern const char *const ra_kind_names[RA_KINDS];
 extern const char *const block_op_names[BLOCK_OPS];
+/* Names of the drop counters, as in JSON's "drops" and Prometheus' reason label. */
+extern const char *const drop_names[DROP_COUNTERS];
 /* Adds src into dst (same key assumed by the caller). */
 void block_stat_add(struct block_stat *dst, const struct block_stat *src);
 uint64_t profile_calls(const struct profile *p);

@@ -17,6 +17,7 @@ struct options {
 	bool verbose;
 	bool sync; /* --sync */
 	const char *user; /* -u: run CMD as this user */
+	const char *prom_file; /* --prom-file: Prometheus text format, written atomically */
 	uint32_t max_procs;
 };
 

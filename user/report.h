@@ -9,6 +9,8 @@
 
 void report_text(FILE *out, const struct run_result *r, const struct options *o);
 int report_json(FILE *out, const struct run_result *r);
+/* Prometheus text format, labelled by comm, written atomically to path; -1 with errno. */
+int report_prom_file(const char *path, const struct run_result *r);
 /* "exit 3", "killed by SIGKILL", or "exit unknown". */
 void format_exit(char *buf, size_t len, bool known, int status);
 

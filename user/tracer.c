@@ -98,6 +98,9 @@ static void *map_mmap(struct bpf_map *map, size_t *len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* serve: labels (cgroup, comm) at once; ~21 KiB of counters per label and CPU. */
+#define SERVE_SLOTS 256
+
 static uint32_t default_slots(uint32_t ncpus)
 {
 	/* Counters cost ncpus * slots * ~21 KiB of kernel memory; keep it near 6 MiB. */
@@ -230,6 +233,15 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 	/* Without timing nothing needs sys_enter: calls are counted when they return. */
 	if (!cfg->timing)
 		bpf_program__set_autoload(s->progs.handle_sys_enter, false);
+	if (cfg->serve) {
+		s->rodata->serve = true;
+		s->rodata->label_comm = cfg->label_comm;
+		s->rodata->nr_cgroup_filters = cfg->ncgroups;
+		for (uint32_t i = 0; i < cfg->ncgroups && i < MAX_CGROUP_FILTERS; i++) {
+			s->rodata->cgroup_filter_id[i] = cfg->cgroup_id[i];
+			s->rodata->cgroup_filter_level[i] = cfg->cgroup_level[i];
+		}
+	}
 	if (cfg->snoop)
 		configure_snoop(s, cfg);
 	else
@@ -270,7 +282,8 @@ int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_
 		return -1;
 	}
 	t->ncpus = err;
-	t->nr_slots = cfg->max_procs ? cfg->max_procs + OVERFLOW_SLOT + 1 : default_slots(t->ncpus);
+	t->nr_slots = cfg->max_procs ? cfg->max_procs + OVERFLOW_SLOT + 1
+		      : cfg->serve ? SERVE_SLOTS : default_slots(t->ncpus);
 	if (t->nr_slots > MAX_SLOTS) {
 		fprintf(stderr, "iotrace: --max-procs is at most %d\n", MAX_SLOTS - 2);
 		return -1;
@@ -319,6 +332,29 @@ int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_
 fail:
 	tracer_close(t);
 	return -1;
+}
+
+void tracer_exclude(struct tracer *t, pid_t tgid)
+{
+	if ((uint32_t)tgid < t->pid_max)
+		t->proc_slot[tgid] = SLOT_NONE;
+}
+
+int tracer_for_each_label(struct tracer *t,
+			  void (*fn)(const struct label_key *key, uint32_t slot, void *ctx), void *ctx)
+{
+	int fd = bpf_map__fd(t->skel->maps.label_slots);
+	struct label_key key, next;
+	void *prev = NULL;
+	uint32_t slot;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!bpf_map_lookup_elem(fd, &key, &slot))
+			fn(&key, slot, ctx);
+	}
+	return 0;
 }
 
 /* Calls fn on every request in the kernel's in-flight table until fn returns true. */
@@ -446,6 +482,13 @@ int tracer_harvest(struct tracer *t, uint32_t slot, struct profile *out)
 	struct dense_profile *d = &t->scratch;
 
 	dense_reset(d);
+	tracer_add_slot(t, slot, d, true);
+	dense_finish_io(d);
+	return dense_to_profile(d, out);
+}
+
+void tracer_add_slot(struct tracer *t, uint32_t slot, struct dense_profile *d, bool take)
+{
 	for (uint32_t cpu = 0; cpu < t->ncpus; cpu++) {
 		size_t base = (size_t)(cpu * t->nr_slots + slot);
 		struct syscall_stat *sc = &t->sc[base * MAX_SYSCALLS];
@@ -458,19 +501,11 @@ int tracer_harvest(struct tracer *t, uint32_t slot, struct profile *out)
 		}
 		for (int k = 1; k < IO_KINDS; k++)
 			add_io_stat(&d->io[k], &io[k]);
+		if (!take)
+			continue;
 		memset(sc, 0, MAX_SYSCALLS * sizeof(*sc));
 		memset(io, 0, IO_KINDS * sizeof(*io));
 	}
-	for (int k = 1; k < IO_KINDS; k++) {
-		int nr = io_kind_nr(k);
-
-		if (nr < 0 || !d->sc[nr].calls)
-			continue;
-		d->io_used[k] = true;
-		d->io[k].calls = d->sc[nr].calls;
-		d->io[k].errors = d->sc[nr].errors;
-	}
-	return dense_to_profile(d, out);
 }
 
 void tracer_release_slot(struct tracer *t, uint32_t slot)

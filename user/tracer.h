@@ -16,6 +16,12 @@ struct tracer_config {
 	bool snoop;
 	uint32_t snoop_tgid, snoop_dev;
 	uint64_t snoop_cgroup;
+	/* Serve mode: every process counted under a label (cgroup, + comm with label_comm). */
+	bool serve;
+	bool label_comm;
+	uint32_t ncgroups;                       /* -c filters; 0 = label by own cgroup */
+	uint64_t cgroup_id[MAX_CGROUP_FILTERS];  /* cgroup v2 ids (inode numbers) */
+	uint32_t cgroup_level[MAX_CGROUP_FILTERS]; /* depth below the root */
 };
 
 struct tracer {
@@ -52,7 +58,11 @@ uint32_t tracer_claim_slot(struct tracer *t);
 int tracer_watch(struct tracer *t, pid_t tgid, uint32_t slot, bool pending);
 /* Sums slot's counters over CPUs into out (reset first) and zeroes them in the kernel. */
 int tracer_harvest(struct tracer *t, uint32_t slot, struct profile *out);
+/* Adds slot's counters, summed over CPUs, into d; take: zero them in the kernel too. */
+void tracer_add_slot(struct tracer *t, uint32_t slot, struct dense_profile *d, bool take);
 void tracer_release_slot(struct tracer *t, uint32_t slot);
+/* serve: never count tgid (iotrace itself). */
+void tracer_exclude(struct tracer *t, pid_t tgid);
 /* Slots the kernel still holds (besides 0 and the overflow slot). */
 bool tracer_slot_in_use(struct tracer *t, uint32_t slot);
 void tracer_read_drops(struct tracer *t, uint64_t *drops);
@@ -61,6 +71,9 @@ void tracer_read_drops(struct tracer *t, uint64_t *drops);
  * bitmaps and path set to the file's path inside its filesystem ("dir/file"), or NULL.
  */
 int tracer_collect_files(struct tracer *t, struct file_record **out, size_t *n);
+/* serve: calls fn for every label (cgroup id, comm or "") and its slot. */
+int tracer_for_each_label(struct tracer *t,
+			  void (*fn)(const struct label_key *key, uint32_t slot, void *ctx), void *ctx);
 /* Every (process, disk, op) block record; tgid 0 is I/O not charged to a traced process. */
 int tracer_collect_blocks(struct tracer *t, struct block_record **out, size_t *n);
 int tracer_events_fd(struct tracer *t);

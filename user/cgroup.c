@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <mntent.h>
+#include <linux/magic.h>
+#include "cgroup.h"
+
+const char *cgroup_root(void)
+{
+	static char root[PATH_MAX];
+	struct mntent *m;
+	FILE *f;
+
+	if (root[0])
+		return root;
+	/* Usually /sys/fs/cgroup; /sys/fs/cgroup/unified on hybrid (v1 + v2) systems. */
+	f = setmntent("/proc/self/mounts", "r");
+	while (f && (m = getmntent(f)))
+		if (!strcmp(m->mnt_type, "cgroup2")) {
+			snprintf(root, sizeof(root), "%s", m->mnt_dir);
+			break;
+		}
+	if (f)
+		endmntent(f);
+	return root[0] ? root : NULL;
+}
+
+int cgroup_resolve(const char *arg, struct cgroup_ref *out, char *why, size_t why_len)
+{
+	const char *root = cgroup_root(), *rel;
+	char full[PATH_MAX * 2], real[PATH_MAX];
+	struct statfs sfs;
+	struct stat st;
+	size_t root_len;
+
+	if (!root) {
+		snprintf(why, why_len, "no cgroup v2 filesystem is mounted");
+		return -1;
+	}
+	root_len = strlen(root);
+	if (!strncmp(arg, root, root_len) && (!arg[root_len] || arg[root_len] == '/'))
+		snprintf(full, sizeof(full), "%s", arg);
+	else
+		snprintf(full, sizeof(full), "%s/%s", root, arg + strspn(arg, "/"));
+	if (!realpath(full, real)) {
+		snprintf(why, why_len, "%s", strerror(errno));
+		return -1;
+	}
+	if (statfs(real, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC ||
+	    strncmp(real, root, root_len) || (real[root_len] && real[root_len] != '/')) {
+		snprintf(why, why_len, "not a directory of the cgroup v2 tree at %s", root);
+		return -1;
+	}
+	if (stat(real, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(why, why_len, "not a cgroup directory");
+		return -1;
+	}
+	rel = real[root_len] ? real + root_len : "/";
+	out->id = st.st_ino;
+	out->level = 0;
+	/* "/a/b": one level per slash that starts a name. */
+	for (const char *c = rel; *c; c++)
+		out->level += *c == '/' && c[1];
+	if (strlen(rel) >= sizeof(out->path)) {
+		snprintf(why, why_len, "path too long");
+		return -1;
+	}
+	memcpy(out->path, rel, strlen(rel) + 1);
+	return 0;
+}
+
+/* id -> path cache, refilled by a walk of the whole tree. */
+struct cg_entry {
+	uint64_t id;
+	char *path;
+};
+
+static struct cg_entry *cache;
+static size_t ncache, cap;
+static int rescan_allowed = 1;
+
+static int add_entry(const char *fpath, const struct stat *sb, int type, struct FTW *ftw)
+{
+	const char *rel = fpath + strlen(cgroup_root());
+	struct cg_entry *e;
+
+	if (type != FTW_D)
+		return 0;
+	if (ncache == cap) {
+		size_t ncap = cap ? cap * 2 : 256;
+
+		e = realloc(cache, ncap * sizeof(*e));
+		if (!e)
+			return 1;
+		cache = e;
+		cap = ncap;
+	}
+	e = &cache[ncache];
+	e->id = sb->st_ino;
+	e->path = strdup(*rel ? rel : "/");
+	if (!e->path)
+		return 1;
+	ncache++;
+	return 0;
+}
+
+static void rescan(void)
+{
+	for (size_t i = 0; i < ncache; i++)
+		free(cache[i].path);
+	ncache = 0;
+	if (cgroup_root())
+		nftw(cgroup_root(), add_entry, 16, FTW_PHYS | FTW_MOUNT);
+}
+
+void cgroup_rescan_allow(void)
+{
+	rescan_allowed = 1;
+}
+
+const char *cgroup_path_of(uint64_t id)
+{
+	static char gone[32];
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < ncache; i++)
+			if (cache[i].id == id)
+				return cache[i].path;
+		if (pass || !rescan_allowed)
+			break;
+		rescan_allowed = 0;
+		rescan();
+	}
+	snprintf(gone, sizeof(gone), "id:%llu", (unsigned long long)id);
+	return gone;
+}

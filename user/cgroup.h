@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* cgroup v2 paths and the ids BPF sees (a cgroup directory's inode number). */
+#ifndef IOTRACE_CGROUP_H
+#define IOTRACE_CGROUP_H
+
+#include <stdint.h>
+
+/* Mount point of the cgroup v2 hierarchy (the one BPF's cgroup ids come from), or NULL. */
+const char *cgroup_root(void);
+
+struct cgroup_ref {
+	uint64_t id;
+	uint32_t level; /* 0 for the root, 1 for its children, ... */
+	char path[512]; /* below cgroup_root(): "/" or "/system.slice/ssh.service" */
+};
+
+/*
+ * A cgroup named by its directory ("/sys/fs/cgroup/a/b") or by its path below the root
+ * ("/a/b" or "a/b"). Returns 0, or -1 with a reason
+ * in why (for a one-line error).
+ */
+int cgroup_resolve(const char *arg, struct cgroup_ref *out, char *why, size_t why_len);
+/* Path of a cgroup id below the root ("/a/b"), rescanning the tree at most once per call
+ * of cgroup_rescan_allow(); "id:N" for a cgroup that is gone. Not thread-safe. */
+const char *cgroup_path_of(uint64_t id);
+void cgroup_rescan_allow(void);
+
+#endif

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Run mode's --prom-file: the run's totals as Prometheus metrics, labelled by comm (the
+ * processes of one name summed), for node_exporter's textfile collector.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "prom.h"
+#include "report.h"
+
+struct comm_group {
+	char comm[COMM_LEN];
+	struct dense_profile d;
+	struct page_cache_sum pc;
+	bool pc_seen;
+};
+
+static struct comm_group *group_of(struct comm_group **groups, size_t *n, const char *comm)
+{
+	struct comm_group *g;
+
+	for (size_t i = 0; i < *n; i++)
+		if (!strncmp((*groups)[i].comm, comm, COMM_LEN))
+			return &(*groups)[i];
+	g = realloc(*groups, (*n + 1) * sizeof(*g));
+	if (!g)
+		return NULL;
+	*groups = g;
+	g = &g[(*n)++];
+	memset(g, 0, sizeof(*g));
+	dense_reset(&g->d);
+	g->pc.unused_exact = true;
+	strncpy(g->comm, comm, COMM_LEN - 1);
+	return g;
+}
+
+int report_prom_file(const char *path, const struct run_result *r)
+{
+	struct comm_group *groups = NULL, *g;
+	struct prom_group *pg = NULL;
+	struct prom_block *blocks = NULL;
+	size_t ngroups = 0, nblocks = 0;
+	int err = -1;
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct proc_record *p = &r->procs[i];
+
+		if (!(g = group_of(&groups, &ngroups, p->comm)))
+			goto out;
+		dense_add(&g->d, &p->prof);
+		page_cache_add(&g->pc, p->files, p->nfiles);
+		g->pc_seen |= p->nfiles > 0;
+	}
+	if (r->overflow_used) {
+		if (!(g = group_of(&groups, &ngroups, "(overflow)")))
+			goto out;
+		dense_add(&g->d, &r->overflow);
+	}
+	pg = calloc(ngroups ? ngroups : 1, sizeof(*pg));
+	if (!pg)
+		goto out;
+	for (size_t i = 0; i < ngroups; i++) {
+		pg[i].lab.comm = groups[i].comm;
+		pg[i].d = &groups[i].d;
+		pg[i].pc = groups[i].pc;
+		pg[i].pc_seen = groups[i].pc_seen;
+	}
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct proc_record *p = &r->procs[i];
+		struct prom_labels lab = { .comm = group_of(&groups, &ngroups, p->comm)->comm };
+
+		for (size_t j = 0; j < p->nblocks; j++)
+			if (prom_add_block(&blocks, &nblocks, lab, p->blocks[j].key.dev,
+					   p->blocks[j].key.op, &p->blocks[j].st))
+				goto out;
+	}
+	for (size_t j = 0; j < r->nother_blocks; j++)
+		if (prom_add_block(&blocks, &nblocks, (struct prom_labels){ 0 },
+				   r->other_blocks[j].key.dev, r->other_blocks[j].key.op,
+				   &r->other_blocks[j].st))
+			goto out;
+	struct prom_report rep = {
+		.groups = pg,
+		.ngroups = ngroups,
+		.blocks = blocks,
+		.nblocks = nblocks,
+		.drops = r->drops,
+		.timing = r->timing,
+		.page_cache_missing = r->page_cache_missing,
+		.direct_io_missing = r->direct_io_missing,
+	};
+	err = prom_write_file(path, &rep);
+out:
+	free(pg);
+	free(groups);
+	free(blocks);
+	return err;
+}

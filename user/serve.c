@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iotrace serve: every process on the machine counted in the kernel under a label (its
+ * cgroup, or the -c cgroup it is in, and with --comm its name), served as Prometheus
+ * metrics on /metrics. Labels never include a PID: a label's counters live as long as
+ * serve does, so every counter only grows, as Prometheus expects.
+ *
+ * HTTP is libmicrohttpd with its own polling thread, which also builds each response;
+ * the main thread only waits for SIGINT/SIGTERM, so the tracer is used by one thread.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <microhttpd.h>
+#include "cgroup.h"
+#include "prom.h"
+#include "serve.h"
+#include "syscall_table.h"
+#include "tracer.h"
+#include "util.h"
+
+#define DEFAULT_LISTEN "127.0.0.1:9435"
+#define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+struct serve_opts {
+	const char *listen;
+	struct tracer_config cfg;
+	struct cgroup_ref cgroups[MAX_CGROUP_FILTERS];
+};
+
+static const char doc[] =
+	"iotrace serve -- count every process's I/O in the kernel, by cgroup (and name), and "
+	"serve it as Prometheus metrics on http://LISTEN/metrics until SIGINT or SIGTERM.\n"
+	"\v"
+	"EXAMPLES:\n"
+	"  sudo iotrace serve\n"
+	"        every cgroup on 127.0.0.1:9435; scrape http://127.0.0.1:9435/metrics\n"
+	"  sudo iotrace serve -c system.slice/nginx.service -c user.slice --comm\n"
+	"        only those two cgroups (with everything below them), split by process name\n"
+	"\n"
+	"Labels are cgroup (a path below /sys/fs/cgroup), comm with --comm, and disk/op for "
+	"block I/O, never a PID. A process is labelled when it forks or execs (or, if it was "
+	"running before serve, at its first syscall); a move to another cgroup counts from its "
+	"next exec. Metrics are listed in docs/prometheus.md.";
+
+enum { OPT_LISTEN = 0x100, OPT_COMM, OPT_MAX_LABELS };
+
+static const struct argp_option opts[] = {
+	{ "listen", OPT_LISTEN, "ADDR:PORT", 0,
+	  "Address to serve on (default " DEFAULT_LISTEN "; [::1]:PORT for IPv6)", 0 },
+	{ "cgroup", 'c', "CGROUP", 0,
+	  "Only processes in this cgroup v2 (or below it), labelled with it; up to 8", 0 },
+	{ "comm", OPT_COMM, NULL, 0, "Label by process name (comm) too", 0 },
+	{ "no-time", 'T', NULL, 0, "Do not time syscalls (no latency metrics; cheaper)", 0 },
+	{ "max-labels", OPT_MAX_LABELS, "N", 0,
+	  "Distinct label sets with their own counters (default 254; more share one)", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct serve_opts *o = state->input;
+	unsigned long v;
+	char why[160];
+
+	switch (key) {
+	case OPT_LISTEN:
+		o->listen = arg;
+		break;
+	case 'c':
+		if (o->cfg.ncgroups == MAX_CGROUP_FILTERS)
+			argp_failure(state, 1, 0, "at most %d -c cgroups", MAX_CGROUP_FILTERS);
+		if (cgroup_resolve(arg, &o->cgroups[o->cfg.ncgroups], why, sizeof(why)))
+			argp_failure(state, 1, 0, "cgroup '%s': %s", arg, why);
+		o->cfg.cgroup_id[o->cfg.ncgroups] = o->cgroups[o->cfg.ncgroups].id;
+		o->cfg.cgroup_level[o->cfg.ncgroups] = o->cgroups[o->cfg.ncgroups].level;
+		o->cfg.ncgroups++;
+		break;
+	case OPT_COMM:
+		o->cfg.label_comm = true;
+		break;
+	case 'T':
+		o->cfg.timing = false;
+		break;
+	case OPT_MAX_LABELS:
+		if (parse_uint(arg, MAX_SLOTS - 2, &v))
+			argp_failure(state, 1, 0, "invalid --max-labels '%s': expected 1..%d", arg,
+				     MAX_SLOTS - 2);
+		o->cfg.max_procs = v;
+		break;
+	case 'v':
+		o->cfg.verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_failure(state, 1, 0, "unexpected argument '%s' (serve takes options only)", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* "ADDR:PORT" or "[V6ADDR]:PORT", numeric only (no DNS lookups for a listen address). */
+static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len)
+{
+	char host[256];
+	const char *port;
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,
+				  .ai_socktype = SOCK_STREAM },
+			*res;
+	unsigned long p;
+
+	if (s[0] == '[') {
+		const char *end = strchr(s, ']');
+
+		if (!end || end[1] != ':' || (size_t)(end - s - 1) >= sizeof(host))
+			return -1;
+		memcpy(host, s + 1, end - s - 1);
+		host[end - s - 1] = '\0';
+		port = end + 2;
+	} else {
+		const char *colon = strrchr(s, ':');
+
+		if (!colon || (size_t)(colon - s) >= sizeof(host) || strchr(s, ':') != colon)
+			return -1;
+		memcpy(host, s, colon - s);
+		host[colon - s] = '\0';
+		port = colon + 1;
+	}
+	if (parse_uint(port, 65535, &p) || getaddrinfo(host, port, &hints, &res))
+		return -1;
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* ---- building one scrape ---- */
+
+struct label {
+	uint32_t slot;
+	char *cgroup;
+	char comm[COMM_LEN];
+	struct dense_profile d;
+};
+
+struct scrape {
+	struct serve_ctx *ctx;
+	struct label *labels;
+	size_t nlabels;
+	bool failed;
+};
+
+struct serve_ctx {
+	struct tracer t;
+	struct serve_opts *o;
+};
+
+static const char *filter_path(const struct serve_opts *o, uint64_t id)
+{
+	for (uint32_t i = 0; i < o->cfg.ncgroups; i++)
+		if (o->cgroups[i].id == id)
+			return o->cgroups[i].path;
+	return cgroup_path_of(id);
+}
+
+static void add_label(const struct label_key *key, uint32_t slot, void *arg)
+{
+	struct scrape *s = arg;
+	struct label *l;
+
+	l = realloc(s->labels, (s->nlabels + 1) * sizeof(*l));
+	if (!l) {
+		s->failed = true;
+		return;
+	}
+	s->labels = l;
+	l = &l[s->nlabels++];
+	memset(l, 0, sizeof(*l));
+	l->slot = slot;
+	l->cgroup = strdup(filter_path(s->ctx->o, key->cgroup));
+	memcpy(l->comm, key->comm, COMM_LEN - 1);
+	if (!l->cgroup)
+		s->failed = true;
+}
+
+static struct label *label_of_slot(struct scrape *s, uint32_t slot)
+{
+	for (size_t i = 0; i < s->nlabels; i++)
+		if (s->labels[i].slot == slot)
+			return &s->labels[i];
+	return NULL;
+}
+
+static int add_overflow_label(struct scrape *s)
+{
+	struct label *l = realloc(s->labels, (s->nlabels + 1) * sizeof(*l));
+
+	if (!l)
+		return -1;
+	s->labels = l;
+	l = &l[s->nlabels++];
+	memset(l, 0, sizeof(*l));
+	l->slot = OVERFLOW_SLOT;
+	l->cgroup = strdup("(overflow)");
+	return l->cgroup ? 0 : -1;
+}
+
+/* The whole exposition, in a malloc'ed buffer; NULL on failure. */
+static char *render(struct serve_ctx *c, size_t *len)
+{
+	struct scrape s = { .ctx = c };
+	struct prom_group *groups = NULL;
+	struct prom_block *blocks = NULL;
+	struct file_record *files = NULL;
+	struct block_record *brecs = NULL;
+	size_t nfiles = 0, nbrecs = 0, nblocks = 0;
+	uint64_t drops[DROP_COUNTERS];
+	char *buf = NULL;
+	FILE *out = NULL;
+
+	cgroup_rescan_allow();
+	tracer_for_each_label(&c->t, add_label, &s);
+	if (s.failed || add_overflow_label(&s))
+		goto out;
+	groups = calloc(s.nlabels, sizeof(*groups));
+	if (!groups)
+		goto out;
+	for (size_t i = 0; i < s.nlabels; i++) {
+		struct label *l = &s.labels[i];
+
+		dense_reset(&l->d);
+		tracer_add_slot(&c->t, l->slot, &l->d, false);
+		dense_finish_io(&l->d);
+		groups[i].lab.cgroup = l->cgroup;
+		groups[i].lab.comm = c->o->cfg.label_comm ? l->comm : NULL;
+		groups[i].d = &l->d;
+		groups[i].pc.unused_exact = true;
+	}
+	if (!c->t.page_cache_missing && !tracer_collect_files(&c->t, &files, &nfiles)) {
+		for (size_t i = 0; i < nfiles; i++) {
+			struct label *l = label_of_slot(&s, files[i].st.key.tgid);
+
+			if (!l)
+				continue;
+			page_cache_add(&groups[l - s.labels].pc, &files[i], 1);
+			groups[l - s.labels].pc_seen = true;
+		}
+	}
+	if (!tracer_collect_blocks(&c->t, &brecs, &nbrecs)) {
+		for (size_t i = 0; i < nbrecs; i++) {
+			struct label *l = brecs[i].key.tgid ? label_of_slot(&s, brecs[i].key.tgid)
+							    : NULL;
+			struct prom_labels lab = { 0 };
+
+			if (l)
+				lab = groups[l - s.labels].lab;
+			if (prom_add_block(&blocks, &nblocks, lab, brecs[i].key.dev,
+					   brecs[i].key.op, &brecs[i].st))
+				goto out;
+		}
+	}
+	tracer_read_drops(&c->t, drops);
+	struct prom_report rep = {
+		.groups = groups,
+		.ngroups = s.nlabels,
+		.blocks = blocks,
+		.nblocks = nblocks,
+		.drops = drops,
+		.timing = c->o->cfg.timing,
+		.page_cache_missing = c->t.page_cache_missing,
+		.direct_io_missing = c->t.direct_io_missing,
+	};
+	out = open_memstream(&buf, len);
+	if (!out)
+		goto out;
+	if (prom_write(out, &rep)) {
+		fclose(out);
+		free(buf);
+		buf = NULL;
+		out = NULL;
+		goto out;
+	}
+	fclose(out);
+out:
+	for (size_t i = 0; i < nfiles; i++)
+		free(files[i].path);
+	free(files);
+	free(brecs);
+	free(blocks);
+	free(groups);
+	for (size_t i = 0; i < s.nlabels; i++)
+		free(s.labels[i].cgroup);
+	free(s.labels);
+	return buf;
+}
+
+/* ---- HTTP ---- */
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code, const char *text,
+			     const char *type)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(conn, code, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_size, void **req_state)
+{
+	static int seen;
+	struct serve_ctx *c = cls;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	size_t len;
+	char *body;
+
+	/* First call: headers only. Bodies (nobody should send one) are read and dropped. */
+	if (!*req_state) {
+		*req_state = &seen;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n",
+			     "text/plain");
+	if (!strcmp(url, "/"))
+		return reply(conn, MHD_HTTP_OK,
+			     "<html><body><h1>iotrace serve</h1>"
+			     "<p><a href=\"/metrics\">/metrics</a></p></body></html>\n",
+			     "text/html");
+	if (strcmp(url, "/metrics"))
+		return reply(conn, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n", "text/plain");
+	body = render(c, &len);
+	if (!body)
+		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n", "text/plain");
+	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
+	ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* serve's kernel side sends no process events; the ring buffer stays empty. */
+static int no_events(void *ctx, void *data, size_t size)
+{
+	return 0;
+}
+
+int serve_main(int argc, char **argv)
+{
+	struct serve_opts o = { .listen = DEFAULT_LISTEN, .cfg = { .timing = true, .serve = true } };
+	const struct argp argp = { opts, parse_opt, NULL, doc, NULL, NULL, NULL };
+	struct serve_ctx c = { .o = &o };
+	struct sockaddr_storage ss;
+	struct signalfd_siginfo si;
+	struct MHD_Daemon *d;
+	socklen_t sslen;
+	sigset_t mask;
+	int sfd;
+
+	argv[0] = "iotrace serve";
+	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	if (parse_listen(o.listen, &ss, &sslen)) {
+		fprintf(stderr, "iotrace serve: invalid --listen '%s': expected ADDR:PORT or "
+				"[ADDR]:PORT with a numeric address\n", o.listen);
+		return 1;
+	}
+	if (syscall_table_init()) {
+		fprintf(stderr, "iotrace serve: out of memory\n");
+		return 1;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	/* Blocked before the HTTP thread starts, so that thread inherits the mask. */
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		fprintf(stderr, "iotrace serve: signalfd: %s\n", strerror(errno));
+		return 1;
+	}
+	if (tracer_open(&c.t, &o.cfg, no_events, NULL))
+		return 1;
+	/* serve's own syscalls are not the machine's workload. */
+	tracer_exclude(&c.t, getpid());
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+				     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+			     0, NULL, NULL, handle, &c,
+			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)32,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+			     MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "iotrace serve: cannot listen on %s: %s\n", o.listen,
+			errno ? strerror(errno) : "address in use or not available");
+		tracer_close(&c.t);
+		return 1;
+	}
+	fprintf(stderr, "iotrace serve: metrics on http://%s/metrics\n", o.listen);
+	while (read(sfd, &si, sizeof(si)) < 0 && errno == EINTR)
+		;
+	MHD_stop_daemon(d);
+	tracer_close(&c.t);
+	close(sfd);
+	return 0;
+}
