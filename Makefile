@@ -29,6 +29,7 @@ WORKLOADS := $(patsubst %.c,%,$(wildcard workloads/*.c))
 # Small C programs used by tests and benchmarks only (not shipped).
 TEST_PROGS := $(OUTPUT)/tests/probe_test
 BENCH_PROGS := $(OUTPUT)/bench/floor
+FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers
 
 ifeq ($(V),1)
 	Q =
@@ -38,12 +39,12 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all deps vmlinux workloads test demo experiments bench clean
+.PHONY: all deps vmlinux workloads test demo experiments bench fuzz soak clean
 .DELETE_ON_ERROR:
 # Keep skeletons and linked objects: they are inputs of several targets.
 .SECONDARY:
 
-all: iotrace workloads $(TEST_PROGS) $(BENCH_PROGS)
+all: iotrace workloads $(TEST_PROGS) $(BENCH_PROGS) $(FUZZ_PROGS)
 
 # Installs missing Debian packages (quick no-op when all are present).
 $(OUTPUT)/.deps: scripts/deps.sh | $(OUTPUT)
@@ -107,6 +108,26 @@ demo: deps all
 
 test: deps all
 	$(Q)scripts/test.sh
+
+# libFuzzer target of the command-line value parsers (tests/fuzz/); `make fuzz` runs it.
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-D_GNU_SOURCE -Iuser -Iworkloads
+$(OUTPUT)/fuzz/fuzz_parsers: tests/fuzz/fuzz_parsers.c user/util.c user/util.h \
+		workloads/sizearg.h $(OUTPUT)/.deps
+	$(Q)mkdir -p $(@D)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz/fuzz_parsers.c user/util.c -o $@ -lm
+
+fuzz: deps $(OUTPUT)/fuzz/fuzz_parsers
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
+	$(Q)$(OUTPUT)/fuzz/fuzz_parsers -max_total_time=$(FUZZ_SECONDS) -max_len=64 \
+		$(OUTPUT)/fuzz/corpus tests/fuzz/seeds
+
+# Long hardening runs (minutes; SOAK_SECONDS=600 by default): not part of `make test`.
+SOAK_SECONDS ?= 600
+soak: deps all
+	$(Q)SOAK_SECONDS=$(SOAK_SECONDS) $(PYTHON) -m pytest -p no:cacheprovider -ra -m soak tests
 
 # Overhead against strace, perf trace, bpftrace and the floor → docs/performance.* (minutes).
 bench: deps all

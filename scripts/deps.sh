@@ -14,6 +14,8 @@ PKGS=(
 	prometheus
 	# benchmarks and experiments
 	bpftrace fio linux-perf python3-matplotlib time
+	# fuzzing (libFuzzer runtime for clang)
+	libclang-rt-14-dev
 )
 
 missing=()

@@ -12,3 +12,7 @@ def pytest_sessionstart(session):
         raise pytest.UsageError(f"not built: {missing}; run the tests with `sudo make test`")
     if os.geteuid() != 0:
         raise pytest.UsageError("the tests load BPF programs: run them as root (sudo make test)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "soak: long hardening runs, for `make soak` only")

@@ -143,7 +143,8 @@ def test_snoop_streams_dd_writes(tmp_path):
 @pytest.mark.parametrize("args,message", [
     (["-d", "nosuchdisk"], "disk 'nosuchdisk': not in /sys/block"),
     (["-p", "x"], "invalid pid"),
-    (["-c", "/nonexistent"], "not a cgroup directory"),
+    (["-c", "/nonexistent"], "cgroup '/nonexistent'"),
+    (["-c", "/etc"], "cgroup '/etc'"),
     (["0"], "invalid duration"),
 ])
 def test_snoop_bad_options(args, message):

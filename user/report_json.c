@@ -38,9 +38,13 @@ static cJSON *hist_json(const uint64_t *hist, uint64_t min, uint64_t max)
 	uint64_t total = hist_total(hist);
 
 	add_u64(h, "count", total);
-	if (total) {
+	/* Kernel histograms without a kept min/max (block, readahead windows) pass 0..UINT64_MAX:
+	 * then min and max are left out rather than printed as 0 and 2^64 - 1. */
+	if (total && !(min == 0 && max == UINT64_MAX)) {
 		add_u64(h, "min", min);
 		add_u64(h, "max", max);
+	}
+	if (total) {
 		add_u64(h, "p50", hist_quantile(hist, 0.5, min, max));
 		add_u64(h, "p99", hist_quantile(hist, 0.99, min, max));
 	}

@@ -10,7 +10,6 @@
  */
 #include <argp.h>
 #include <errno.h>
-#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,41 +103,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
-	return 0;
-}
-
-/* "ADDR:PORT" or "[V6ADDR]:PORT", numeric only (no DNS lookups for a listen address). */
-static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len)
-{
-	char host[256];
-	const char *port;
-	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,
-				  .ai_socktype = SOCK_STREAM },
-			*res;
-	unsigned long p;
-
-	if (s[0] == '[') {
-		const char *end = strchr(s, ']');
-
-		if (!end || end[1] != ':' || (size_t)(end - s - 1) >= sizeof(host))
-			return -1;
-		memcpy(host, s + 1, end - s - 1);
-		host[end - s - 1] = '\0';
-		port = end + 2;
-	} else {
-		const char *colon = strrchr(s, ':');
-
-		if (!colon || (size_t)(colon - s) >= sizeof(host) || strchr(s, ':') != colon)
-			return -1;
-		memcpy(host, s, colon - s);
-		host[colon - s] = '\0';
-		port = colon + 1;
-	}
-	if (parse_uint(port, 65535, &p) || getaddrinfo(host, port, &hints, &res))
-		return -1;
-	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	*len = res->ai_addrlen;
-	freeaddrinfo(res);
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 #include "snoop.h"
 #include "tracer.h"
 #include "util.h"
+#include "cgroup.h"
 
 struct snoop_opts {
 	struct tracer_config cfg;
@@ -82,8 +83,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct snoop_opts *o = state->input;
 	unsigned long v;
-	struct stat st;
-	char *end;
+	struct cgroup_ref cg;
+	char why[160];
 
 	switch (key) {
 	case 'p':
@@ -92,10 +93,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->cfg.snoop_tgid = v;
 		break;
 	case 'c':
-		/* On cgroup v2 the cgroup id BPF sees is the directory's inode number. */
-		if (stat(arg, &st) || !S_ISDIR(st.st_mode))
-			argp_failure(state, 1, 0, "cgroup '%s': not a cgroup directory", arg);
-		o->cfg.snoop_cgroup = st.st_ino;
+		if (cgroup_resolve(arg, &cg, why, sizeof(why)))
+			argp_failure(state, 1, 0, "cgroup '%s': %s", arg, why);
+		o->cfg.snoop_cgroup = cg.id;
 		break;
 	case 'd':
 		o->disk = arg;
@@ -113,9 +113,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->cfg.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
-		errno = 0;
-		o->duration = strtod(arg, &end);
-		if (errno || *end || !(o->duration > 0) || o->duration > 1e7 || state->arg_num > 0)
+		if (parse_seconds(arg, 1e7, &o->duration) || state->arg_num > 0)
 			argp_failure(state, 1, 0, "invalid duration '%s': expected seconds > 0", arg);
 		break;
 	default:

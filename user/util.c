@@ -1,15 +1,86 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * Parsers of command-line values, shared by the front ends and fuzzed by
+ * tests/fuzz/fuzz_parsers.c (which holds an independent model of what each accepts).
+ */
 #include <errno.h>
+#include <math.h>
+#include <netdb.h>
 #include <stdlib.h>
+#include <string.h>
 #include "util.h"
 
 int parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
+	unsigned long v;
 	char *end;
 
-	errno = 0;
-	if (!*s || *s == '-' || *s == '+')
+	/* Digits only: strtoul alone would skip blanks and wrap "-1" around. */
+	if (*s < '0' || *s > '9')
 		return -1;
-	*out = strtoul(s, &end, 10);
-	return errno || *end || *out == 0 || *out > max ? -1 : 0;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v == 0 || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_seconds(const char *s, double max, double *out)
+{
+	double v;
+	char *end;
+
+	/* A plain decimal number: no blanks, sign, hex, "inf" or "nan". */
+	if ((*s < '0' || *s > '9') && *s != '.')
+		return -1;
+	if (strpbrk(s, "xXpPnN"))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || !(v > 0) || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,
+				  .ai_socktype = SOCK_STREAM },
+			*res;
+	const char *port;
+	unsigned long p;
+	char host[256];
+
+	if (s[0] == '[') {
+		const char *end = strchr(s, ']');
+
+		if (!end || end[1] != ':' || (size_t)(end - s - 1) >= sizeof(host))
+			return -1;
+		memcpy(host, s + 1, end - s - 1);
+		host[end - s - 1] = '\0';
+		port = end + 2;
+		hints.ai_family = AF_INET6; /* brackets are for IPv6 addresses only */
+	} else {
+		const char *colon = strchr(s, ':');
+
+		/* One colon only: a bare IPv6 address needs its brackets. */
+		if (!colon || (size_t)(colon - s) >= sizeof(host) || strchr(colon + 1, ':'))
+			return -1;
+		memcpy(host, s, colon - s);
+		host[colon - s] = '\0';
+		port = colon + 1;
+		hints.ai_family = AF_INET;
+	}
+	if (!host[0] || parse_uint(port, 65535, &p) || getaddrinfo(host, port, &hints, &res))
+		return -1;
+	if (res->ai_addrlen > sizeof(*ss)) {
+		freeaddrinfo(res);
+		return -1;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
 }
