@@ -110,6 +110,7 @@ enum proc_event_kind {
 	EV_EXEC,
 	EV_EXIT,
 	EV_COMM,
+	EV_LABEL, /* serve: a new label; ts_ns carries its cgroup id, so its path is read now */
 };
 
 struct iot_proc_event {
@@ -117,7 +118,7 @@ struct iot_proc_event {
 	__u32 pid;  /* tgid */
 	__u32 ppid; /* tgid of the real parent */
 	__u32 slot;
-	__u64 ts_ns;
+	__u64 ts_ns;     /* CLOCK_MONOTONIC; the cgroup id for EV_LABEL */
 	__s32 exit_code; /* wait(2)-style status for EV_EXIT */
 	__u32 args_len;  /* bytes of args[] used (EV_EXEC), NUL-separated argv */
 	char comm[COMM_LEN];

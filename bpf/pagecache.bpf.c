@@ -570,7 +570,7 @@ int BPF_PROG(handle_mm_filemap_get_pages, struct address_space *mapping, unsigne
 	struct inode *host = mapping_host(UNTRUSTED(struct address_space, mapping));
 	struct thread_state *t;
 	struct file_stat *st;
-	__u64 last, miss = 0, ra_miss = 0, o;
+	__u64 last, miss = 0, ra_miss = 0, o, early = 0;
 	__u32 idx;
 	bool continuation;
 
@@ -594,10 +594,22 @@ int BPF_PROG(handle_mm_filemap_get_pages, struct address_space *mapping, unsigne
 			if (i >= t->nadds)
 				break;
 			o = overlap(t->add_s[i], t->add_e[i], index, last);
+			/*
+			 * Pages added just before index, in a run reaching it: an earlier call of this
+			 * read returned them without the tracepoint (filemap_get_pages' error path
+			 * hands back a partial batch when the last folio is not ready, e.g. under
+			 * load). The read asked for them: count them with this request.
+			 */
+			if (!continuation && t->add_s[i] < index && t->add_e[i] >= index) {
+				early = index - t->add_s[i];
+				o += early;
+			}
 			miss += o;
 			if (t->add_ra[i])
 				ra_miss += o;
 		}
+		if (early)
+			__sync_fetch_and_add(&st->requested_pages, early);
 		__sync_fetch_and_add(&st->miss_pages, miss);
 		__sync_fetch_and_add(&st->ra_requested_pages, ra_miss);
 	}
@@ -609,7 +621,7 @@ int BPF_PROG(handle_mm_filemap_get_pages, struct address_space *mapping, unsigne
 	t->pending = 0;
 	t->fault_mapping = NULL;
 	if (index <= last)
-		mark_used(t, st, idx, mapping, index, last);
+		mark_used(t, st, idx, mapping, index - early, last);
 	return 0;
 }
 

@@ -117,6 +117,19 @@ __noinline int serve_label_slot(__u32 tgid, __u64 comm_addr)
 		__sync_fetch_and_and(&slot_used[(slot / 64) & (MAX_SLOTS / 64 - 1)],
 				     ~(1ULL << (slot % 64)));
 		slot = found ? *found : OVERFLOW_SLOT;
+	} else if (slot != OVERFLOW_SLOT) {
+		/* The cgroup is populated now: user space reads its path before it can go away. */
+		struct iot_proc_event *e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+
+		if (e) {
+			__builtin_memset(e, 0, __builtin_offsetof(struct iot_proc_event, comm));
+			e->kind = EV_LABEL;
+			e->slot = slot;
+			e->ts_ns = key.cgroup;
+			bpf_ringbuf_submit(e, 0);
+		} else {
+			__sync_fetch_and_add(&drops[DROP_RINGBUF], 1);
+		}
 	}
 	*entry = slot;
 	return slot;

@@ -16,6 +16,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "maps.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -47,7 +48,9 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	__u16 *entry;
 	__u32 key;
 
-	if (!current_slot(task, &entry))
+	__u32 slot = current_slot(task, &entry);
+
+	if (!slot || (serve && slot == SLOT_NONE))
 		return 0;
 	key = task->pid & inflight_mask;
 	f = bpf_map_lookup_elem(&inflight, &key);
@@ -124,6 +127,14 @@ static __always_inline void account_io(struct pt_regs *regs, __u32 cpu, __u32 sl
  * never return and are not counted, and neither is anything a task did before the
  * execve that made it the traced command.
  */
+/* serve: address of the process's name (its main thread's), for labelling from any thread. */
+static __always_inline __u64 leader_comm(struct task_struct *task)
+{
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+
+	return (__u64)leader + bpf_core_field_offset(struct task_struct, comm);
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
@@ -140,7 +151,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		/* serve: a process that was running before iotrace gets its label now. */
 		if (!serve)
 			return 0;
-		slot = serve_label_slot(task->tgid, 0);
+		slot = serve_label_slot(task->tgid, leader_comm(task));
 	}
 	if (serve && slot == SLOT_NONE)
 		return 0;

@@ -52,6 +52,11 @@ def one(samples, name, **labels):
 def promtool_check(path):
     res = run(["promtool", "check", "metrics"], stdin=open(path, "rb"))
     assert res.returncode == 0, res.stdout + res.stderr
+    # promtool accepts a series written twice; Prometheus would keep one of them.
+    samples = parse(Path(path).read_text())
+    keys = [(n, tuple(sorted(l.items()))) for n, l, _ in samples]
+    dups = {k for k in keys if keys.count(k) > 1}
+    assert not dups, sorted(dups)[:5]
 
 
 def check_histogram(samples, name, **labels):
@@ -86,6 +91,12 @@ def test_prom_file_matches_strace_and_json(tmp_path, small_input):
     assert prom.stat().st_mode & 0o777 == 0o644
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     samples = parse(prom.read_text())
+    # Every series carries run="<file name without .prom>", so files in one node_exporter
+    # textfile directory never clash.
+    assert {l.get("run") for _, l, _ in samples} == {"run"}
+    # Latency bounds are exact decimal seconds of 2^b - 1 ns.
+    assert select(samples, "iotrace_syscall_latency_seconds_bucket", comm="tr2u", syscall="read",
+                  le="1.073741823")
     report = json.loads(out.read_text())
     (proc,) = real_processes(report)
     sc = proc["syscalls"]
@@ -290,6 +301,29 @@ def test_serve_labels_by_own_cgroup_without_c(test_cgroup):
     assert all("comm" not in l for n, l, v in samples if n == "iotrace_syscalls_total")
 
 
+def test_serve_cgroup_made_again_and_self_excluded(test_cgroup):
+    """A cgroup removed and made again at one path (a new id) is still one series per label;
+    serve's own syscalls are not counted."""
+    serve = Serve("--comm")
+    try:
+        assert run(in_cgroup(test_cgroup, ["/bin/true"])).returncode == 0
+        test_cgroup.rmdir()
+        test_cgroup.mkdir()
+        assert run(in_cgroup(test_cgroup, ["/bin/true"])).returncode == 0
+        first = parse(serve.scrape())
+        text = serve.scrape()
+    finally:
+        serve.stop()
+    samples = parse(text)
+    # Each scrape makes hundreds of bpf() calls; none of them is counted.
+    assert select(first, "iotrace_syscalls_total", comm="iotrace", syscall="bpf") == \
+        select(samples, "iotrace_syscalls_total", comm="iotrace", syscall="bpf")
+    rel = "/" + test_cgroup.name
+    assert one(samples, "iotrace_syscalls_total", cgroup=rel, comm="true", syscall="execve") == 2
+    keys = [(n, tuple(sorted(l.items()))) for n, l, _ in samples]
+    assert len(keys) == len(set(keys))
+
+
 def test_serve_survives_bad_requests(test_cgroup):
     serve = Serve("-c", "/" + test_cgroup.name)
     port = serve.port
@@ -410,3 +444,23 @@ def test_prometheus_scrapes_serve(tmp_path, small_input, test_cgroup):
     report, _ = run_json(tmp_path, [wl("tr2b"), "a", "b"], small_input)
     (proc,) = real_processes(report)
     assert value == proc["syscalls"]["read"]["calls"]
+
+
+def test_every_metric_is_documented(tmp_path):
+    """docs/prometheus.md names every family iotrace writes; the Grafana dashboard uses only
+    families that exist."""
+    prom = tmp_path / "all.prom"
+    target = tmp_path / "d.bin"
+    res = run([IOTRACE, "-o", "/dev/null", "--prom-file", prom, "--", "sh", "-c",
+               f"dd if=/dev/zero of={target} bs=4096 count=8 oflag=direct status=none; "
+               f"cat {target} /etc/passwd > /dev/null"])
+    assert res.returncode == 0, res.stderr
+    families = set(re.findall(r"^# TYPE (\S+) ", prom.read_text(), re.M))
+    assert len(families) >= 25, families
+    docs = (Path(__file__).parent.parent / "docs" / "prometheus.md").read_text()
+    missing = {f for f in families if f"`{f}`" not in docs}
+    assert not missing, missing
+    dashboard = (Path(__file__).parent.parent / "docs" / "grafana-iotrace.json").read_text()
+    used = set(re.findall(r"(iotrace_[a-z_]+)", dashboard))
+    series = families | {f + s for f in families for s in ("_bucket", "_sum", "_count")}
+    assert used and used <= series, used - series

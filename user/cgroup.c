@@ -83,6 +83,7 @@ struct cg_entry {
 
 static struct cg_entry *cache;
 static size_t ncache, cap;
+/* Until the first cgroup_rescan(), a miss walks the tree (once). */
 static int rescan_allowed = 1;
 
 static int add_entry(const char *fpath, const struct stat *sb, int type, struct FTW *ftw)
@@ -92,6 +93,18 @@ static int add_entry(const char *fpath, const struct stat *sb, int type, struct 
 
 	if (type != FTW_D)
 		return 0;
+	for (size_t i = 0; i < ncache; i++)
+		if (cache[i].id == (uint64_t)sb->st_ino) {
+			if (strcmp(cache[i].path, *rel ? rel : "/")) {
+				char *p = strdup(*rel ? rel : "/");
+
+				if (!p)
+					return 1;
+				free(cache[i].path);
+				cache[i].path = p;
+			}
+			return 0;
+		}
 	if (ncache == cap) {
 		size_t ncap = cap ? cap * 2 : 256;
 
@@ -110,18 +123,21 @@ static int add_entry(const char *fpath, const struct stat *sb, int type, struct 
 	return 0;
 }
 
+/*
+ * Entries are only added or renamed, never dropped: cgroup ids are not reused, and a removed
+ * cgroup keeps its last path, so a service restarted into a new cgroup at the same path
+ * still gets the same label (and its counters keep growing).
+ */
 static void rescan(void)
 {
-	for (size_t i = 0; i < ncache; i++)
-		free(cache[i].path);
-	ncache = 0;
 	if (cgroup_root())
 		nftw(cgroup_root(), add_entry, 16, FTW_PHYS | FTW_MOUNT);
 }
 
-void cgroup_rescan_allow(void)
+void cgroup_rescan(void)
 {
-	rescan_allowed = 1;
+	rescan();
+	rescan_allowed = 0;
 }
 
 const char *cgroup_path_of(uint64_t id)
@@ -134,9 +150,16 @@ const char *cgroup_path_of(uint64_t id)
 				return cache[i].path;
 		if (pass || !rescan_allowed)
 			break;
-		rescan_allowed = 0;
 		rescan();
 	}
 	snprintf(gone, sizeof(gone), "id:%llu", (unsigned long long)id);
 	return gone;
+}
+
+void cgroup_note(uint64_t id)
+{
+	for (size_t i = 0; i < ncache; i++)
+		if (cache[i].id == id)
+			return;
+	rescan();
 }

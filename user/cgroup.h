@@ -20,9 +20,12 @@ struct cgroup_ref {
  * in why (for a one-line error).
  */
 int cgroup_resolve(const char *arg, struct cgroup_ref *out, char *why, size_t why_len);
-/* Path of a cgroup id below the root ("/a/b"), rescanning the tree at most once per call
- * of cgroup_rescan_allow(); "id:N" for a cgroup that is gone. Not thread-safe. */
+/* Path of a cgroup id below the root ("/a/b") as of the last cgroup_rescan() (a removed
+ * cgroup keeps its last path); "id:N" for one never seen. Not thread-safe. */
 const char *cgroup_path_of(uint64_t id);
-void cgroup_rescan_allow(void);
+/* Walks the cgroup tree afresh: a path removed and made again is a new id. */
+void cgroup_rescan(void);
+/* Makes sure id's path is known (rescanning if it is new), while the cgroup exists. */
+void cgroup_note(uint64_t id);
 
 #endif

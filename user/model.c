@@ -110,33 +110,57 @@ const char *const ra_kind_names[RA_KINDS] = {
 	[RA_FORCED_SYNC] = "forced_sync", [RA_FORCED] = "forced",
 };
 
+static void file_stat_add(struct file_stat *s, const struct file_stat *f)
+{
+	s->requested_pages += f->requested_pages;
+	s->miss_pages += f->miss_pages;
+	s->added_pages += f->added_pages;
+	s->added_folios += f->added_folios;
+	s->ra_pages += f->ra_pages;
+	s->ra_requested_pages += f->ra_requested_pages;
+	for (int k = 0; k < RA_KINDS; k++) {
+		s->ra_windows[k] += f->ra_windows[k];
+		s->ra_window_pages[k] += f->ra_window_pages[k];
+	}
+	s->ra_fallbacks += f->ra_fallbacks;
+	s->faults += f->faults;
+	s->map_pages += f->map_pages;
+	s->direct_reads += f->direct_reads;
+	s->direct_read_bytes += f->direct_read_bytes;
+	s->direct_writes += f->direct_writes;
+	s->direct_write_bytes += f->direct_write_bytes;
+	for (int b = 0; b < HIST_BUCKETS; b++)
+		s->window_hist[b] += f->window_hist[b];
+}
+
 void page_cache_add(struct page_cache_sum *sum, const struct file_record *files, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const struct file_stat *f = &files[i].st;
-		struct file_stat *s = &sum->st;
-
-		s->requested_pages += f->requested_pages;
-		s->miss_pages += f->miss_pages;
-		s->added_pages += f->added_pages;
-		s->added_folios += f->added_folios;
-		s->ra_pages += f->ra_pages;
-		s->ra_requested_pages += f->ra_requested_pages;
-		for (int k = 0; k < RA_KINDS; k++) {
-			s->ra_windows[k] += f->ra_windows[k];
-			s->ra_window_pages[k] += f->ra_window_pages[k];
-		}
-		s->ra_fallbacks += f->ra_fallbacks;
-		s->faults += f->faults;
-		s->map_pages += f->map_pages;
-		s->direct_reads += f->direct_reads;
-		s->direct_read_bytes += f->direct_read_bytes;
-		s->direct_writes += f->direct_writes;
-		s->direct_write_bytes += f->direct_write_bytes;
-		for (int b = 0; b < HIST_BUCKETS; b++)
-			s->window_hist[b] += f->window_hist[b];
+		file_stat_add(&sum->st, &files[i].st);
 		sum->unused_ra_pages += files[i].unused_ra_pages;
-		sum->unused_exact = sum->unused_exact && files[i].unused_exact;
+		sum->unused_exact &= files[i].unused_exact;
+	}
+}
+
+void page_cache_merge(struct page_cache_sum *sum, const struct page_cache_sum *other)
+{
+	file_stat_add(&sum->st, &other->st);
+	sum->unused_ra_pages += other->unused_ra_pages;
+	sum->unused_exact &= other->unused_exact;
+}
+
+void dense_merge(struct dense_profile *d, const struct dense_profile *src)
+{
+	for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
+		d->sc[nr].calls += src->sc[nr].calls;
+		d->sc[nr].errors += src->sc[nr].errors;
+		d->sc[nr].total_ns += src->sc[nr].total_ns;
+	}
+	for (int k = 0; k < IO_KINDS; k++) {
+		if (!src->io_used[k])
+			continue;
+		dense_add_io(&d->io[k], &src->io[k]);
+		d->io_used[k] = true;
 	}
 }
 

@@ -115,6 +115,9 @@ struct page_cache_sum {
 	bool unused_exact;
 };
 void page_cache_add(struct page_cache_sum *sum, const struct file_record *files, size_t n);
+void page_cache_merge(struct page_cache_sum *sum, const struct page_cache_sum *other);
+/* Adds src (after dense_finish_io) into d. */
+void dense_merge(struct dense_profile *d, const struct dense_profile *src);
 /* "normal", "sequential+direct", ... for an advice bit set; NULL when none was seen. */
 const char *advice_name(uint32_t advice, char *buf, size_t len);
 extern const char *const ra_kind_names[RA_KINDS];

@@ -40,13 +40,22 @@ static void put_value(FILE *out, const char *v)
 }
 
 /* '{' labels [, extra="value"]... ; pairs is a NULL-terminated name/value list. */
+/* run mode's run="NAME" on every series, so files in one textfile directory never clash. */
+static const char *run_label;
+
 static void put_labels(FILE *out, const struct prom_labels *lab, const char *const *pairs)
 {
 	bool first = true;
 
 	fputc('{', out);
+	if (run_label) {
+		fputs("run=\"", out);
+		put_value(out, run_label);
+		fputc('"', out);
+		first = false;
+	}
 	if (lab && lab->cgroup) {
-		fputs("cgroup=\"", out);
+		fputs(first ? "cgroup=\"" : ",cgroup=\"", out);
 		put_value(out, lab->cgroup);
 		fputc('"', out);
 		first = false;
@@ -82,13 +91,25 @@ static void sample_f(FILE *out, const char *name, const struct prom_labels *lab,
 	fprintf(out, " %.9g\n", v);
 }
 
+/* Nanoseconds as exact decimal seconds: 1023 -> "0.000001023", 2^30 - 1 -> "1.073741823". */
+static void ns_to_seconds(uint64_t ns, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%llu.%09llu", (unsigned long long)(ns / 1000000000ULL),
+			 (unsigned long long)(ns % 1000000000ULL));
+
+	while (n > 0 && buf[n - 1] == '0')
+		buf[--n] = '\0';
+	if (n > 0 && buf[n - 1] == '.')
+		buf[--n] = '\0';
+}
+
 /*
- * One histogram: buckets 0..HIST_BUCKETS-2 have the inclusive upper bound 2^b - 1 (times
- * scale: 1e-9 turns nanoseconds into seconds); the last bucket is open, so it is +Inf.
+ * One histogram: buckets 0..HIST_BUCKETS-2 have the inclusive upper bound 2^b - 1 (in
+ * seconds when ns: the kernel counts nanoseconds); the last bucket is open, so it is +Inf.
  */
 static void histogram(FILE *out, const char *name, const struct prom_labels *lab,
 		      const char *k, const char *v, const char *k2, const char *v2,
-		      const uint64_t *hist, double sum, double scale)
+		      const uint64_t *hist, double sum, bool ns)
 {
 	char metric[128], le[48];
 	uint64_t cum = 0;
@@ -99,10 +120,10 @@ static void histogram(FILE *out, const char *name, const struct prom_labels *lab
 		int at = k2 ? 4 : 2;
 
 		cum += hist[b];
-		if (scale == 1.0)
-			snprintf(le, sizeof(le), "%llu", (unsigned long long)hist_bucket_hi(b));
+		if (ns)
+			ns_to_seconds(hist_bucket_hi(b), le, sizeof(le));
 		else
-			snprintf(le, sizeof(le), "%.9g", hist_bucket_hi(b) * scale);
+			snprintf(le, sizeof(le), "%llu", (unsigned long long)hist_bucket_hi(b));
 		pairs[at] = "le";
 		pairs[at + 1] = le;
 		sample(out, metric, lab, pairs, cum);
@@ -187,7 +208,7 @@ static void io_families(FILE *out, const struct prom_report *r)
 
 			if (r->groups[g].d->io_used[k])
 				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
-					  NULL, NULL, io->size_hist, io->transferred, 1.0);
+					  NULL, NULL, io->size_hist, io->transferred, false);
 		}
 	if (!r->timing)
 		return;
@@ -201,7 +222,7 @@ static void io_families(FILE *out, const struct prom_report *r)
 			if (d->io_used[k] && nr >= 0)
 				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
 					  NULL, NULL, d->io[k].lat_hist, d->sc[nr].total_ns * 1e-9,
-					  1e-9);
+					  true);
 		}
 }
 
@@ -273,14 +294,20 @@ static void page_cache_families(FILE *out, const struct prom_report *r)
 			sample(out, name, &r->groups[g].lab, pairs,
 			       r->groups[g].pc.st.ra_window_pages[k]);
 		}
-	name = "iotrace_readahead_unused_pages_total";
-	family(out, name, "counter",
-	       "Readahead pages the process never requested (absent when page bitmaps overflowed).");
+	/* A gauge: a page read ahead and not requested yet stops counting once it is read. */
+	name = "iotrace_readahead_unused_pages";
+	family(out, name, "gauge",
+	       "Readahead pages not requested (yet) by the process that read them ahead (absent "
+	       "when page bitmaps overflowed).");
 	for (size_t g = 0; g < r->ngroups; g++)
 		if (r->groups[g].pc_seen && r->groups[g].pc.unused_exact)
 			sample(out, name, &r->groups[g].lab, NULL, r->groups[g].pc.unused_ra_pages);
-	if (r->direct_io_missing)
-		return;
+}
+
+static void direct_io_families(FILE *out, const struct prom_report *r)
+{
+	const char *name;
+
 	name = "iotrace_direct_io_bytes_total";
 	family(out, name, "counter", "Bytes asked for by O_DIRECT reads and writes (iomap).");
 	for (size_t g = 0; g < r->ngroups; g++) {
@@ -355,13 +382,13 @@ static void block_families(FILE *out, const struct prom_report *r)
 
 			if (hists[h].which == 0)
 				histogram(out, hists[h].name, &b->lab, "disk", dn, "op", op,
-					  (const uint64_t *)b->st.lat_hist, b->st.lat_ns * 1e-9, 1e-9);
+					  (const uint64_t *)b->st.lat_hist, b->st.lat_ns * 1e-9, true);
 			else if (hists[h].which == 1)
 				histogram(out, hists[h].name, &b->lab, "disk", dn, "op", op,
-					  (const uint64_t *)b->st.qlat_hist, b->st.qlat_ns * 1e-9, 1e-9);
+					  (const uint64_t *)b->st.qlat_hist, b->st.qlat_ns * 1e-9, true);
 			else
 				histogram(out, hists[h].name, &b->lab, "disk", dn, "op", op,
-					  (const uint64_t *)b->st.size_hist, b->st.bytes, 1.0);
+					  (const uint64_t *)b->st.size_hist, b->st.bytes, false);
 		}
 	}
 }
@@ -377,6 +404,8 @@ int prom_write(FILE *out, const struct prom_report *r)
 {
 	const char *version[] = { "version", IOTRACE_VERSION, NULL };
 
+	run_label = r->run;
+
 	family(out, "iotrace_build_info", "gauge", "iotrace's version; always 1.");
 	sample(out, "iotrace_build_info", NULL, version, 1);
 	family(out, "iotrace_hook_up", "gauge",
@@ -384,7 +413,6 @@ int prom_write(FILE *out, const struct prom_report *r)
 	hook_up(out, "syscalls", NULL);
 	hook_up(out, "page_cache", r->page_cache_missing);
 	hook_up(out, "direct_io", r->direct_io_missing);
-	hook_up(out, "block", r->block_missing);
 
 	syscall_counter(out, r, "iotrace_syscalls_total", SC_CALLS,
 			"Syscalls that returned, counted as strace -c counts them.");
@@ -395,8 +423,9 @@ int prom_write(FILE *out, const struct prom_report *r)
 	io_families(out, r);
 	if (!r->page_cache_missing)
 		page_cache_families(out, r);
-	if (!r->block_missing)
-		block_families(out, r);
+	if (!r->direct_io_missing)
+		direct_io_families(out, r);
+	block_families(out, r);
 
 	family(out, "iotrace_lost_events_total", "counter",
 	       "Events not counted, or counted inexactly, because a bounded table was full.");

@@ -41,7 +41,7 @@ struct prom_report {
 	bool timing;
 	const char *page_cache_missing; /* why the page-cache hooks are off, or NULL */
 	const char *direct_io_missing;
-	const char *block_missing;
+	const char *run; /* run mode: a run="..." label on every series, or NULL */
 };
 
 /* Writes every metric family of r; returns -1 on a write error. */

@@ -40,6 +40,7 @@ int report_prom_file(const char *path, const struct run_result *r)
 	struct prom_group *pg = NULL;
 	struct prom_block *blocks = NULL;
 	size_t ngroups = 0, nblocks = 0;
+	char *run_name = NULL;
 	int err = -1;
 
 	for (size_t i = 0; i < r->nprocs; i++) {
@@ -79,7 +80,15 @@ int report_prom_file(const char *path, const struct run_result *r)
 				   r->other_blocks[j].key.dev, r->other_blocks[j].key.op,
 				   &r->other_blocks[j].st))
 			goto out;
+	/* run="job" for job.prom: series of several files in one directory stay distinct. */
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t stem = strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".prom")
+			      ? strlen(base) - 5 : strlen(base);
+	run_name = strndup(base, stem);
+	if (!run_name)
+		goto out;
 	struct prom_report rep = {
+		.run = run_name,
 		.groups = pg,
 		.ngroups = ngroups,
 		.blocks = blocks,
@@ -91,6 +100,7 @@ int report_prom_file(const char *path, const struct run_result *r)
 	};
 	err = prom_write_file(path, &rep);
 out:
+	free(run_name);
 	free(pg);
 	free(groups);
 	free(blocks);

@@ -35,9 +35,20 @@ void kdev_format(uint32_t kdev, char *buf, size_t len)
 
 const char *disk_name(uint32_t kdev, char *buf, size_t len)
 {
+	/* snoop names every event's disk and serve every block series: remember a few. */
+	static __thread struct {
+		uint32_t kdev;
+		char name[32];
+	} known[8];
+	static __thread unsigned int next;
 	char path[96], line[256];
 	FILE *f;
 
+	for (int i = 0; i < 8; i++)
+		if (known[i].kdev == kdev && known[i].name[0]) {
+			snprintf(buf, len, "%s", known[i].name);
+			return buf;
+		}
 	kdev_format(kdev, buf, len);
 	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", kdev >> 20, kdev & 0xfffff);
 	f = fopen(path, "r");
@@ -50,6 +61,9 @@ const char *disk_name(uint32_t kdev, char *buf, size_t len)
 			break;
 		}
 	fclose(f);
+	known[next % 8].kdev = kdev;
+	snprintf(known[next % 8].name, sizeof(known[0].name), "%s", buf);
+	next++;
 	return buf;
 }
 

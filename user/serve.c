@@ -10,6 +10,8 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +45,7 @@ static const char doc[] =
 	"  sudo iotrace serve -c system.slice/nginx.service -c user.slice --comm\n"
 	"        only those two cgroups (with everything below them), split by process name\n"
 	"\n"
-	"Labels are cgroup (a path below /sys/fs/cgroup), comm with --comm, and disk/op for "
+	"Labels are cgroup (a path below the cgroup v2 mount point), comm with --comm, and disk/op for "
 	"block I/O, never a PID. A process is labelled when it forks or execs (or, if it was "
 	"running before serve, at its first syscall); a move to another cgroup counts from its "
 	"next exec. Metrics are listed in docs/prometheus.md.";
@@ -125,6 +127,7 @@ struct scrape {
 struct serve_ctx {
 	struct tracer t;
 	struct serve_opts *o;
+	pthread_mutex_t cgroups; /* the cgroup path cache: main thread and HTTP thread */
 };
 
 static const char *filter_path(const struct serve_opts *o, uint64_t id)
@@ -177,6 +180,35 @@ static int add_overflow_label(struct scrape *s)
 	return l->cgroup ? 0 : -1;
 }
 
+static bool same_labels(const struct prom_labels *a, const struct prom_labels *b)
+{
+	return !strcmp(a->cgroup, b->cgroup) &&
+	       (!a->comm || !b->comm ? a->comm == b->comm : !strcmp(a->comm, b->comm));
+}
+
+/* Folds groups with equal labels into the first of them; returns the new count. Block
+ * records are keyed by label text already (prom_add_block merges them). */
+static size_t merge_groups(struct prom_group *g, size_t n, bool by_comm)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		for (j = 0; j < out && !same_labels(&g[j].lab, &g[i].lab); j++)
+			;
+		if (j == out) {
+			g[out++] = g[i];
+			continue;
+		}
+		/* g[j].d points into its label's own storage: add i's counters there. */
+		dense_merge((struct dense_profile *)g[j].d, g[i].d);
+		page_cache_merge(&g[j].pc, &g[i].pc);
+		g[j].pc_seen |= g[i].pc_seen;
+	}
+	return out;
+}
+
 /* The whole exposition, in a malloc'ed buffer; NULL on failure. */
 static char *render(struct serve_ctx *c, size_t *len)
 {
@@ -190,8 +222,10 @@ static char *render(struct serve_ctx *c, size_t *len)
 	char *buf = NULL;
 	FILE *out = NULL;
 
-	cgroup_rescan_allow();
+	pthread_mutex_lock(&c->cgroups);
+	cgroup_rescan();
 	tracer_for_each_label(&c->t, add_label, &s);
+	pthread_mutex_unlock(&c->cgroups);
 	if (s.failed || add_overflow_label(&s))
 		goto out;
 	groups = calloc(s.nlabels, sizeof(*groups));
@@ -208,7 +242,8 @@ static char *render(struct serve_ctx *c, size_t *len)
 		groups[i].d = &l->d;
 		groups[i].pc.unused_exact = true;
 	}
-	if (!c->t.page_cache_missing && !tracer_collect_files(&c->t, &files, &nfiles)) {
+	if ((!c->t.page_cache_missing || !c->t.direct_io_missing) &&
+	    !tracer_collect_files(&c->t, &files, &nfiles)) {
 		for (size_t i = 0; i < nfiles; i++) {
 			struct label *l = label_of_slot(&s, files[i].st.key.tgid);
 
@@ -232,9 +267,12 @@ static char *render(struct serve_ctx *c, size_t *len)
 		}
 	}
 	tracer_read_drops(&c->t, drops);
+	/* Two slots can carry the same label text (a cgroup removed and made again at one path,
+	 * or gone: "id:N"): one series each, summed. */
+	size_t ngroups = merge_groups(groups, s.nlabels, c->o->cfg.label_comm);
 	struct prom_report rep = {
 		.groups = groups,
-		.ngroups = s.nlabels,
+		.ngroups = ngroups,
 		.blocks = blocks,
 		.nblocks = nblocks,
 		.drops = drops,
@@ -329,10 +367,40 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	return ret;
 }
 
-/* serve's kernel side sends no process events; the ring buffer stays empty. */
-static int no_events(void *ctx, void *data, size_t size)
+/* The kernel side announces each new label: note its cgroup's path while it exists. */
+static int on_event(void *ctx, void *data, size_t size)
 {
+	struct serve_ctx *c = ctx;
+	const struct iot_proc_event *e = data;
+
+	if (size < sizeof(*e) || e->kind != EV_LABEL)
+		return 0;
+	pthread_mutex_lock(&c->cgroups);
+	cgroup_note(e->ts_ns);
+	pthread_mutex_unlock(&c->cgroups);
 	return 0;
+}
+
+/* Until SIGINT or SIGTERM: new-label events in, nothing else (HTTP has its own thread). */
+static int wait_loop(struct serve_ctx *c, int sfd)
+{
+	struct pollfd fds[2] = { { .fd = sfd, .events = POLLIN },
+				 { .fd = tracer_events_fd(&c->t), .events = POLLIN } };
+
+	for (;;) {
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "iotrace serve: poll: %s\n", strerror(errno));
+			return 1;
+		}
+		if (fds[0].revents)
+			return 0;
+		if (fds[1].revents && tracer_poll_events(&c->t) < 0) {
+			fprintf(stderr, "iotrace serve: reading events: %s\n", strerror(errno));
+			return 1;
+		}
+	}
 }
 
 int serve_main(int argc, char **argv)
@@ -341,8 +409,8 @@ int serve_main(int argc, char **argv)
 	const struct argp argp = { opts, parse_opt, NULL, doc, NULL, NULL, NULL };
 	struct serve_ctx c = { .o = &o };
 	struct sockaddr_storage ss;
-	struct signalfd_siginfo si;
 	struct MHD_Daemon *d;
+	int status;
 	socklen_t sslen;
 	sigset_t mask;
 	int sfd;
@@ -369,10 +437,9 @@ int serve_main(int argc, char **argv)
 		fprintf(stderr, "iotrace serve: signalfd: %s\n", strerror(errno));
 		return 1;
 	}
-	if (tracer_open(&c.t, &o.cfg, no_events, NULL))
+	pthread_mutex_init(&c.cgroups, NULL);
+	if (tracer_open(&c.t, &o.cfg, on_event, &c))
 		return 1;
-	/* serve's own syscalls are not the machine's workload. */
-	tracer_exclude(&c.t, getpid());
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 				     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 			     0, NULL, NULL, handle, &c,
@@ -389,10 +456,9 @@ int serve_main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(stderr, "iotrace serve: metrics on http://%s/metrics\n", o.listen);
-	while (read(sfd, &si, sizeof(si)) < 0 && errno == EINTR)
-		;
+	status = wait_loop(&c, sfd);
 	MHD_stop_daemon(d);
 	tracer_close(&c.t);
 	close(sfd);
-	return 0;
+	return status;
 }

@@ -258,6 +258,12 @@ static int open_and_load(struct tracer *t, const struct tracer_config *cfg, bool
 	return iotrace_bpf__load(t->skel);
 }
 
+void tracer_exclude(struct tracer *t, pid_t tgid)
+{
+	if ((uint32_t)tgid < t->pid_max)
+		t->proc_slot[tgid] = SLOT_NONE;
+}
+
 int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_fn on_event,
 		void *ctx)
 {
@@ -319,6 +325,9 @@ int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_
 		report_failure("create the event ring buffer", err);
 		goto fail;
 	}
+	t->serve = cfg->serve;
+	if (cfg->serve)
+		tracer_exclude(t, getpid()); /* serve's own syscalls are not the machine's workload */
 	t_attach = now_ms();
 	err = iotrace_bpf__attach(t->skel);
 	if (err) {
@@ -334,11 +343,6 @@ fail:
 	return -1;
 }
 
-void tracer_exclude(struct tracer *t, pid_t tgid)
-{
-	if ((uint32_t)tgid < t->pid_max)
-		t->proc_slot[tgid] = SLOT_NONE;
-}
 
 int tracer_for_each_label(struct tracer *t,
 			  void (*fn)(const struct label_key *key, uint32_t slot, void *ctx), void *ctx)
@@ -660,7 +664,9 @@ int tracer_collect_blocks(struct tracer *t, struct block_record **out, size_t *n
 		recs[count++].key = key;
 	}
 	*n = count;
-	sweep_unseen(t, recs, n);
+	/* The sweep counts what is still in flight at the end of a run; serve never ends. */
+	if (!t->serve)
+		sweep_unseen(t, recs, n);
 	return 0;
 }
 

@@ -37,6 +37,7 @@ struct tracer {
 	const char *page_cache_missing; /* why the page-cache hooks are off, or NULL */
 	const char *direct_io_missing;  /* why the O_DIRECT hook is off, or NULL */
 	uint64_t unseen_swept;          /* block completions counted from the in-flight table */
+	bool serve;
 	struct dense_profile scratch;
 };
 
@@ -61,8 +62,6 @@ int tracer_harvest(struct tracer *t, uint32_t slot, struct profile *out);
 /* Adds slot's counters, summed over CPUs, into d; take: zero them in the kernel too. */
 void tracer_add_slot(struct tracer *t, uint32_t slot, struct dense_profile *d, bool take);
 void tracer_release_slot(struct tracer *t, uint32_t slot);
-/* serve: never count tgid (iotrace itself). */
-void tracer_exclude(struct tracer *t, pid_t tgid);
 /* Slots the kernel still holds (besides 0 and the overflow slot). */
 bool tracer_slot_in_use(struct tracer *t, uint32_t slot);
 void tracer_read_drops(struct tracer *t, uint64_t *drops);
@@ -78,5 +77,7 @@ int tracer_for_each_label(struct tracer *t,
 int tracer_collect_blocks(struct tracer *t, struct block_record **out, size_t *n);
 int tracer_events_fd(struct tracer *t);
 int tracer_poll_events(struct tracer *t);
+/* serve: never count tgid (iotrace itself; tracer_open does it for serve). */
+void tracer_exclude(struct tracer *t, pid_t tgid);
 
 #endif
