@@ -124,10 +124,12 @@ fuzz: deps $(OUTPUT)/fuzz/fuzz_parsers
 	$(Q)$(OUTPUT)/fuzz/fuzz_parsers -max_total_time=$(FUZZ_SECONDS) -max_len=64 \
 		$(OUTPUT)/fuzz/corpus tests/fuzz/seeds
 
-# Long hardening runs (minutes; SOAK_SECONDS=600 by default): not part of `make test`.
+# Long hardening runs (minutes; SOAK_SECONDS=600 by default): not part of `make test`. Their
+# own --basetemp, so that pytest runs meanwhile do not clean up their files.
 SOAK_SECONDS ?= 600
 soak: deps all
-	$(Q)SOAK_SECONDS=$(SOAK_SECONDS) $(PYTHON) -m pytest -p no:cacheprovider -ra -m soak tests
+	$(Q)SOAK_SECONDS=$(SOAK_SECONDS) $(PYTHON) -m pytest -p no:cacheprovider -ra -m soak \
+		--basetemp=$(OUTPUT)/soak-tmp tests
 
 # Overhead against strace, perf trace, bpftrace and the floor → docs/performance.* (minutes).
 bench: deps all
