@@ -594,22 +594,24 @@ int BPF_PROG(handle_mm_filemap_get_pages, struct address_space *mapping, unsigne
 			if (i >= t->nadds)
 				break;
 			o = overlap(t->add_s[i], t->add_e[i], index, last);
-			/*
-			 * Pages added just before index, in a run reaching it: an earlier call of this
-			 * read returned them without the tracepoint (filemap_get_pages' error path
-			 * hands back a partial batch when the last folio is not ready, e.g. under
-			 * load). The read asked for them: count them with this request.
-			 */
-			if (!continuation && t->add_s[i] < index && t->add_e[i] >= index) {
-				early = index - t->add_s[i];
-				o += early;
-			}
 			miss += o;
 			if (t->add_ra[i])
 				ra_miss += o;
 		}
-		if (early)
+		/*
+		 * Pages added just before index, in the first run of adds, reaching it: an earlier
+		 * call of this read returned them without the tracepoint (filemap_get_pages' error
+		 * path hands back a partial batch when its last folio is not ready, e.g. under
+		 * load). The read asked for them: count them with this request. (Outside the
+		 * loop: inside, the verifier would walk every combination of runs.)
+		 */
+		if (!continuation && t->nadds && t->add_s[0] < index && t->add_e[0] >= index) {
+			early = index - t->add_s[0];
+			miss += early;
+			if (t->add_ra[0])
+				ra_miss += early;
 			__sync_fetch_and_add(&st->requested_pages, early);
+		}
 		__sync_fetch_and_add(&st->miss_pages, miss);
 		__sync_fetch_and_add(&st->ra_requested_pages, ra_miss);
 	}
