@@ -62,6 +62,9 @@ def workloads(tmp, quick):
     subprocess.run([WL / "mkinput", "-r", "1310720", tw], check=True)
     subprocess.run(["sync"], check=True)
     return [
+        # An empty command: what each tool costs before and after the command (start-up,
+        # teardown, report); the steady-state table subtracts it.
+        Workload("true (fixed cost)", ["/bin/true"]),
         Workload("tr2u", [str(WL / "tr2u"), "a", "b"], stdin=rnd),
         Workload("tr2b", [str(WL / "tr2b"), "a", "b"], stdin=rnd),
         Workload("copy b=1", [str(WL / "copy"), "-m", "rw", "-b", "1", str(rnd),
@@ -230,18 +233,50 @@ def main():
                 }
             results[wl.name] = row
         extra = {"startup_ms": startup_ms(5)}
-        extra["peak_rss_kib"], extra["bpf_map_bytes"] = peak_rss_and_maps(wls[0])
+        extra["peak_rss_kib"], extra["bpf_map_bytes"] = peak_rss_and_maps(
+            next((w for w in wls if w.name == "tr2u"), wls[-1]))
+    extra["steady_state"] = steady_state(results)
     (out_dir / "performance.json").write_text(json.dumps(
         {"runs": args.runs, "quick": args.quick, "results": results, **extra}, indent=1) + "\n")
     plot(results, out_dir / "performance.png")
     write_markdown(out_dir / "performance.md", results, extra, args)
 
 
-NOTES = """Reading the table:
+FIXED = "true (fixed cost)"
 
-- Commands that take a few milliseconds (tr2b, copy b=8k, timewrite) show iotrace's fixed
-  cost: ~90 ms of start-up and teardown, most of it the kernel verifying ~20 BPF programs.
-  The long ones (tr2u, copy b=1: a million syscalls) show the per-syscall cost.
+
+def steady_state(results):
+    """Per workload and tool: (wall - the tool's fixed cost) / untraced, and the added ns per
+    read/write call; the fixed cost is the tool's median on /bin/true minus untraced's."""
+    fixed_row = results.get(FIXED)
+    if not fixed_row or not fixed_row["untraced"]["median_s"]:
+        return {}
+    out = {}
+    for wl, row in results.items():
+        base = row["untraced"]["median_s"]
+        # Against a command of a few ms, the fixed cost's own noise is larger than the rest.
+        if wl == FIXED or not base or base < 0.05:
+            continue
+        rw = row.get("strace -f -c", {}).get("reads_writes")
+        calls = sum(rw) if rw else 0
+        out[wl] = {}
+        for tool, cell in row.items():
+            f = fixed_row.get(tool, {})
+            if tool == "untraced" or cell["median_s"] is None or f.get("median_s") is None:
+                continue
+            fixed = f["median_s"] - fixed_row["untraced"]["median_s"]
+            extra = cell["median_s"] - fixed - base
+            out[wl][tool] = {"fixed_s": fixed, "ratio": (cell["median_s"] - fixed) / base,
+                             "ns_per_call": extra / calls * 1e9 if calls > 100000 else None}
+    return out
+
+
+NOTES = """Reading the tables:
+
+- The first row runs /bin/true: each tool's fixed cost (start-up, teardown, report). Commands
+  that take a few milliseconds (tr2b, copy b=8k, timewrite) mostly show that cost; the
+  second table subtracts it. The long ones (tr2u, copy b=1: a million read/write calls) show
+  the per-syscall cost, given there in ns per call.
 - `perf trace -s` loses events under load (≠: its read/write counts differ from strace's).
 - The bpftrace script follows only the process `-c` starts, so it misses read-file's child
   (≠ on that row): a limit of the script, not of the counts it does see.
@@ -270,6 +305,23 @@ def write_markdown(path, results, extra, args):
             cells.append(f"{c['median_s']:.3f} ({c['min_s']:.3f}–{c['max_s']:.3f}) "
                          f"×{c['ratio']:.2f}{eq}")
         lines.append(f"| {wl} | " + " | ".join(cells) + " |")
+    steady = extra.get("steady_state") or {}
+    if steady:
+        st_tools = [t for t in tools if t != "untraced"]
+        lines += ["", "Steady state, for the commands of 50 ms or more: (median − the tool's "
+                  "fixed cost from the first row) / untraced, and for the syscall-heavy rows "
+                  "the time each read/write call adds.", "", "| workload | " + " | ".join(st_tools) + " |",
+                  "|---" * (len(st_tools) + 1) + "|"]
+        for wl, row in steady.items():
+            cells = []
+            for t in st_tools:
+                c = row.get(t)
+                if not c:
+                    cells.append("n/a")
+                    continue
+                ns = f", +{c['ns_per_call']:.0f} ns/call" if c["ns_per_call"] is not None else ""
+                cells.append(f"×{c['ratio']:.2f}{ns}")
+            lines.append(f"| {wl} | " + " | ".join(cells) + " |")
     lines += ["", "![overhead](performance.png)", "",
               f"- iotrace start-up (iotrace exec → command exec, median of 5): "
               f"{extra['startup_ms']:.0f} ms",
