@@ -140,6 +140,33 @@ def test_snoop_streams_dd_writes(tmp_path):
     assert "lost (ring buffer full)" in stderr
 
 
+def test_snoop_cgroup_filter(tmp_path):
+    """-c shows only requests submitted from that cgroup (or below it)."""
+    root = next(line.split()[1] for line in open("/proc/self/mounts")
+                if line.split()[2] == "cgroup2")
+    cg = os.path.join(root, f"iotrace-snoop-{os.getpid()}")
+    os.mkdir(cg)
+    try:
+        snoop = subprocess.Popen([str(IOTRACE), "snoop", "-j", "-c", cg],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert snoop.stderr.readline().startswith("iotrace: tracing block I/O")
+            inside = ["sh", "-c", f"echo $$ > {cg}/cgroup.procs && exec dd if=/dev/zero "
+                      f"of={tmp_path / 'in.bin'} bs=4k count=20 oflag=direct status=none"]
+            subprocess.run(inside, check=True)
+            subprocess.run(["dd", "if=/dev/zero", f"of={tmp_path / 'out.bin'}", "bs=4k",
+                            "count=7", "oflag=direct", "status=none"], check=True)
+        finally:
+            snoop.send_signal(signal.SIGINT)
+            stdout, stderr = snoop.communicate(timeout=30)
+    finally:
+        os.rmdir(cg)
+    assert snoop.returncode == 0, stderr
+    records = [json.loads(line) for line in stdout.splitlines()][:-1]
+    writes = [r for r in records if r["op"] == "W" and r["bytes"] == BLOCK]
+    assert len(writes) == 20 and all(r["comm"] == "dd" for r in writes), records[:3]
+
+
 @pytest.mark.parametrize("args,message", [
     (["-d", "nosuchdisk"], "disk 'nosuchdisk': not in /sys/block"),
     (["-p", "x"], "invalid pid"),

@@ -53,7 +53,9 @@ static const char doc[] =
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Only requests charged to this process", 0 },
-	{ "cgroup", 'c', "PATH", 0, "Only requests submitted from this cgroup (v2 directory)", 0 },
+	{ "cgroup", 'c', "CGROUP", 0,
+	  "Only requests submitted from this cgroup v2 (its directory, or its path below the "
+	  "cgroup v2 mount point)", 0 },
 	{ "disk", 'd', "DISK", 0, "Only this disk (name as in /sys/block)", 0 },
 	{ "queue", 'Q', NULL, 0, "Show the time from queued to issued", 0 },
 	{ "json", 'j', NULL, 0, "One JSON object per line", 0 },
