@@ -183,6 +183,7 @@ struct file_stat {
 	__u64 i_size;
 	__u32 advice;  /* enum advice_bit, OR of all seen */
 	__u32 add_gen; /* bumped by every add: invalidates threads' cached "used" ranges */
+	__u64 chunk_end; /* 1 + the highest page-bitmap chunk made for this entry */
 	__u64 window_hist[HIST_BUCKETS]; /* readahead window sizes in pages */
 };
 

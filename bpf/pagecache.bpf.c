@@ -44,6 +44,16 @@ struct {
 	__type(value, struct file_stat);
 } file_stats SEC(".maps");
 
+/*
+ * file_stats entries of exited processes, handed back by the loader after it read them
+ * (run mode), so long runs and process storms keep their page-cache counters.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, MAX_FILES);
+	__type(value, __u32);
+} free_files SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -196,7 +206,8 @@ __noinline int file_index_of(__u32 tgid, __u32 dev, __u64 ino, __u64 inode_addr)
 	found = bpf_map_lookup_elem(&file_index, &key);
 	if (found)
 		return *found;
-	idx = __sync_fetch_and_add(&nr_files, 1);
+	if (bpf_map_pop_elem(&free_files, &idx))
+		idx = __sync_fetch_and_add(&nr_files, 1);
 	if (idx >= MAX_FILES ||
 	    (bpf_map_update_elem(&file_index, &key, &idx, BPF_NOEXIST) &&
 	     !(found = bpf_map_lookup_elem(&file_index, &key)))) {
@@ -251,8 +262,13 @@ static __always_inline struct file_stat *file_stat_of(struct task_struct *task,
 						      __u32 *idxp)
 {
 	if (t && t->cached_inode == inode && t->cached_ino == inode->i_ino) {
+		struct file_stat *cached;
+
 		*idxp = t->cached_idx;
-		return bpf_map_lookup_elem(&file_stats, idxp);
+		cached = bpf_map_lookup_elem(&file_stats, idxp);
+		/* A reused tid may find a recycled entry: trust it only if it is still ours. */
+		if (cached && (serve || cached->key.tgid == task->tgid))
+			return cached;
 	}
 	struct file_stat *st = file_stat_lookup(task, inode, idxp);
 
@@ -293,6 +309,19 @@ static long mark_word(__u32 w, void *data)
 	return 0;
 }
 
+/* Keeps file_stats[file].chunk_end above every chunk made, so the loader can free them. */
+static __always_inline void note_chunk(__u32 file, __u64 chunk)
+{
+	struct file_stat *st = bpf_map_lookup_elem(&file_stats, &file);
+
+	for (int tries = 0; st && tries < 4; tries++) {
+		__u64 end = st->chunk_end;
+
+		if (end > chunk || __sync_val_compare_and_swap(&st->chunk_end, end, chunk + 1) == end)
+			return;
+	}
+}
+
 static long mark_chunk(__u32 i, void *data)
 {
 	struct mark_ctx *c = data;
@@ -315,6 +344,7 @@ static long mark_chunk(__u32 i, void *data)
 		b = bpf_map_lookup_elem(&page_bits, &key);
 		if (!b)
 			return 1;
+		note_chunk(c->file, key.chunk);
 	}
 	lo = c->first > base ? c->first - base : 0;
 	hi = c->last - base;

@@ -83,6 +83,28 @@ int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot
 	return 0;
 }
 
+/* Moves an exited process's page-cache records out of the kernel (room for new ones). */
+static void take_files(struct collector *c, struct proc_record *p)
+{
+	struct file_record *recs, *grown;
+	size_t n;
+
+	if (tracer_take_files(c->tracer, p->pid, &recs, &n) || !n)
+		return;
+	grown = realloc(p->files, (p->nfiles + n) * sizeof(*grown));
+	if (!grown) {
+		c->error = -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			free(recs[i].path);
+		free(recs);
+		return;
+	}
+	memcpy(grown + p->nfiles, recs, n * sizeof(*recs));
+	p->files = grown;
+	p->nfiles += n;
+	free(recs);
+}
+
 /* Reads the slot's counters into the record and gives the slot back to the kernel. */
 static void retire(struct collector *c, struct proc_record *p)
 {
@@ -142,6 +164,7 @@ int collector_on_event(void *ctx, void *data, size_t size)
 		p->exit_status = e->exit_code;
 		p->end_ns = e->ts_ns;
 		retire(c, p);
+		take_files(c, p);
 		break;
 	}
 	return 0;
@@ -159,11 +182,16 @@ static char *full_path(uint32_t kdev, const char *rel)
 	return path;
 }
 
-/* Gives each process the files it touched, with their residency now (at the end). */
+/*
+ * Gives each process the files it touched that are still in the kernel (those of exited
+ * processes were taken at their exit), then resolves every file's path and its residency
+ * now, at the end.
+ */
 static int attach_files(struct collector *c)
 {
 	struct file_record *recs;
 	size_t n;
+	int err = 0;
 
 	if (tracer_collect_files(c->tracer, &recs, &n))
 		return -ENOMEM;
@@ -171,27 +199,33 @@ static int attach_files(struct collector *c)
 		struct file_record *f = &recs[i];
 		struct proc_record *p = collector_find(c, f->st.key.tgid);
 		struct file_record *grown;
-		char *path;
 
-		/* An index another CPU allocated and then found taken (tgid 0) holds nothing. */
+		/* Empty (tgid 0): recycled, or allocated by a CPU that then found it taken. */
 		if (!f->st.key.tgid || !p) {
 			free(f->path);
 			continue;
 		}
-		path = full_path(f->st.key.dev, f->path);
-		free(f->path);
-		f->path = path;
-		f->residency_missing = residency_read(f->path, f->st.key.dev, f->st.key.ino, &f->res);
 		grown = realloc(p->files, (p->nfiles + 1) * sizeof(*grown));
 		if (!grown) {
 			free(f->path);
+			err = -ENOMEM;
 			continue;
 		}
 		p->files = grown;
 		p->files[p->nfiles++] = *f;
 	}
 	free(recs);
-	return 0;
+	for (size_t i = 0; i < c->nprocs; i++)
+		for (size_t j = 0; j < c->procs[i].nfiles; j++) {
+			struct file_record *f = &c->procs[i].files[j];
+			char *path = full_path(f->st.key.dev, f->path);
+
+			free(f->path);
+			f->path = path;
+			f->residency_missing = residency_read(f->path, f->st.key.dev, f->st.key.ino,
+							      &f->res);
+		}
+	return err;
 }
 
 /* Block records go to their process; tgid 0 (and unknown tgids) to "other I/O". */

@@ -572,6 +572,63 @@ static char *join_path(const struct path_parts *pp)
 	return path;
 }
 
+int tracer_take_files(struct tracer *t, uint32_t tgid, struct file_record **out, size_t *n)
+{
+	uint32_t count = t->files ? t->skel->bss->nr_files : 0;
+	int index_fd, bits_fd, paths_fd, free_fd;
+	struct file_record *recs = NULL, *grown;
+
+	*out = NULL;
+	*n = 0;
+	if (!count || !tgid)
+		return 0;
+	if (count > MAX_FILES)
+		count = MAX_FILES;
+	index_fd = bpf_map__fd(t->skel->maps.file_index);
+	bits_fd = bpf_map__fd(t->skel->maps.page_bits);
+	paths_fd = bpf_map__fd(t->skel->maps.file_paths);
+	free_fd = bpf_map__fd(t->skel->maps.free_files);
+	for (uint32_t i = 0; i < count; i++) {
+		struct file_stat *st = &t->files[i];
+		struct path_key pk = { .dev = st->key.dev, .ino = st->key.ino };
+		struct file_key key = st->key;
+		struct file_record *r;
+		struct path_parts pp;
+
+		if (st->key.tgid != tgid)
+			continue;
+		grown = realloc(recs, (*n + 1) * sizeof(*recs));
+		if (!grown)
+			break; /* left in the kernel: collected at the end */
+		recs = grown;
+		r = &recs[(*n)++];
+		memset(r, 0, sizeof(*r));
+		r->st = *st;
+		r->unused_exact = !t->skel->bss->drops[DROP_CHUNKS];
+		if (!bpf_map_lookup_elem(paths_fd, &pk, &pp) && pp.nparts && !pp.truncated)
+			r->path = join_path(&pp);
+		/* The chunks of this entry, read and freed. */
+		for (__u64 c = 0; c < st->chunk_end; c++) {
+			struct chunk_key ck = { .file = i, .chunk = c };
+			struct chunk_bits bits;
+
+			if (bpf_map_lookup_elem(bits_fd, &ck, &bits))
+				continue;
+			for (int w = 0; w < CHUNK_WORDS; w++) {
+				r->unused_ra_pages += __builtin_popcountll(bits.ra[w] & ~bits.used[w]);
+				r->used_ra_pages += __builtin_popcountll(bits.ra[w] & bits.used[w]);
+			}
+			bpf_map_delete_elem(bits_fd, &ck);
+		}
+		/* The process is gone, so nothing writes the entry any more: give it back. */
+		bpf_map_delete_elem(index_fd, &key);
+		memset(st, 0, sizeof(*st));
+		bpf_map_update_elem(free_fd, NULL, &i, BPF_ANY);
+	}
+	*out = recs;
+	return 0;
+}
+
 int tracer_collect_files(struct tracer *t, struct file_record **out, size_t *n)
 {
 	uint32_t count = t->skel->bss->nr_files;

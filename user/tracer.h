@@ -73,6 +73,12 @@ int tracer_collect_files(struct tracer *t, struct file_record **out, size_t *n);
 /* serve: calls fn for every label (cgroup id, comm or "") and its slot. */
 int tracer_for_each_label(struct tracer *t,
 			  void (*fn)(const struct label_key *key, uint32_t slot, void *ctx), void *ctx);
+/*
+ * The page-cache records of tgid, an exited process (unused readahead computed, path
+ * relative to its filesystem), removed from the kernel's tables so their room is used
+ * again. Returns 0 and sets *out (malloc'ed, maybe NULL) and *n.
+ */
+int tracer_take_files(struct tracer *t, uint32_t tgid, struct file_record **out, size_t *n);
 /* Every (process, disk, op) block record; tgid 0 is I/O not charged to a traced process. */
 int tracer_collect_blocks(struct tracer *t, struct block_record **out, size_t *n);
 int tracer_events_fd(struct tracer *t);
