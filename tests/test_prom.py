@@ -464,3 +464,18 @@ def test_every_metric_is_documented(tmp_path):
     used = set(re.findall(r"(iotrace_[a-z_]+)", dashboard))
     series = families | {f + s for f in families for s in ("_bucket", "_sum", "_count")}
     assert used and used <= series, used - series
+
+
+def test_serve_on_ipv6_loopback():
+    with socket.socket(socket.AF_INET6) as s:
+        s.bind(("::1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([str(IOTRACE), "serve", "--listen", f"[::1]:{port}"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert "metrics on" in proc.stderr.readline()
+        with urllib.request.urlopen(f"http://[::1]:{port}/metrics", timeout=30) as r:
+            assert r.status == 200 and b"iotrace_syscalls_total" in r.read()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
