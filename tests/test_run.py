@@ -186,14 +186,15 @@ def test_signal_death(tmp_path):
     assert b"killed by SIGSEGV" in res.stderr
 
 
-def test_sigint_to_iotrace_reaches_the_command(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_to_iotrace_reaches_the_command(tmp_path, sig):
     out = tmp_path / "r.json"
     p = subprocess.Popen([IOTRACE, "--json", "-o", out, "--", "sleep", "30"])
     time.sleep(1.0)
-    p.send_signal(signal.SIGINT)
-    assert p.wait(timeout=20) == 128 + signal.SIGINT
+    p.send_signal(sig)
+    assert p.wait(timeout=20) == 128 + sig
     report = json.loads(out.read_text())
-    assert report["exit"]["signal"] == signal.SIGINT and report["partial"] is False
+    assert report["exit"]["signal"] == sig and report["partial"] is False
 
 
 @pytest.mark.parametrize("args,status,message", [
@@ -318,17 +319,18 @@ def test_signal_handler_returns_are_counted(tmp_path, options):
     assert report["totals"]["syscalls"]["rt_sigreturn"]["calls"] == 3
 
 
-def test_second_interrupt_gives_a_partial_report(tmp_path):
-    """The command ignores SIGINT: the first one is forwarded, the second ends iotrace."""
+@pytest.mark.parametrize("sig,trap", [(signal.SIGINT, "INT"), (signal.SIGTERM, "TERM")])
+def test_second_interrupt_gives_a_partial_report(tmp_path, sig, trap):
+    """The command ignores the signal: the first one is forwarded, the second ends iotrace."""
     out = tmp_path / "partial.json"
     p = subprocess.Popen([IOTRACE, "--json", "-o", out, "--", "/bin/sh", "-c",
-                          "trap '' INT; sleep 3"])
+                          f"trap '' {trap}; sleep 3"])
     time.sleep(0.8)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     time.sleep(0.3)
     assert p.poll() is None  # still waiting for the command
-    p.send_signal(signal.SIGINT)
-    assert p.wait(timeout=20) == 130
+    p.send_signal(sig)
+    assert p.wait(timeout=20) == 128 + sig
     report = json.loads(out.read_text())  # valid JSON despite the interruption
     assert report["partial"] is True and report["exit"]["code"] is None
     assert report["totals"]["syscalls"]["execve"]["calls"] >= 1

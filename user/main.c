@@ -5,6 +5,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <unistd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,7 +157,7 @@ static int prom_dir_check(const char *path)
 static int exit_code_of(const struct run_result *r)
 {
 	if (!r->exit_known)
-		return r->partial ? 130 : 0;
+		return r->partial ? 128 + (r->stop_signal ? r->stop_signal : SIGINT) : 0;
 	if (WIFSIGNALED(r->exit_status))
 		return 128 + WTERMSIG(r->exit_status);
 	return WEXITSTATUS(r->exit_status);

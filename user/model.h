@@ -78,6 +78,7 @@ struct run_result {
 	bool exit_known;
 	int exit_status; /* wait(2) status of CMD (or of the -p process, when known) */
 	bool partial;    /* iotrace was interrupted before the traced processes ended */
+	int stop_signal; /* the signal (SIGINT, SIGTERM) that made iotrace stop early, or 0 */
 	bool timing;
 	struct proc_record *procs;
 	size_t nprocs;

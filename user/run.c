@@ -105,6 +105,7 @@ static void on_signal(struct session *s)
 		if (++s->interrupts > 1 || !s->child.pid) {
 			/* Second interrupt, or -p mode: stop now and report what we have. */
 			s->r->partial = s->child.pid != 0;
+			s->r->stop_signal = si.ssi_signo;
 			s->done = true;
 			return;
 		}
