@@ -128,15 +128,20 @@ def test_prom_file_matches_strace_and_json(tmp_path, small_input):
     assert lsum == pytest.approx(sc["read"]["total_ns"] / 1e9, rel=1e-6)
 
 
-def test_prom_file_totals_by_comm_and_block(tmp_path):
-    """Processes of one name are summed; block I/O carries disk and op labels."""
+def prom_file_of_shell(tmp_path, script):
+    """--prom-file of `sh -c script`, checked by promtool; returns its path."""
     prom = tmp_path / "p.prom"
-    target = tmp_path / "direct.bin"
-    res = run([IOTRACE, "-o", "/dev/null", "--prom-file", prom, "--", "sh", "-c",
-               f"/bin/true; /bin/true; dd if=/dev/zero of={target} bs=4096 count=64 "
-               f"oflag=direct status=none"])
+    res = run([IOTRACE, "-o", "/dev/null", "--prom-file", prom, "--", "sh", "-c", script])
     assert res.returncode == 0, res.stderr
     promtool_check(prom)
+    return prom
+
+
+def test_prom_file_totals_by_comm_and_block(tmp_path):
+    """Processes of one name are summed; block I/O carries disk and op labels."""
+    target = tmp_path / "direct.bin"
+    prom = prom_file_of_shell(tmp_path, f"/bin/true; /bin/true; dd if=/dev/zero of={target} "
+                                        f"bs=4096 count=64 oflag=direct status=none")
     samples = parse(prom.read_text())
     assert one(samples, "iotrace_syscalls_total", comm="true", syscall="execve") == 2
     assert one(samples, "iotrace_block_io_requests_total", comm="dd", disk="vda",
@@ -449,12 +454,10 @@ def test_prometheus_scrapes_serve(tmp_path, small_input, test_cgroup):
 def test_every_metric_is_documented(tmp_path):
     """docs/prometheus.md names every family iotrace writes; the Grafana dashboard uses only
     families that exist."""
-    prom = tmp_path / "all.prom"
     target = tmp_path / "d.bin"
-    res = run([IOTRACE, "-o", "/dev/null", "--prom-file", prom, "--", "sh", "-c",
-               f"dd if=/dev/zero of={target} bs=4096 count=8 oflag=direct status=none; "
-               f"cat {target} /etc/passwd > /dev/null"])
-    assert res.returncode == 0, res.stderr
+    prom = prom_file_of_shell(tmp_path, f"dd if=/dev/zero of={target} bs=4096 count=8 "
+                                        f"oflag=direct status=none; cat {target} /etc/passwd "
+                                        f"> /dev/null")
     families = set(re.findall(r"^# TYPE (\S+) ", prom.read_text(), re.M))
     assert len(families) >= 25, families
     docs = (Path(__file__).parent.parent / "docs" / "prometheus.md").read_text()

@@ -128,6 +128,14 @@ static int add_entry(const char *fpath, const struct stat *sb, int type, struct 
  * cgroup keeps its last path, so a service restarted into a new cgroup at the same path
  * still gets the same label (and its counters keep growing).
  */
+static const char *cached(uint64_t id)
+{
+	for (size_t i = 0; i < ncache; i++)
+		if (cache[i].id == id)
+			return cache[i].path;
+	return NULL;
+}
+
 static void rescan(void)
 {
 	if (cgroup_root())
@@ -143,23 +151,20 @@ void cgroup_rescan(void)
 const char *cgroup_path_of(uint64_t id)
 {
 	static char gone[32];
+	const char *path = cached(id);
 
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < ncache; i++)
-			if (cache[i].id == id)
-				return cache[i].path;
-		if (pass || !rescan_allowed)
-			break;
+	if (!path && rescan_allowed) {
 		rescan();
+		path = cached(id);
 	}
+	if (path)
+		return path;
 	snprintf(gone, sizeof(gone), "id:%llu", (unsigned long long)id);
 	return gone;
 }
 
 void cgroup_note(uint64_t id)
 {
-	for (size_t i = 0; i < ncache; i++)
-		if (cache[i].id == id)
-			return;
-	rescan();
+	if (!cached(id))
+		rescan();
 }

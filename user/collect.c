@@ -234,7 +234,7 @@ static int attach_blocks(struct collector *c, struct run_result *r)
 	struct block_record *recs, **list;
 	size_t n, *count;
 
-	if (tracer_collect_blocks(c->tracer, &recs, &n))
+	if (tracer_collect_blocks(c->tracer, &recs, &n, true))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct proc_record *p = recs[i].key.tgid ? collector_find(c, recs[i].key.tgid) : NULL;

@@ -111,34 +111,27 @@ static void histogram(FILE *out, const char *name, const struct prom_labels *lab
 		      const char *k, const char *v, const char *k2, const char *v2,
 		      const uint64_t *hist, double sum, bool ns)
 {
+	/* The caller's one or two label pairs, then "le" in the first free pair. */
+	const char *pairs[] = { k, v, k2, v2, NULL, NULL, NULL };
+	int at = k2 ? 4 : 2;
 	char metric[128], le[48];
 	uint64_t cum = 0;
 
 	snprintf(metric, sizeof(metric), "%s_bucket", name);
+	pairs[at] = "le";
+	pairs[at + 1] = le;
 	for (int b = 0; b < HIST_BUCKETS - 1; b++) {
-		const char *pairs[] = { k, v, k2, v2, NULL, NULL, NULL };
-		int at = k2 ? 4 : 2;
-
 		cum += hist[b];
 		if (ns)
 			ns_to_seconds(hist_bucket_hi(b), le, sizeof(le));
 		else
 			snprintf(le, sizeof(le), "%llu", (unsigned long long)hist_bucket_hi(b));
-		pairs[at] = "le";
-		pairs[at + 1] = le;
 		sample(out, metric, lab, pairs, cum);
 	}
 	cum += hist[HIST_BUCKETS - 1];
-	{
-		const char *pairs[] = { k, v, k2, v2, NULL, NULL, NULL };
-		int at = k2 ? 4 : 2;
-
-		pairs[at] = "le";
-		pairs[at + 1] = "+Inf";
-		sample(out, metric, lab, pairs, cum);
-	}
-	const char *pairs[] = { k, v, k2, v2, NULL };
-
+	pairs[at + 1] = "+Inf";
+	sample(out, metric, lab, pairs, cum);
+	pairs[at] = NULL;
 	snprintf(metric, sizeof(metric), "%s_sum", name);
 	sample_f(out, metric, lab, pairs, sum);
 	snprintf(metric, sizeof(metric), "%s_count", name);
@@ -266,6 +259,35 @@ static const struct pc_metric pc_metrics[] = {
 	  pc_around, false },
 };
 
+static uint64_t ra_windows(const struct file_stat *st, int k) { return st->ra_windows[k]; }
+static uint64_t ra_window_pages(const struct file_stat *st, int k)
+{
+	return st->ra_window_pages[k];
+}
+static const char *const io_ops[] = { "read", "write" };
+static uint64_t direct_bytes(const struct file_stat *st, int op)
+{
+	return op ? st->direct_write_bytes : st->direct_read_bytes;
+}
+static uint64_t direct_calls(const struct file_stat *st, int op)
+{
+	return op ? st->direct_writes : st->direct_reads;
+}
+
+/* A counter with one series per value of one label (kind, op), for groups that read files. */
+static void split_counter(FILE *out, const struct prom_report *r, const char *name,
+			  const char *help, const char *key, const char *const *values, int n,
+			  uint64_t (*get)(const struct file_stat *st, int i))
+{
+	family(out, name, "counter", help);
+	for (size_t g = 0; g < r->ngroups; g++)
+		for (int i = 0; i < n && r->groups[g].pc_seen; i++) {
+			const char *pairs[] = { key, values[i], NULL };
+
+			sample(out, name, &r->groups[g].lab, pairs, get(&r->groups[g].pc.st, i));
+		}
+}
+
 static void page_cache_families(FILE *out, const struct prom_report *r)
 {
 	const char *name;
@@ -277,23 +299,12 @@ static void page_cache_families(FILE *out, const struct prom_report *r)
 				sample(out, pc_metrics[m].name, &r->groups[g].lab, NULL,
 				       pc_metrics[m].get(&r->groups[g].pc));
 	}
-	name = "iotrace_readahead_windows_total";
-	family(out, name, "counter", "Readahead windows opened, by how they started.");
-	for (size_t g = 0; g < r->ngroups; g++)
-		for (int k = 0; k < RA_KINDS && r->groups[g].pc_seen; k++) {
-			const char *pairs[] = { "kind", ra_kind_names[k], NULL };
-
-			sample(out, name, &r->groups[g].lab, pairs, r->groups[g].pc.st.ra_windows[k]);
-		}
-	name = "iotrace_readahead_pages_total";
-	family(out, name, "counter", "Pages in the readahead windows opened, by kind.");
-	for (size_t g = 0; g < r->ngroups; g++)
-		for (int k = 0; k < RA_KINDS && r->groups[g].pc_seen; k++) {
-			const char *pairs[] = { "kind", ra_kind_names[k], NULL };
-
-			sample(out, name, &r->groups[g].lab, pairs,
-			       r->groups[g].pc.st.ra_window_pages[k]);
-		}
+	split_counter(out, r, "iotrace_readahead_windows_total",
+		      "Readahead windows opened, by how they started.", "kind", ra_kind_names,
+		      RA_KINDS, ra_windows);
+	split_counter(out, r, "iotrace_readahead_pages_total",
+		      "Pages in the readahead windows opened, by kind.", "kind", ra_kind_names,
+		      RA_KINDS, ra_window_pages);
 	/* A gauge: a page read ahead and not requested yet stops counting once it is read. */
 	name = "iotrace_readahead_unused_pages";
 	family(out, name, "gauge",
@@ -306,30 +317,11 @@ static void page_cache_families(FILE *out, const struct prom_report *r)
 
 static void direct_io_families(FILE *out, const struct prom_report *r)
 {
-	const char *name;
-
-	name = "iotrace_direct_io_bytes_total";
-	family(out, name, "counter", "Bytes asked for by O_DIRECT reads and writes (iomap).");
-	for (size_t g = 0; g < r->ngroups; g++) {
-		const struct page_cache_sum *s = &r->groups[g].pc;
-		const char *rd[] = { "op", "read", NULL }, *wr[] = { "op", "write", NULL };
-
-		if (!r->groups[g].pc_seen)
-			continue;
-		sample(out, name, &r->groups[g].lab, rd, s->st.direct_read_bytes);
-		sample(out, name, &r->groups[g].lab, wr, s->st.direct_write_bytes);
-	}
-	name = "iotrace_direct_io_calls_total";
-	family(out, name, "counter", "O_DIRECT reads and writes (iomap).");
-	for (size_t g = 0; g < r->ngroups; g++) {
-		const struct page_cache_sum *s = &r->groups[g].pc;
-		const char *rd[] = { "op", "read", NULL }, *wr[] = { "op", "write", NULL };
-
-		if (!r->groups[g].pc_seen)
-			continue;
-		sample(out, name, &r->groups[g].lab, rd, s->st.direct_reads);
-		sample(out, name, &r->groups[g].lab, wr, s->st.direct_writes);
-	}
+	split_counter(out, r, "iotrace_direct_io_bytes_total",
+		      "Bytes asked for by O_DIRECT reads and writes (iomap).", "op", io_ops, 2,
+		      direct_bytes);
+	split_counter(out, r, "iotrace_direct_io_calls_total", "O_DIRECT reads and writes (iomap).",
+		      "op", io_ops, 2, direct_calls);
 }
 
 /* ---- block ---- */

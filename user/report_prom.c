@@ -34,6 +34,17 @@ static struct comm_group *group_of(struct comm_group **groups, size_t *n, const 
 	return g;
 }
 
+/* run="job" for .../job.prom: series of several files in one directory stay distinct. */
+static char *run_label_of(const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t len = strlen(base);
+
+	if (len > 5 && !strcmp(base + len - 5, ".prom"))
+		len -= 5;
+	return strndup(base, len);
+}
+
 int report_prom_file(const char *path, const struct run_result *r)
 {
 	struct comm_group *groups = NULL, *g;
@@ -80,11 +91,7 @@ int report_prom_file(const char *path, const struct run_result *r)
 				   r->other_blocks[j].key.dev, r->other_blocks[j].key.op,
 				   &r->other_blocks[j].st))
 			goto out;
-	/* run="job" for job.prom: series of several files in one directory stay distinct. */
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	size_t stem = strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".prom")
-			      ? strlen(base) - 5 : strlen(base);
-	run_name = strndup(base, stem);
+	run_name = run_label_of(path);
 	if (!run_name)
 		goto out;
 	struct prom_report rep = {

@@ -138,46 +138,28 @@ static const char *filter_path(const struct serve_opts *o, uint64_t id)
 	return cgroup_path_of(id);
 }
 
-static void add_label(const struct label_key *key, uint32_t slot, void *arg)
-{
-	struct scrape *s = arg;
-	struct label *l;
-
-	l = realloc(s->labels, (s->nlabels + 1) * sizeof(*l));
-	if (!l) {
-		s->failed = true;
-		return;
-	}
-	s->labels = l;
-	l = &l[s->nlabels++];
-	memset(l, 0, sizeof(*l));
-	l->slot = slot;
-	l->cgroup = strdup(filter_path(s->ctx->o, key->cgroup));
-	memcpy(l->comm, key->comm, COMM_LEN - 1);
-	if (!l->cgroup)
-		s->failed = true;
-}
-
-static struct label *label_of_slot(struct scrape *s, uint32_t slot)
-{
-	for (size_t i = 0; i < s->nlabels; i++)
-		if (s->labels[i].slot == slot)
-			return &s->labels[i];
-	return NULL;
-}
-
-static int add_overflow_label(struct scrape *s)
+/* Appends a label for slot; false when out of memory. */
+static bool new_label(struct scrape *s, uint32_t slot, const char *cgroup, const char *comm)
 {
 	struct label *l = realloc(s->labels, (s->nlabels + 1) * sizeof(*l));
 
 	if (!l)
-		return -1;
+		return false;
 	s->labels = l;
 	l = &l[s->nlabels++];
 	memset(l, 0, sizeof(*l));
-	l->slot = OVERFLOW_SLOT;
-	l->cgroup = strdup("(overflow)");
-	return l->cgroup ? 0 : -1;
+	l->slot = slot;
+	memcpy(l->comm, comm, COMM_LEN - 1);
+	l->cgroup = strdup(cgroup);
+	return l->cgroup != NULL;
+}
+
+static void add_label(const struct label_key *key, uint32_t slot, void *arg)
+{
+	struct scrape *s = arg;
+
+	if (!new_label(s, slot, filter_path(s->ctx->o, key->cgroup), key->comm))
+		s->failed = true;
 }
 
 static bool same_labels(const struct prom_labels *a, const struct prom_labels *b)
@@ -213,7 +195,7 @@ static size_t merge_groups(struct prom_group *g, size_t n, bool by_comm)
 static char *render(struct serve_ctx *c, size_t *len)
 {
 	struct scrape s = { .ctx = c };
-	struct prom_group *groups = NULL;
+	struct prom_group *groups = NULL, **group_of_slot = NULL;
 	struct prom_block *blocks = NULL;
 	struct file_record *files = NULL;
 	struct block_record *brecs = NULL;
@@ -226,11 +208,15 @@ static char *render(struct serve_ctx *c, size_t *len)
 	cgroup_rescan();
 	tracer_for_each_label(&c->t, add_label, &s);
 	pthread_mutex_unlock(&c->cgroups);
-	if (s.failed || add_overflow_label(&s))
+	if (s.failed || !new_label(&s, OVERFLOW_SLOT, "(overflow)", ""))
 		goto out;
 	groups = calloc(s.nlabels, sizeof(*groups));
-	if (!groups)
+	group_of_slot = calloc(MAX_SLOTS, sizeof(*group_of_slot));
+	if (!groups || !group_of_slot)
 		goto out;
+	/* Kernel records name their label by slot. */
+	for (size_t i = 0; i < s.nlabels; i++)
+		group_of_slot[s.labels[i].slot % MAX_SLOTS] = &groups[i];
 	for (size_t i = 0; i < s.nlabels; i++) {
 		struct label *l = &s.labels[i];
 
@@ -245,22 +231,21 @@ static char *render(struct serve_ctx *c, size_t *len)
 	if ((!c->t.page_cache_missing || !c->t.direct_io_missing) &&
 	    !tracer_collect_files(&c->t, &files, &nfiles)) {
 		for (size_t i = 0; i < nfiles; i++) {
-			struct label *l = label_of_slot(&s, files[i].st.key.tgid);
+			struct prom_group *g = group_of_slot[files[i].st.key.tgid % MAX_SLOTS];
 
-			if (!l)
+			if (!g)
 				continue;
-			page_cache_add(&groups[l - s.labels].pc, &files[i], 1);
-			groups[l - s.labels].pc_seen = true;
+			page_cache_add(&g->pc, &files[i], 1);
+			g->pc_seen = true;
 		}
 	}
-	if (!tracer_collect_blocks(&c->t, &brecs, &nbrecs)) {
+	if (!tracer_collect_blocks(&c->t, &brecs, &nbrecs, false)) {
 		for (size_t i = 0; i < nbrecs; i++) {
-			struct label *l = brecs[i].key.tgid ? label_of_slot(&s, brecs[i].key.tgid)
-							    : NULL;
-			struct prom_labels lab = { 0 };
+			struct prom_group *g = brecs[i].key.tgid
+						       ? group_of_slot[brecs[i].key.tgid % MAX_SLOTS]
+						       : NULL;
+			struct prom_labels lab = g ? g->lab : (struct prom_labels){ 0 };
 
-			if (l)
-				lab = groups[l - s.labels].lab;
 			if (prom_add_block(&blocks, &nblocks, lab, brecs[i].key.dev,
 					   brecs[i].key.op, &brecs[i].st))
 				goto out;
@@ -297,6 +282,7 @@ out:
 	free(files);
 	free(brecs);
 	free(blocks);
+	free(group_of_slot);
 	free(groups);
 	for (size_t i = 0; i < s.nlabels; i++)
 		free(s.labels[i].cgroup);

@@ -325,7 +325,6 @@ int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_
 		report_failure("create the event ring buffer", err);
 		goto fail;
 	}
-	t->serve = cfg->serve;
 	if (cfg->serve)
 		tracer_exclude(t, getpid()); /* serve's own syscalls are not the machine's workload */
 	t_attach = now_ms();
@@ -534,6 +533,15 @@ void tracer_read_drops(struct tracer *t, uint64_t *drops)
 	drops[DROP_BLOCK_UNSEEN] += t->unseen_swept;
 }
 
+/* Adds one page-bitmap chunk's readahead pages, used and unused, to a file record. */
+static void add_chunk(struct file_record *rec, const struct chunk_bits *bits)
+{
+	for (int w = 0; w < CHUNK_WORDS; w++) {
+		rec->unused_ra_pages += __builtin_popcountll(bits->ra[w] & ~bits->used[w]);
+		rec->used_ra_pages += __builtin_popcountll(bits->ra[w] & bits->used[w]);
+	}
+}
+
 /* Adds each page-bitmap chunk's readahead pages, used and unused, to its file record. */
 static void count_unused(struct tracer *t, struct file_record *recs, uint32_t n)
 {
@@ -545,12 +553,8 @@ static void count_unused(struct tracer *t, struct file_record *recs, uint32_t n)
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (key.file >= n || bpf_map_lookup_elem(fd, &key, &bits))
-			continue;
-		for (int w = 0; w < CHUNK_WORDS; w++) {
-			recs[key.file].unused_ra_pages += __builtin_popcountll(bits.ra[w] & ~bits.used[w]);
-			recs[key.file].used_ra_pages += __builtin_popcountll(bits.ra[w] & bits.used[w]);
-		}
+		if (key.file < n && !bpf_map_lookup_elem(fd, &key, &bits))
+			add_chunk(&recs[key.file], &bits);
 	}
 }
 
@@ -572,6 +576,17 @@ static char *join_path(const struct path_parts *pp)
 	return path;
 }
 
+/* The path recorded for a file entry ("dir/name" below its mount), or NULL. */
+static char *recorded_path(int paths_fd, const struct file_key *key)
+{
+	struct path_key pk = { .dev = key->dev, .ino = key->ino };
+	struct path_parts pp;
+
+	if (bpf_map_lookup_elem(paths_fd, &pk, &pp) || !pp.nparts || pp.truncated)
+		return NULL;
+	return join_path(&pp);
+}
+
 int tracer_take_files(struct tracer *t, uint32_t tgid, struct file_record **out, size_t *n)
 {
 	uint32_t count = t->files ? t->skel->bss->nr_files : 0;
@@ -590,10 +605,8 @@ int tracer_take_files(struct tracer *t, uint32_t tgid, struct file_record **out,
 	free_fd = bpf_map__fd(t->skel->maps.free_files);
 	for (uint32_t i = 0; i < count; i++) {
 		struct file_stat *st = &t->files[i];
-		struct path_key pk = { .dev = st->key.dev, .ino = st->key.ino };
 		struct file_key key = st->key;
 		struct file_record *r;
-		struct path_parts pp;
 
 		if (st->key.tgid != tgid)
 			continue;
@@ -605,8 +618,7 @@ int tracer_take_files(struct tracer *t, uint32_t tgid, struct file_record **out,
 		memset(r, 0, sizeof(*r));
 		r->st = *st;
 		r->unused_exact = !t->skel->bss->drops[DROP_CHUNKS];
-		if (!bpf_map_lookup_elem(paths_fd, &pk, &pp) && pp.nparts && !pp.truncated)
-			r->path = join_path(&pp);
+		r->path = recorded_path(paths_fd, &key);
 		/* The chunks of this entry, read and freed. */
 		for (__u64 c = 0; c < st->chunk_end; c++) {
 			struct chunk_key ck = { .file = i, .chunk = c };
@@ -614,10 +626,7 @@ int tracer_take_files(struct tracer *t, uint32_t tgid, struct file_record **out,
 
 			if (bpf_map_lookup_elem(bits_fd, &ck, &bits))
 				continue;
-			for (int w = 0; w < CHUNK_WORDS; w++) {
-				r->unused_ra_pages += __builtin_popcountll(bits.ra[w] & ~bits.used[w]);
-				r->used_ra_pages += __builtin_popcountll(bits.ra[w] & bits.used[w]);
-			}
+			add_chunk(r, &bits);
 			bpf_map_delete_elem(bits_fd, &ck);
 		}
 		/* The process is gone, so nothing writes the entry any more: give it back. */
@@ -643,13 +652,9 @@ int tracer_collect_files(struct tracer *t, struct file_record **out, size_t *n)
 	if (!recs)
 		return -1;
 	for (uint32_t i = 0; i < count; i++) {
-		struct path_key pk = { .dev = t->files[i].key.dev, .ino = t->files[i].key.ino };
-		struct path_parts pp;
-
 		recs[i].st = t->files[i];
 		recs[i].unused_exact = !t->skel->bss->drops[DROP_CHUNKS];
-		if (!bpf_map_lookup_elem(paths_fd, &pk, &pp) && pp.nparts && !pp.truncated)
-			recs[i].path = join_path(&pp);
+		recs[i].path = recorded_path(paths_fd, &recs[i].st.key);
 	}
 	count_unused(t, recs, count);
 	*out = recs;
@@ -701,7 +706,8 @@ static void sweep_unseen(struct tracer *t, struct block_record *recs, size_t *n)
 	for_each_inflight(t, sweep_one, &sw);
 }
 
-int tracer_collect_blocks(struct tracer *t, struct block_record **out, size_t *n)
+int tracer_collect_blocks(struct tracer *t, struct block_record **out, size_t *n,
+			  bool end_of_run)
 {
 	int fd = bpf_map__fd(t->skel->maps.block_stats);
 	struct block_key key, next;
@@ -721,8 +727,7 @@ int tracer_collect_blocks(struct tracer *t, struct block_record **out, size_t *n
 		recs[count++].key = key;
 	}
 	*n = count;
-	/* The sweep counts what is still in flight at the end of a run; serve never ends. */
-	if (!t->serve)
+	if (end_of_run)
 		sweep_unseen(t, recs, n);
 	return 0;
 }

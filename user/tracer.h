@@ -37,7 +37,6 @@ struct tracer {
 	const char *page_cache_missing; /* why the page-cache hooks are off, or NULL */
 	const char *direct_io_missing;  /* why the O_DIRECT hook is off, or NULL */
 	uint64_t unseen_swept;          /* block completions counted from the in-flight table */
-	bool serve;
 	struct dense_profile scratch;
 };
 
@@ -79,8 +78,13 @@ int tracer_for_each_label(struct tracer *t,
  * again. Returns 0 and sets *out (malloc'ed, maybe NULL) and *n.
  */
 int tracer_take_files(struct tracer *t, uint32_t tgid, struct file_record **out, size_t *n);
-/* Every (process, disk, op) block record; tgid 0 is I/O not charged to a traced process. */
-int tracer_collect_blocks(struct tracer *t, struct block_record **out, size_t *n);
+/*
+ * Every (process, disk, op) block record; tgid 0 is I/O not charged to a traced process.
+ * end_of_run: also count, without latencies, the traced requests still in flight, whose
+ * completion the kernel skipped (serve, which never ends, leaves them in flight).
+ */
+int tracer_collect_blocks(struct tracer *t, struct block_record **out, size_t *n,
+			  bool end_of_run);
 int tracer_events_fd(struct tracer *t);
 int tracer_poll_events(struct tracer *t);
 /* serve: never count tgid (iotrace itself; tracer_open does it for serve). */
