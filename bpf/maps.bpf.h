@@ -87,8 +87,8 @@ __u64 drops[DROP_COUNTERS] __weak = {};
  * from it) become fault-safe PROBE_MEM loads, with no helper call at run time; the call
  * itself is rewritten into a register move by the verifier. Walking fields of a *trusted*
  * tp_btf argument instead makes the verifier look up "<type>__safe_trusted"-style names by
- * linear search over all of vmlinux's BTF at every such load, which was most of iotrace's
- * start-up time.
+ * linear search over all of vmlinux's BTF at every such load: a third of iotrace's
+ * start-up before these casts (docs/design.md).
  */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 #define UNTRUSTED(type, p) ((type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)))
