@@ -24,11 +24,14 @@ LIBS := -lbpf -lelf -lz -lcjson -lseccomp -lmicrohttpd
 TRACER_BPF := bpf/proc.bpf.c bpf/syscalls.bpf.c bpf/pagecache.bpf.c bpf/block.bpf.c
 TRACER_BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(TRACER_BPF))
 USER_SRCS := $(wildcard user/*.c)
-USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/user/min_btf.o
+# Structs the programs pass to bpf_rdonly_cast (enum kernel_cast_type in bpf/iotrace.h).
+KERNEL_CAST_TYPES := address_space folio inode kiocb
+KERNEL_NOTES ?= /sys/kernel/notes
 WORKLOADS := $(patsubst %.c,%,$(wildcard workloads/*.c))
 # Small C programs used by tests and benchmarks only (not shipped).
-TEST_PROGS := $(OUTPUT)/tests/probe_test
-BENCH_PROGS := $(OUTPUT)/bench/floor
+TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test
+BENCH_PROGS := $(OUTPUT)/bench/floor $(OUTPUT)/bench/cmdtime
 FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers
 
 ifeq ($(V),1)
@@ -39,7 +42,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all deps vmlinux workloads test demo experiments bench fuzz soak clean
+.PHONY: FORCE all deps vmlinux workloads test demo experiments bench fuzz soak clean
 .DELETE_ON_ERROR:
 # Keep skeletons and linked objects: they are inputs of several targets.
 .SECONDARY:
@@ -79,6 +82,21 @@ $(OUTPUT)/probe.bpf.o $(OUTPUT)/floor.bpf.o: $(OUTPUT)/%.bpf.o: $(OUTPUT)/bpf/%.
 	$(call msg,LINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
+# The kernel BTF cut down to what the programs relocate against, with the identity of the
+# kernel it was cut from (scripts/min_btf.py; the loader checks it: user/kbtf.c). Remade
+# when the objects change or the build runs on another kernel.
+KERNEL_ID := $(shell sha1sum $(KERNEL_NOTES) 2>/dev/null | cut -c1-40)
+$(OUTPUT)/kernel.id: FORCE | $(OUTPUT)
+	$(Q)echo '$(KERNEL_ID)' | cmp -s - $@ || echo '$(KERNEL_ID)' > $@
+
+$(OUTPUT)/min_btf.c: $(OUTPUT)/iotrace.bpf.o $(OUTPUT)/kernel.id scripts/min_btf.py
+	$(call msg,MINBTF,$@)
+	$(Q)BPFTOOL=$(BPFTOOL) $(PYTHON) scripts/min_btf.py $(VMLINUX_BTF) $(KERNEL_NOTES) $< $@ $(KERNEL_CAST_TYPES)
+
+$(OUTPUT)/user/min_btf.o: $(OUTPUT)/min_btf.c user/kbtf.h | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Iuser -c $< -o $@
+
 # Every user object may include the skeleton; -MMD tracks the rest.
 $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/iotrace.skel.h | $(OUTPUT)/user
 	$(call msg,CC,$@)
@@ -88,9 +106,17 @@ iotrace: $(USER_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
+$(OUTPUT)/tests/kbtf_test: tests/c/kbtf_test.c user/kbtf.c user/util.c user/kbtf.h | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Iuser tests/c/kbtf_test.c user/kbtf.c user/util.c -o $@
+
 $(OUTPUT)/tests/%: tests/c/%.c $(OUTPUT)/probe.skel.h | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(LIBS) -o $@
+
+$(OUTPUT)/bench/cmdtime: bench/cmdtime.c | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
 
 $(OUTPUT)/bench/%: bench/%.c $(OUTPUT)/%.skel.h | $(OUTPUT)/bench
 	$(call msg,CC,$@)
@@ -121,6 +147,7 @@ $(OUTPUT)/fuzz/fuzz_parsers: tests/fuzz/fuzz_parsers.c user/util.c user/util.h \
 
 fuzz: deps $(OUTPUT)/fuzz/fuzz_parsers
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
+	$(Q)head -c 64 $(KERNEL_NOTES) > $(OUTPUT)/fuzz/corpus/kernel-notes 2>/dev/null || true
 	$(Q)$(OUTPUT)/fuzz/fuzz_parsers -max_total_time=$(FUZZ_SECONDS) -max_len=64 \
 		$(OUTPUT)/fuzz/corpus tests/fuzz/seeds
 

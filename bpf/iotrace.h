@@ -29,6 +29,13 @@
 /* serve: at most this many -c cgroups. */
 #define MAX_CGROUP_FILTERS 8
 
+/*
+ * Structs the page-cache programs re-type with bpf_rdonly_cast (UNTRUSTED in maps.bpf.h).
+ * Named like the structs so the macro can paste them; the loader sets their kernel ids
+ * when it relocates against the minimal BTF (user/kbtf.h), and keeps this order.
+ */
+enum kernel_cast_type { KT_address_space, KT_folio, KT_inode, KT_kiocb, KERNEL_CAST_TYPES };
+
 #define COMM_LEN 16
 
 /* serve: what a slot stands for; comm is all zeros unless --comm. */

@@ -89,9 +89,17 @@ __u64 drops[DROP_COUNTERS] __weak = {};
  * tp_btf argument instead makes the verifier look up "<type>__safe_trusted"-style names by
  * linear search over all of vmlinux's BTF at every such load: a third of iotrace's
  * start-up before these casts (docs/design.md).
+ *
+ * The cast takes the struct's id in the *kernel's* BTF. CO-RE finds it when relocating
+ * against the kernel's BTF; against the minimal BTF (user/kbtf.h) ids are renumbered, so
+ * the loader passes the kernel's ids in kernel_type_id instead. Either way the verifier sees
+ * a constant (read-only data is frozen) and drops the branch not taken.
  */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
-#define UNTRUSTED(type, p) ((type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)))
+const volatile __u32 kernel_type_id[KERNEL_CAST_TYPES] __weak = {};
+#define UNTRUSTED(name, p)                                                                  \
+	((struct name *)bpf_rdonly_cast((p), kernel_type_id[KT_##name] ?:                   \
+						     bpf_core_type_id_kernel(struct name)))
 
 static __always_inline __u16 *slot_entry(__u32 tgid)
 {

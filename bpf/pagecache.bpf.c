@@ -426,7 +426,7 @@ static __always_inline void announce(struct inode *inode, struct file_ra_state *
 	struct file_stat *st;
 	__u32 idx;
 
-	inode = UNTRUSTED(struct inode, inode);
+	inode = UNTRUSTED(inode, inode);
 	if (!task || !regular_file(inode) || !(t = thread_state(task)))
 		return;
 	t->pending = kind + 1;
@@ -485,7 +485,7 @@ int BPF_PROG(handle_page_cache_ra_order, struct inode *inode, unsigned long inde
 	struct thread_state *t;
 	__u32 kind;
 
-	inode = UNTRUSTED(struct inode, inode);
+	inode = UNTRUSTED(inode, inode);
 	if (!task || !regular_file(inode) || !(t = thread_state(task)))
 		return 0;
 	/* No sync/async announcement: the mmap fault path's read-around. */
@@ -504,7 +504,7 @@ int BPF_PROG(handle_page_cache_ra_unbounded, struct inode *inode, unsigned long 
 	void *mapping;
 	__u32 idx;
 
-	inode = UNTRUSTED(struct inode, inode);
+	inode = UNTRUSTED(inode, inode);
 	mapping = inode->i_mapping;
 	if (!task || !regular_file(inode) || !(t = thread_state(task)))
 		return 0;
@@ -542,7 +542,7 @@ int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
 	__u32 idx, n;
 	bool ra;
 
-	folio = UNTRUSTED(struct folio, folio);
+	folio = UNTRUSTED(folio, folio);
 	mapping = folio->mapping;
 	host = mapping_host(mapping);
 	if (!task || !regular_file(host) || !(t = thread_state(task)))
@@ -597,7 +597,7 @@ int BPF_PROG(handle_mm_filemap_get_pages, struct address_space *mapping, unsigne
 	     unsigned long last_index)
 {
 	struct task_struct *task = traced_task();
-	struct inode *host = mapping_host(UNTRUSTED(struct address_space, mapping));
+	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
 	struct thread_state *t;
 	struct file_stat *st;
 	__u64 last, miss = 0, ra_miss = 0, o, early = 0;
@@ -661,7 +661,7 @@ SEC("tp_btf/mm_filemap_fault")
 int BPF_PROG(handle_mm_filemap_fault, struct address_space *mapping, unsigned long index)
 {
 	struct task_struct *task = traced_task();
-	struct inode *host = mapping_host(UNTRUSTED(struct address_space, mapping));
+	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
 	struct thread_state *t;
 	struct file_stat *st;
 	__u32 idx;
@@ -687,7 +687,7 @@ int BPF_PROG(handle_mm_filemap_map_pages, struct address_space *mapping, unsigne
 	     unsigned long end)
 {
 	struct task_struct *task = traced_task();
-	struct inode *host = mapping_host(UNTRUSTED(struct address_space, mapping));
+	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
 	struct thread_state *t = NULL;
 	struct file_stat *st;
 	__u64 last;
@@ -714,7 +714,7 @@ int BPF_PROG(handle_iomap_dio_rw_begin, struct kiocb *iocb, struct iov_iter *ite
 	     unsigned int dio_flags, size_t done_before)
 {
 	struct task_struct *task = traced_task();
-	struct inode *inode = UNTRUSTED(struct kiocb, iocb)->ki_filp->f_inode;
+	struct inode *inode = UNTRUSTED(kiocb, iocb)->ki_filp->f_inode;
 	__u64 bytes = iter->count;
 	struct thread_state *t = NULL;
 	struct file_stat *st;

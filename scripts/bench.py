@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 IOTRACE = ROOT / "iotrace"
 FLOOR = ROOT / ".output/bench/floor"
+CMDTIME = ROOT / ".output/bench/cmdtime"
 WL = ROOT / "workloads"
 
 # bpftrace equivalent of iotrace's read/write size and latency histograms.
@@ -72,7 +73,7 @@ def workloads(tmp, quick):
     subprocess.run(["sync"], check=True)
     return [
         # An empty command: what each tool costs before and after the command (start-up,
-        # teardown, report); the steady-state table subtracts it.
+        # teardown, report), which the command-time table leaves out.
         Workload("true (fixed cost)", ["/bin/true"]),
         Workload("tr2u", [str(WL / "tr2u"), "a", "b"], stdin=rnd),
         Workload("tr2b", [str(WL / "tr2b"), "a", "b"], stdin=rnd),
@@ -103,16 +104,34 @@ def tools(tmp):
     }
 
 
-def run_once(cmd, stdin, cold):
+def timed(argv, cmd_out):
+    """argv run through bench/cmdtime, which records its own time, exec to exit."""
+    return [str(CMDTIME), str(cmd_out), "--"] + argv
+
+
+def command_time(cmd_out, timeout=2.0):
+    """What cmdtime recorded (seconds). Its watcher may finish just after the tool exits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = Path(cmd_out).read_text() if Path(cmd_out).exists() else ""
+        if text.endswith("\n"):
+            return int(text) / 1e9
+        time.sleep(0.005)
+    return None
+
+
+def run_once(cmd, stdin, cold, cmd_out):
+    """(whole-command wall time, the command's own time, CompletedProcess)."""
     if cold:
         evict(cold)
+    Path(cmd_out).unlink(missing_ok=True)
     fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
     start = time.monotonic()
     res = subprocess.run(cmd, stdin=fin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.monotonic() - start
     if stdin:
         fin.close()
-    return wall, res
+    return wall, command_time(cmd_out) if res.returncode == 0 else None, res
 
 
 def counts(tool, out):
@@ -212,29 +231,37 @@ def main():
         for wl in wls:
             print(f"  BENCH    {wl.name}", flush=True)
             walls = {name: [] for name in tl}
+            cmds = {name: [] for name in tl}
             reported = {}
             errors = {}
             for _ in range(args.runs):
                 for name, make in tl.items():
-                    out = tmp / "tool.out"
+                    out, cmd_out = tmp / "tool.out", tmp / "cmdtime.out"
                     out.unlink(missing_ok=True)
-                    wall, res = run_once(make(wl.argv, out), wl.stdin, wl.cold)
-                    if res.returncode != 0:
-                        errors[name] = res.stderr.decode(errors="replace").strip()[-200:]
+                    wall, cmd, res = run_once(make(timed(wl.argv, cmd_out), out), wl.stdin,
+                                              wl.cold, cmd_out)
+                    if res.returncode != 0 or cmd is None:
+                        errors[name] = (res.stderr.decode(errors="replace").strip()[-200:]
+                                        or "cmdtime recorded nothing")
                         continue
                     walls[name].append(wall)
+                    cmds[name].append(cmd)
                     c = counts(name, out)
                     if c is not None:
                         reported.setdefault(name, c)
             base = statistics.median(walls["untraced"])
+            cmd_base = statistics.median(cmds["untraced"])
             ref = reported.get("strace -f -c")
             row = {}
             for name in tl:
-                w = walls[name]
+                w, c = walls[name], cmds[name]
                 row[name] = {
                     "median_s": statistics.median(w) if w else None,
                     "min_s": min(w) if w else None, "max_s": max(w) if w else None,
                     "ratio": statistics.median(w) / base if w else None,
+                    "cmd_median_s": statistics.median(c) if c else None,
+                    "cmd_min_s": min(c) if c else None, "cmd_max_s": max(c) if c else None,
+                    "cmd_ratio": statistics.median(c) / cmd_base if c else None,
                     "reads_writes": reported.get(name),
                     "counts_equal_strace": (reported.get(name) == ref
                                             if name in reported and ref else None),
@@ -244,48 +271,41 @@ def main():
         extra = {"startup_ms": startup_ms(5)}
         extra["peak_rss_kib"], extra["bpf_map_bytes"] = peak_rss_and_maps(
             next((w for w in wls if w.name == "tr2u"), wls[-1]))
-    extra["steady_state"] = steady_state(results)
+    extra["command_time"] = command_table(results)
     (out_dir / "performance.json").write_text(json.dumps(
         {"runs": args.runs, "quick": args.quick, "results": results, **extra}, indent=1) + "\n")
     plot(results, out_dir / "performance.png")
     write_markdown(out_dir / "performance.md", results, extra, args)
 
 
-FIXED = "true (fixed cost)"
-
-
-def steady_state(results):
-    """Per workload and tool: (wall - the tool's fixed cost) / untraced, and the added ns per
-    read/write call; the fixed cost is the tool's median on /bin/true minus untraced's."""
-    fixed_row = results.get(FIXED)
-    if not fixed_row or not fixed_row["untraced"]["median_s"]:
-        return {}
+def command_table(results):
+    """Per workload and tool: the command's own time / untraced, and for the syscall-heavy
+    workloads the time each read/write call adds (from strace's count of them)."""
     out = {}
     for wl, row in results.items():
-        base = row["untraced"]["median_s"]
-        # Against a command of a few ms, the fixed cost's own noise is larger than the rest.
-        if wl == FIXED or not base or base < 0.03:
-            continue
+        base = row["untraced"]["cmd_median_s"]
         rw = row.get("strace -f -c", {}).get("reads_writes")
         calls = sum(rw) if rw else 0
         out[wl] = {}
         for tool, cell in row.items():
-            f = fixed_row.get(tool, {})
-            if tool == "untraced" or cell["median_s"] is None or f.get("median_s") is None:
+            if tool == "untraced" or cell["cmd_median_s"] is None or not base:
                 continue
-            fixed = f["median_s"] - fixed_row["untraced"]["median_s"]
-            extra = cell["median_s"] - fixed - base
-            out[wl][tool] = {"fixed_s": fixed, "ratio": (cell["median_s"] - fixed) / base,
+            extra = cell["cmd_median_s"] - base
+            out[wl][tool] = {"ratio": cell["cmd_median_s"] / base,
                              "ns_per_call": extra / calls * 1e9 if calls > 100000 else None}
     return out
 
 
 NOTES = """Reading the tables:
 
-- The first row runs /bin/true: each tool's fixed cost (start-up, teardown, report). Commands
-  that take a few milliseconds (tr2b, copy b=8k, timewrite) mostly show that cost; the
-  second table subtracts it. The long ones (tr2u, copy b=1: a million read/write calls) show
-  the per-syscall cost, given there in ns per call.
+- The first table is the whole command line, tool included: its start-up, teardown and
+  report weigh on commands of a few milliseconds (tr2b, copy b=8k, timewrite); the first
+  row (/bin/true) is that fixed cost alone.
+- The second table is what the traced program itself experiences: every command runs
+  through `.output/bench/cmdtime` (bench/cmdtime.c), which execs it in place and records
+  its wall time from the exec to its exit, so the tool's start-up and teardown fall
+  outside. For the syscall-heavy rows (tr2u, copy b=1: a million read/write calls) it
+  also gives the time each call adds.
 - `perf trace -s` loses events under load (≠: its read/write counts differ from strace's).
 - The bpftrace script follows only the process `-c` starts, so it misses read-file's child
   (≠ on that row): a limit of the script, not of the counts it does see.
@@ -314,22 +334,23 @@ def write_markdown(path, results, extra, args):
             cells.append(f"{c['median_s']:.3f} ({c['min_s']:.3f}–{c['max_s']:.3f}) "
                          f"×{c['ratio']:.2f}{eq}")
         lines.append(f"| {wl} | " + " | ".join(cells) + " |")
-    steady = extra.get("steady_state") or {}
-    if steady:
-        st_tools = [t for t in tools if t != "untraced"]
-        lines += ["", "Steady state, for the commands of 30 ms or more: (median − the tool's "
-                  "fixed cost from the first row) / untraced, and for the syscall-heavy rows "
-                  "the time each read/write call adds.", "", "| workload | " + " | ".join(st_tools) + " |",
-                  "|---" * (len(st_tools) + 1) + "|"]
-        for wl, row in steady.items():
-            cells = []
-            for t in st_tools:
+    cmd = extra.get("command_time") or {}
+    if cmd:
+        c_tools = [t for t in tools if t != "untraced"]
+        lines += ["", "The traced program's own time (exec → exit, via bench/cmdtime), "
+                  "×untraced, and for the syscall-heavy rows the time each read/write call "
+                  "adds.", "", "| workload | untraced | " + " | ".join(c_tools) + " |",
+                  "|---" * (len(c_tools) + 2) + "|"]
+        for wl, row in cmd.items():
+            u = results[wl]["untraced"]
+            cells = [f"{u['cmd_median_s']:.4f} s"]
+            for t in c_tools:
                 c = row.get(t)
                 if not c:
                     cells.append("n/a")
                     continue
                 ns = f", +{c['ns_per_call']:.0f} ns/call" if c["ns_per_call"] is not None else ""
-                cells.append(f"×{c['ratio']:.2f}{ns}")
+                cells.append(f"×{c['ratio']:.3f}{ns}")
             lines.append(f"| {wl} | " + " | ".join(cells) + " |")
     lines += ["", "![overhead](performance.png)", "",
               f"- iotrace start-up (iotrace exec → command exec, median of 5): "

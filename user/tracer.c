@@ -13,10 +13,12 @@
 #include <bpf/btf.h>
 #include "iotrace.skel.h"
 #include "hist.h"
+#include "kbtf.h"
 #include "syscall_table.h"
 #include "tracer.h"
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
+#define NOTES_PATH "/sys/kernel/notes"
 /* Enough timestamps that tids collide only on machines with pid_max above it. */
 #define INFLIGHT_MAX (1U << 16)
 
@@ -248,14 +250,71 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 		bpf_map__set_max_entries(s->maps.block_events, sysconf(_SC_PAGESIZE));
 }
 
+/* Structs the programs pass to bpf_rdonly_cast, by enum kernel_cast_type (bpf/iotrace.h). */
+static const char *const cast_types[KERNEL_CAST_TYPES] = {
+	[KT_address_space] = "address_space", [KT_folio] = "folio",
+	[KT_inode] = "inode", [KT_kiocb] = "kiocb",
+};
+
+/*
+ * CO-RE against the minimal BTF cut from this very kernel at build time (user/kbtf.h) when
+ * it is that kernel: libbpf then searches a few dozen types instead of the kernel's ~127k
+ * once per struct (~18 ms). Otherwise, or with IOTRACE_FULL_BTF=1, the kernel's own BTF.
+ * Returns the minimal BTF's descriptor and sets ids[] to the kernel's ids of cast_types,
+ * or returns -1.
+ */
+static int choose_core_btf(const struct tracer_config *cfg, char *path, size_t len,
+			   uint32_t ids[KERNEL_CAST_TYPES])
+{
+	const char *why = "IOTRACE_FULL_BTF is set";
+	int fd = -1;
+
+	if (!getenv("IOTRACE_FULL_BTF"))
+		fd = kbtf_open(&kbtf_cut, BTF_PATH, NOTES_PATH, &why);
+	for (int i = 0; fd >= 0 && i < KERNEL_CAST_TYPES; i++) {
+		ids[i] = kbtf_type_id(&kbtf_cut, cast_types[i]);
+		if (!ids[i]) {
+			why = "the build recorded no kernel id for a cast struct (Makefile's "
+			      "KERNEL_CAST_TYPES)";
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (cfg->verbose && fd < 0) {
+		fprintf(stderr, "iotrace: CO-RE against %s: %s\n", BTF_PATH, why);
+	} else if (cfg->verbose) {
+		fprintf(stderr, "iotrace: CO-RE against the minimal BTF cut from this kernel at "
+				"build time; kernel BTF ids:");
+		for (int i = 0; i < KERNEL_CAST_TYPES; i++)
+			fprintf(stderr, " %s=%u", cast_types[i], ids[i]);
+		fputc('\n', stderr);
+	}
+	if (fd >= 0)
+		snprintf(path, len, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
 static int open_and_load(struct tracer *t, const struct tracer_config *cfg, bool full_probe)
 {
-	t->skel = iotrace_bpf__open();
-	if (!t->skel)
-		return -errno;
+	uint32_t ids[KERNEL_CAST_TYPES] = { 0 };
+	char path[64];
+	int btf_fd = choose_core_btf(cfg, path, sizeof(path), ids), err;
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_fd >= 0 ? path : NULL);
+
+	t->skel = iotrace_bpf__open_opts(&opts);
+	if (!t->skel) {
+		err = -errno;
+		goto out;
+	}
 	configure(t, cfg);
+	/* The minimal BTF renumbers types: bpf_rdonly_cast needs the kernel's (maps.bpf.h). */
+	memcpy((void *)t->skel->rodata->kernel_type_id, ids, sizeof(ids));
 	probe_hooks(t, full_probe);
-	return iotrace_bpf__load(t->skel);
+	err = iotrace_bpf__load(t->skel);
+out:
+	if (btf_fd >= 0)
+		close(btf_fd);
+	return err;
 }
 
 void tracer_exclude(struct tracer *t, pid_t tgid)

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Parsers of command-line values, shared by the front ends and fuzzed by
- * tests/fuzz/fuzz_parsers.c (which holds an independent model of what each accepts).
+ * Parsers of command-line values (and of the kernel's build-ID notes), shared by the front
+ * ends and fuzzed by tests/fuzz/fuzz_parsers.c (which holds an independent model of what
+ * each accepts).
  */
 #include <errno.h>
 #include <math.h>
 #include <netdb.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
@@ -82,5 +84,39 @@ int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len)
 	memcpy(ss, res->ai_addr, res->ai_addrlen);
 	*len = res->ai_addrlen;
 	freeaddrinfo(res);
+	return 0;
+}
+
+/* ELF note type of the GNU build ID. */
+#define NT_GNU_BUILD_ID 3
+
+static size_t align4(size_t n)
+{
+	return (n + 3) & ~(size_t)3;
+}
+
+size_t notes_build_id(const unsigned char *notes, size_t len, const unsigned char **id)
+{
+	size_t off = 0;
+
+	while (len - off >= 12) {
+		uint32_t hdr[3];
+
+		memcpy(hdr, notes + off, sizeof(hdr));
+		size_t name = off + 12, namesz = hdr[0], descsz = hdr[1];
+
+		/* Sizes come from the file: check each step against what is left. */
+		if (namesz > len - name || align4(namesz) > len - name)
+			return 0;
+		size_t desc = name + align4(namesz);
+
+		if (descsz > len - desc || align4(descsz) > len - desc)
+			return 0;
+		if (hdr[2] == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(notes + name, "GNU", 4)) {
+			*id = notes + desc;
+			return descsz;
+		}
+		off = desc + align4(descsz);
+	}
 	return 0;
 }

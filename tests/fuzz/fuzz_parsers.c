@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target for the command-line value parsers: parse_uint, parse_seconds and
- * parse_listen (user/util.c) and the workloads' parse_size (workloads/sizearg.h).
+ * parse_listen (user/util.c) and the workloads' parse_size (workloads/sizearg.h), and for
+ * notes_build_id (user/util.c), which reads the kernel's ELF notes.
  *
  * Each accepted/rejected answer is checked against a model written independently here
  * (digit by digit, with overflow tracked in 128 bits), so the fuzzer finds wrong answers,
@@ -109,12 +110,59 @@ static void check_listen(const char *s)
 		      ntohs(((struct sockaddr_in6 *)&ss)->sin6_port) == port && s[0] == '[');
 }
 
+/*
+ * Model of notes_build_id: walk the notes in 64-bit arithmetic, where no size read from the
+ * input can wrap, and give the offset and length of the first GNU build ID, or -1.
+ */
+static int64_t model_build_id(const uint8_t *p, uint64_t len, uint64_t *idlen)
+{
+	for (uint64_t off = 0; off + 12 <= len;) {
+		uint32_t namesz, descsz, type;
+
+		memcpy(&namesz, p + off, 4);
+		memcpy(&descsz, p + off + 4, 4);
+		memcpy(&type, p + off + 8, 4);
+		uint64_t name = off + 12, desc = name + (((uint64_t)namesz + 3) / 4) * 4;
+		uint64_t next = desc + (((uint64_t)descsz + 3) / 4) * 4;
+
+		if (desc > len || next > len)
+			return -1;
+		if (type == 3 && namesz == 4 && !memcmp(p + name, "GNU", 4)) {
+			*idlen = descsz;
+			return desc;
+		}
+		off = next;
+	}
+	return -1;
+}
+
+static void check_notes(const uint8_t *data, size_t size)
+{
+	/* An exact-size copy, so that AddressSanitizer sees any read past the end. */
+	unsigned char *notes = malloc(size ? size : 1);
+	const unsigned char *id = NULL;
+	uint64_t want_len = 0;
+
+	if (!notes)
+		return;
+	memcpy(notes, data, size);
+	size_t got = notes_build_id(notes, size, &id);
+	int64_t want = model_build_id(notes, size, &want_len);
+
+	if (want < 0 || want_len == 0)
+		CHECK(got == 0);
+	else
+		CHECK(got == want_len && id == notes + want);
+	free(notes);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
 
 	if (size > 4096)
 		return 0;
+	check_notes(data, size);
 	s = malloc(size + 1);
 	if (!s)
 		return 0;
