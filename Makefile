@@ -25,8 +25,9 @@ TRACER_BPF := bpf/proc.bpf.c bpf/syscalls.bpf.c bpf/pagecache.bpf.c bpf/block.bp
 TRACER_BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(TRACER_BPF))
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/user/min_btf.o
-# Structs the programs pass to bpf_rdonly_cast (enum kernel_cast_type in bpf/iotrace.h).
-KERNEL_CAST_TYPES := address_space folio inode kiocb
+# Structs the programs pass to bpf_rdonly_cast: KERNEL_CAST_STRUCTS in bpf/iotrace.h.
+KERNEL_CAST_TYPES := $(shell sed -n 's/^\#define KERNEL_CAST_STRUCTS(X) //p' bpf/iotrace.h | \
+	sed 's/X(\([a-z_]*\))/\1/g')
 KERNEL_NOTES ?= /sys/kernel/notes
 WORKLOADS := $(patsubst %.c,%,$(wildcard workloads/*.c))
 # Small C programs used by tests and benchmarks only (not shipped).

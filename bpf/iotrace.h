@@ -30,11 +30,14 @@
 #define MAX_CGROUP_FILTERS 8
 
 /*
- * Structs the page-cache programs re-type with bpf_rdonly_cast (UNTRUSTED in maps.bpf.h).
- * Named like the structs so the macro can paste them; the loader sets their kernel ids
- * when it relocates against the minimal BTF (user/kbtf.h), and keeps this order.
+ * Structs the page-cache programs re-type with bpf_rdonly_cast (UNTRUSTED in maps.bpf.h),
+ * the one list of them: the enum below, the loader's names (user/tracer.c) and the build's
+ * list of ids to record (Makefile, which reads this line) all come from it.
  */
-enum kernel_cast_type { KT_address_space, KT_folio, KT_inode, KT_kiocb, KERNEL_CAST_TYPES };
+#define KERNEL_CAST_STRUCTS(X) X(address_space) X(folio) X(inode) X(kiocb)
+
+#define KT_ENUM_ENTRY(name) KT_##name,
+enum kernel_cast_type { KERNEL_CAST_STRUCTS(KT_ENUM_ENTRY) KERNEL_CAST_TYPES };
 
 #define COMM_LEN 16
 

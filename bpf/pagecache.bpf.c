@@ -688,14 +688,14 @@ int BPF_PROG(handle_mm_filemap_map_pages, struct address_space *mapping, unsigne
 {
 	struct task_struct *task = traced_task();
 	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
-	struct thread_state *t = NULL;
 	struct file_stat *st;
 	__u64 last;
 	__u32 idx;
 
 	if (!task || !regular_file(host))
 		return 0;
-	st = file_stat_of(task, t, host, &idx);
+	/* The thread's state only as file_stat_of's cache: ~50 fault-arounds per exec. */
+	st = file_stat_of(task, thread_state(task), host, &idx);
 	if (!st)
 		return 0;
 	last = end > last_page(host) ? last_page(host) : end;

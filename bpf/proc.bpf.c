@@ -60,6 +60,39 @@ static __u32 alloc_slot(void)
 	return OVERFLOW_SLOT;
 }
 
+/*
+ * Waking the loader costs more than the rest of a process's tracing together: the ring
+ * buffer's wakeup is an irq_work (a self-IPI, a VM exit in a guest) and then a wakeup of
+ * the loader's thread on another CPU — ~15 µs per event in this VM, paid by the traced
+ * process. So fork, exec and rename events never wake it: they wait in the buffer, in
+ * order, for the next wakeup. An exit wakes it (it harvests the process's counters and
+ * frees its slot) if none did in the last WAKE_INTERVAL_NS, or if slots run short (the
+ * exiting one is in the upper half: slots are taken lowest first); otherwise the loader's
+ * own timer (RUN_POLL_MS, user/run.c) collects it. A new serve label always wakes it, so
+ * that it reads the cgroup's path while the cgroup is populated, and so does a buffer
+ * filled past a quarter. The wakeups are forced: after records submitted without one, the
+ * default "wake if the reader has caught up" would not fire.
+ */
+#define PROC_EVENTS_WAKE_BYTES (256 * 1024 / 4)
+#define WAKE_INTERVAL_NS (2 * 1000 * 1000)
+
+__u64 last_wakeup_ns __weak = 0;
+
+static __always_inline void submit_event(struct iot_proc_event *e, bool wake)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (e->kind == EV_EXIT &&
+	    (e->slot >= nr_slots / 2 || e->ts_ns - last_wakeup_ns > WAKE_INTERVAL_NS))
+		wake = true;
+	if (wake || bpf_ringbuf_query(&proc_events, BPF_RB_AVAIL_DATA) > PROC_EVENTS_WAKE_BYTES) {
+		flags = BPF_RB_FORCE_WAKEUP;
+		if (e->kind != EV_LABEL) /* whose ts_ns holds a cgroup id */
+			last_wakeup_ns = e->ts_ns;
+	}
+	bpf_ringbuf_submit(e, flags);
+}
+
 /* serve: label -> slot. A label keeps its slot (and its counters) for the whole run. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -126,7 +159,7 @@ __noinline int serve_label_slot(__u32 tgid, __u64 comm_addr)
 			e->kind = EV_LABEL;
 			e->slot = slot;
 			e->ts_ns = key.cgroup;
-			bpf_ringbuf_submit(e, 0);
+			submit_event(e, true);
 		} else {
 			__sync_fetch_and_add(&drops[DROP_RINGBUF], 1);
 		}
@@ -180,7 +213,7 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	*child_slot = slot;
 	e = reserve_event(EV_FORK, child, slot);
 	if (e)
-		bpf_ringbuf_submit(e, 0);
+		submit_event(e, false);
 	return 0;
 }
 
@@ -215,7 +248,7 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 		len = ARGS_LEN;
 	if (len && !bpf_probe_read_user(e->args, len & (ARGS_LEN * 2 - 1), (void *)start))
 		e->args_len = len;
-	bpf_ringbuf_submit(e, 0);
+	submit_event(e, false);
 	return 0;
 }
 
@@ -232,14 +265,16 @@ int BPF_PROG(handle_task_rename, struct task_struct *task, const char *comm)
 			serve_label_slot(task->tgid, (__u64)comm);
 		return 0;
 	}
-	/* exec renames too, just before its own event, which carries the same name. */
 	if (!entry || !*entry || (*entry & SLOT_PENDING) || task->pid != task->tgid)
+		return 0;
+	/* exec renames too, just before its own event, which carries the same name. */
+	if (bpf_core_field_exists(task->in_execve) && BPF_CORE_READ_BITFIELD(task, in_execve))
 		return 0;
 	e = reserve_event(EV_COMM, task, *entry);
 	if (!e)
 		return 0;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm);
-	bpf_ringbuf_submit(e, 0);
+	submit_event(e, false);
 	return 0;
 }
 
@@ -264,6 +299,6 @@ int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
 	if (!e)
 		return 0;
 	e->exit_code = p->exit_code;
-	bpf_ringbuf_submit(e, 0);
+	submit_event(e, false);
 	return 0;
 }

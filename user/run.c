@@ -115,17 +115,25 @@ static void on_signal(struct session *s)
 	}
 }
 
+/*
+ * Process events that did not wake us (bpf/proc.bpf.c, submit_event) are collected at
+ * least this often.
+ */
+#define RUN_POLL_MS 50
+
 static int event_loop(struct session *s)
 {
 	struct epoll_event evs[4];
 
 	while (!s->done) {
-		int n = epoll_wait(s->epoll_fd, evs, 4, -1);
+		int n = epoll_wait(s->epoll_fd, evs, 4, RUN_POLL_MS);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -1;
+		if (n == 0)
+			tracer_poll_events(&s->tracer);
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.fd == s->sig_fd)
 				on_signal(s);

@@ -251,10 +251,8 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 }
 
 /* Structs the programs pass to bpf_rdonly_cast, by enum kernel_cast_type (bpf/iotrace.h). */
-static const char *const cast_types[KERNEL_CAST_TYPES] = {
-	[KT_address_space] = "address_space", [KT_folio] = "folio",
-	[KT_inode] = "inode", [KT_kiocb] = "kiocb",
-};
+#define KT_NAME_ENTRY(name) [KT_##name] = #name,
+static const char *const cast_types[KERNEL_CAST_TYPES] = { KERNEL_CAST_STRUCTS(KT_NAME_ENTRY) };
 
 /*
  * CO-RE against the minimal BTF cut from this very kernel at build time (user/kbtf.h) when
