@@ -88,6 +88,9 @@ def workloads(tmp, quick):
                                str(tmp / "copy.out")], short=True),
         Workload("timewrite", [str(WL / "timewrite"), str(tmp / "tw.out")], stdin=tw,
                  short=True),
+        # Process-heavy, like a shell script or a build: what each new process costs.
+        Workload("sh: 300 × /bin/true", ["/bin/sh", "-c", "for i in $(seq 300); do /bin/true; "
+                                         "done"]),
         Workload("read-file cold 64M", [str(WL / "read-file"), "-n", "16m" if quick else "64m",
                                         str(big)], cold=[big], short=True),
     ]
@@ -362,7 +365,8 @@ NOTES = """Reading the tables:
   also gives the time each call adds.
 - `perf trace -s` loses events under load (≠: its read/write counts differ from strace's).
 - The bpftrace script follows only the process `-c` starts, so it misses read-file's child
-  (≠ on that row): a limit of the script, not of the counts it does see.
+  and the shell's children (≠ on those rows): a limit of the script, not of the counts it
+  does see.
 - strace's cost per syscall (~90 µs here) makes it hundreds of times slower on the
   syscall-heavy workloads."""
 
