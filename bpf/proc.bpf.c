@@ -74,7 +74,7 @@ static __u32 alloc_slot(void)
  * default "wake if the reader has caught up" would not fire.
  */
 #define PROC_EVENTS_WAKE_BYTES (256 * 1024 / 4)
-#define WAKE_INTERVAL_NS (2 * 1000 * 1000)
+#define WAKE_INTERVAL_NS (10 * 1000 * 1000)
 
 __u64 last_wakeup_ns __weak = 0;
 

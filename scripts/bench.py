@@ -107,8 +107,10 @@ def tools(tmp):
                                                 str(out), "--"] + argv,
         "strace -f -c": lambda argv, out: ["strace", "-f", "-c", "-o", str(out)] + argv,
         "perf trace -s": lambda argv, out: ["perf", "trace", "-s", "-o", str(out), "--"] + argv,
-        "bpftrace hist": lambda argv, out: ["bpftrace", "-o", str(out), str(bt), "-c",
-                                            " ".join(argv)],
+        # bpftrace -c splits its command on blanks (no shell): an argument with blanks can't
+        # be passed, and such a row says so instead of timing a broken command.
+        "bpftrace hist": lambda argv, out: None if any(" " in a for a in argv) else [
+            "bpftrace", "-o", str(out), str(bt), "-c", " ".join(argv)],
         "floor (no-op tp_btf)": lambda argv, out: [str(FLOOR), "--"] + argv,
     }
 
@@ -293,8 +295,11 @@ def main():
                 for name, make in tl.items():
                     out, cmd_out = tmp / "tool.out", tmp / "cmdtime.out"
                     out.unlink(missing_ok=True)
-                    wall, cmd, res = run_once(make(timed(wl.argv, cmd_out), out), wl.stdin,
-                                              wl.cold, cmd_out)
+                    cmd_line = make(timed(wl.argv, cmd_out), out)
+                    if cmd_line is None:
+                        errors[name] = "cannot pass an argument with blanks"
+                        continue
+                    wall, cmd, res = run_once(cmd_line, wl.stdin, wl.cold, cmd_out)
                     if res.returncode != 0 or cmd is None:
                         errors[name] = (res.stderr.decode(errors="replace").strip()[-200:]
                                         or "cmdtime recorded nothing")
