@@ -31,3 +31,10 @@ def test_bench_script_runs_every_tool(tmp_path):
     assert set(data["command_time"]["tr2b"]) == set(row) - {"untraced"}
     fixed = data["results"]["true (fixed cost)"]
     assert fixed["iotrace"]["median_s"] > fixed["untraced"]["median_s"]
+    # --render rebuilds the same table from the JSON alone.
+    again = tmp_path / "again"
+    again.mkdir()
+    subprocess.run([sys.executable, ROOT / "scripts/bench.py", "--render",
+                    tmp_path / "performance.json", "--out", again], check=True, timeout=120)
+    assert (again / "performance.md").read_text() == text
+    assert "| start-up | ≤ 50 ms |" in text
