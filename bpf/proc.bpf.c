@@ -65,32 +65,18 @@ static __u32 alloc_slot(void)
  * buffer's wakeup is an irq_work (a self-IPI, a VM exit in a guest) and then a wakeup of
  * the loader's thread on another CPU — ~15 µs per event in this VM, paid by the traced
  * process. So fork, exec and rename events never wake it: they wait in the buffer, in
- * order, for the next wakeup. An exit wakes it (it harvests the process's counters and
- * frees its slot) if none did in the last WAKE_INTERVAL_NS, or if slots run short (the
- * exiting one is in the upper half: slots are taken lowest first); otherwise the loader's
- * own timer (RUN_POLL_MS, user/run.c) collects it. A new serve label always wakes it, so
- * that it reads the cgroup's path while the cgroup is populated, and so does a buffer
- * filled past a quarter. The wakeups are forced: after records submitted without one, the
- * default "wake if the reader has caught up" would not fire.
+ * order, for the next wakeup. An exit may (exit_wakes), and a new serve label always does,
+ * so that the loader reads the cgroup's path while the cgroup is populated; so does a
+ * buffer filled past a quarter. The wakeups are forced: after records submitted without
+ * one, the default "wake if the reader has caught up" would not fire.
  */
 #define PROC_EVENTS_WAKE_BYTES (256 * 1024 / 4)
-#define WAKE_INTERVAL_NS (10 * 1000 * 1000)
 
-__u64 last_wakeup_ns __weak = 0;
-
-static __always_inline void submit_event(struct iot_proc_event *e, bool wake)
+static __always_inline void submit_event(void *e, bool wake)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP;
-
-	if (e->kind == EV_EXIT &&
-	    (e->slot >= nr_slots / 2 || e->ts_ns - last_wakeup_ns > WAKE_INTERVAL_NS))
+	if (!wake && bpf_ringbuf_query(&proc_events, BPF_RB_AVAIL_DATA) > PROC_EVENTS_WAKE_BYTES)
 		wake = true;
-	if (wake || bpf_ringbuf_query(&proc_events, BPF_RB_AVAIL_DATA) > PROC_EVENTS_WAKE_BYTES) {
-		flags = BPF_RB_FORCE_WAKEUP;
-		if (e->kind != EV_LABEL) /* whose ts_ns holds a cgroup id */
-			last_wakeup_ns = e->ts_ns;
-	}
-	bpf_ringbuf_submit(e, flags);
+	bpf_ringbuf_submit(e, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 /* serve: label -> slot. A label keeps its slot (and its counters) for the whole run. */
@@ -278,6 +264,24 @@ int BPF_PROG(handle_task_rename, struct task_struct *task, const char *comm)
 	return 0;
 }
 
+/*
+ * An exit wakes the loader (it harvests the process's counters and frees its slot) if none
+ * did in the last WAKE_INTERVAL_NS, or at once if slots run short (the exiting one is in the
+ * upper half: slots are taken lowest first); otherwise the loader's own timer (RUN_POLL_MS,
+ * user/run.c) collects it.
+ */
+#define WAKE_INTERVAL_NS (10 * 1000 * 1000)
+
+__u64 last_exit_wakeup_ns = 0;
+
+static __always_inline bool exit_wakes(__u32 slot, __u64 now)
+{
+	if (slot < nr_slots / 2 && now - last_exit_wakeup_ns <= WAKE_INTERVAL_NS)
+		return false;
+	last_exit_wakeup_ns = now;
+	return true;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
 {
@@ -299,6 +303,6 @@ int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
 	if (!e)
 		return 0;
 	e->exit_code = p->exit_code;
-	submit_event(e, false);
+	submit_event(e, exit_wakes(slot, e->ts_ns));
 	return 0;
 }

@@ -106,11 +106,11 @@ size_t notes_build_id(const unsigned char *notes, size_t len, const unsigned cha
 		size_t name = off + 12, namesz = hdr[0], descsz = hdr[1];
 
 		/* Sizes come from the file: check each step against what is left. */
-		if (namesz > len - name || align4(namesz) > len - name)
+		if (align4(namesz) > len - name)
 			return 0;
 		size_t desc = name + align4(namesz);
 
-		if (descsz > len - desc || align4(descsz) > len - desc)
+		if (align4(descsz) > len - desc)
 			return 0;
 		if (hdr[2] == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(notes + name, "GNU", 4)) {
 			*id = notes + desc;
