@@ -8,12 +8,19 @@ PKGS=(
 	# build: BPF compiler, skeleton generator, libbpf and its dependencies
 	clang llvm make gcc pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 	libcjson-dev libseccomp-dev libmicrohttpd-dev
+	# io_uring workload (liburing) and user-space stack symbolization (libdw)
+	liburing-dev libdw-dev elfutils
 	# tests and references
 	strace util-linux coreutils python3 python3-pytest
 	# Prometheus export: promtool checks the format, a real server scrapes `iotrace serve`
 	prometheus
-	# benchmarks and experiments
-	bpftrace fio linux-perf python3-matplotlib time
+	# benchmarks and experiments (xfs loop devices, the Go workload of lab note 003)
+	bpftrace fio linux-perf python3-matplotlib time xfsprogs golang-go
+	# a real trace viewer in tests: speedscope (from npm, which this machine kind has) in
+	# headless Chromium
+	chromium
+	# install, man page and Debian package
+	scdoc man-db debhelper dpkg-dev fakeroot lintian
 	# fuzzing (libFuzzer runtime for clang)
 	libclang-rt-14-dev
 )
