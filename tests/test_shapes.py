@@ -1,0 +1,25 @@
+"""Outputs keep their shape: no JSON key or Prometheus family/label set disappears or appears
+unannounced (tests/shapes.py records them; tests/data/*.shape are the reference)."""
+import pytest
+
+from shapes import DATA, run_shapes
+
+
+@pytest.fixture(scope="module")
+def shapes(tmp_path_factory):
+    return run_shapes(tmp_path_factory.mktemp("shapes"))
+
+
+def recorded(name, kind):
+    return set((DATA / f"{name}.{kind}.shape").read_text().split("\n")) - {""}
+
+
+@pytest.mark.parametrize("name", ["pipeline", "single", "notime", "hooks-off", "overflow"])
+def test_json_and_prometheus_shapes_unchanged(shapes, name):
+    paths, families = shapes[name]
+    want = recorded(name, "json")
+    assert not want - paths, f"JSON keys gone: {sorted(want - paths)}"
+    assert not paths - want, f"new JSON keys (record them: tests/shapes.py): {sorted(paths - want)}"
+    want = recorded(name, "prom")
+    assert not want - families, f"Prometheus series gone: {sorted(want - families)}"
+    assert not families - want, f"new Prometheus series: {sorted(families - want)}"
