@@ -14,10 +14,12 @@ ARCH := x86
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 CFLAGS ?= -O2 -g
-CFLAGS += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP
+# Warnings are errors in the default build and CI; `make WERROR=` for other compilers.
+WERROR ?= -Werror
+CFLAGS += -Wall -Wextra -Wno-unused-parameter $(WERROR) -std=gnu11 -MMD -MP
 USER_CFLAGS := $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -DIOTRACE_VERSION='"$(VERSION)"'
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX_H)) -Ibpf \
-	-Wall -Wno-unused-function -MMD -MP
+	-Wall -Wno-unused-function $(WERROR) -MMD -MP
 LIBS := -lbpf -lelf -lz -lcjson -lseccomp -lmicrohttpd
 
 # Kernel programs linked into the tracer's one skeleton, one concern per file.

@@ -74,7 +74,7 @@ static __always_inline __u32 chargeable_tgid(struct task_struct *task)
 	entry = slot_entry(task->tgid);
 	if (!entry || !*entry || (*entry & SLOT_PENDING))
 		return 0;
-	/* serve charges labels: the "tgid" of block keys is then the label's slot. */
+	/* serve charges labels: the owner of block keys is then the label's slot. */
 	return serve ? *entry : task->tgid;
 }
 
@@ -162,7 +162,7 @@ static __always_inline bool known_request(struct request *rq)
 		return false;
 	if (old->rq_id == request_id(rq) && old->sector == rq->__sector)
 		return true;
-	key.tgid = old->charge != CHARGE_NONE || snoop ? old->tgid : 0;
+	key.owner = old->charge != CHARGE_NONE || snoop ? old->tgid : 0;
 	key.dev = old->dev;
 	key.op = old->op;
 	key.pad = 0;
@@ -267,21 +267,13 @@ static __always_inline bool has_flag(__u32 flags, int bit)
 
 static void account(struct block_key *key, struct block_rq_info *info, struct done *d)
 {
-	struct block_stat *st = bpf_map_lookup_elem(&block_stats, key);
+	struct block_stat *st = lookup_or_init(&block_stats, key, &zero_stat, DROP_BLOCK_KEYS, NULL);
 	__u32 flags = d->flags, bytes = d->bytes;
 	__u64 now = d->now, sector = d->sector;
 	int error = d->error;
 
-	if (!st) {
-		if (bpf_map_update_elem(&block_stats, key, &zero_stat, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&block_stats, key)) {
-			__sync_fetch_and_add(&drops[DROP_BLOCK_KEYS], 1);
-			return;
-		}
-		st = bpf_map_lookup_elem(&block_stats, key);
-		if (!st)
-			return;
-	}
+	if (!st)
+		return;
 	__sync_fetch_and_add(&st->requests, 1);
 	__sync_fetch_and_add(&st->bytes, bytes);
 	if (error)
@@ -319,7 +311,7 @@ static void emit(struct block_rq_info *info, struct block_key *key, struct done 
 	int error = d->error;
 	struct block_event *e;
 
-	if ((snoop_tgid && key->tgid != snoop_tgid) || (snoop_dev && key->dev != snoop_dev) ||
+	if ((snoop_tgid && key->owner != snoop_tgid) || (snoop_dev && key->dev != snoop_dev) ||
 	    (snoop_cgroup && (!info || info->cgroup != snoop_cgroup)))
 		return;
 	e = bpf_ringbuf_reserve(&block_events, sizeof(*e), 0);
@@ -333,7 +325,7 @@ static void emit(struct block_rq_info *info, struct block_key *key, struct done 
 	e->lat_ns = info && info->issue_ns && !late ? now - info->issue_ns : 0;
 	e->late = late;
 	e->ino = info ? info->ino : 0;
-	e->tgid = key->tgid;
+	e->tgid = key->owner;
 	e->dev = key->dev;
 	e->bytes = bytes;
 	e->op = key->op;
@@ -355,7 +347,7 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 	__u64 now = bpf_ktime_get_ns();
 	__u64 sector = info ? info->sector : rq->__sector;
 	struct block_key key = {
-		.tgid = info && info->charge != CHARGE_NONE ? info->tgid : 0,
+		.owner = info && info->charge != CHARGE_NONE ? info->tgid : 0,
 		.dev = info ? info->dev : disk_dev(rq),
 		.op = op_of(flags),
 	};
@@ -366,7 +358,7 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 
 	if (snoop) {
 		if (info && !info->charge)
-			key.tgid = info->tgid;
+			key.owner = info->tgid;
 		emit(info, &key, &d, false);
 	} else {
 		account(&key, info, &d);

@@ -169,8 +169,12 @@ enum advice_bit {
 	ADVICE_DIRECT = 8,
 };
 
+/*
+ * The owner of a per-file or per-disk record: in run mode the process's tgid; in serve mode
+ * the label's slot (serve counts labels, not processes). 0: nobody traced.
+ */
 struct file_key {
-	__u32 tgid;
+	__u32 owner;
 	__u32 dev; /* kernel dev_t: MAJOR << 20 | MINOR */
 	__u64 ino;
 };
@@ -234,7 +238,7 @@ enum block_op { BOP_READ = 0, BOP_WRITE, BOP_FLUSH, BOP_DISCARD, BOP_OTHER, BLOC
 enum block_charge { CHARGE_NONE = 0, CHARGE_SUBMITTER, CHARGE_DIRTIER };
 
 struct block_key {
-	__u32 tgid; /* 0: not charged to a traced process */
+	__u32 owner; /* as in file_key; 0: not charged to a traced process (or label) */
 	__u32 dev;  /* disk, kernel dev_t */
 	__u32 op;   /* enum block_op */
 	__u32 pad;

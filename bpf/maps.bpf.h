@@ -111,6 +111,32 @@ static __always_inline __u16 *slot_entry(__u32 tgid)
 	return (__u16 *)word + (tgid & 3);
 }
 
+/*
+ * The value of key in a hash map, inserted as a copy of *init when absent; NULL when the map
+ * is full, counted in drops[drop]. When another CPU inserts the key first, BPF_NOEXIST fails
+ * and the second lookup finds that CPU's value. *created (if not NULL) tells whether this
+ * call inserted it. The one create-or-lookup of the kernel side (bcc's maps.bpf.h has the
+ * same shape).
+ */
+static __always_inline void *lookup_or_init(void *map, const void *key, const void *init,
+					    enum drop_counter drop, bool *created)
+{
+	void *value = bpf_map_lookup_elem(map, key);
+	long err;
+
+	if (created)
+		*created = false;
+	if (value)
+		return value;
+	err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	if (created)
+		*created = !err;
+	value = bpf_map_lookup_elem(map, key);
+	if (!value)
+		__sync_fetch_and_add(&drops[drop], 1);
+	return value;
+}
+
 /* Bucket of v: 0 for 0, else floor(log2(v)) + 1, capped to the last bucket. */
 static __always_inline __u32 log2_bucket(__u64 v)
 {

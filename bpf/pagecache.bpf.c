@@ -173,16 +173,12 @@ static void record_path(struct inode *inode, struct path_key *pk)
 {
 	struct hlist_node *alias = BPF_CORE_READ(inode, i_dentry.first);
 	struct path_parts *pp;
+	bool created;
 
-	if (!alias || bpf_map_lookup_elem(&file_paths, pk))
+	if (!alias)
 		return;
-	if (bpf_map_update_elem(&file_paths, pk, &zero_parts, BPF_NOEXIST)) {
-		if (!bpf_map_lookup_elem(&file_paths, pk))
-			__sync_fetch_and_add(&drops[DROP_PATHS], 1);
-		return;
-	}
-	pp = bpf_map_lookup_elem(&file_paths, pk);
-	if (!pp)
+	pp = lookup_or_init(&file_paths, pk, &zero_parts, DROP_PATHS, &created);
+	if (!pp || !created)
 		return;
 	struct path_walk w = { .d = container_of(alias, struct dentry, d_u.d_alias), .pp = pp };
 
@@ -192,31 +188,33 @@ static void record_path(struct inode *inode, struct path_key *pk)
 }
 
 /*
- * Index of (tgid, file) in file_stats, created on first use; -1 when the table is full.
+ * Index of (owner, file) in file_stats, created on first use; -1 when the table is full.
  * Global, so the verifier checks it once rather than in every program that calls it; the
  * inode comes as a plain address and is read with probe reads here.
  */
-__noinline int file_index_of(__u32 tgid, __u32 dev, __u64 ino, __u64 inode_addr)
+__noinline int file_index_of(__u32 owner, __u32 dev, __u64 ino, __u64 inode_addr)
 {
-	struct file_key key = { .tgid = tgid, .dev = dev, .ino = ino };
+	struct file_key key = { .owner = owner, .dev = dev, .ino = ino };
 	struct path_key pk = { .dev = dev, .ino = ino };
 	struct file_stat *st;
 	__u32 *found, idx;
+	bool created;
 
 	found = bpf_map_lookup_elem(&file_index, &key);
 	if (found)
 		return *found;
 	if (bpf_map_pop_elem(&free_files, &idx))
 		idx = __sync_fetch_and_add(&nr_files, 1);
-	if (idx >= MAX_FILES ||
-	    (bpf_map_update_elem(&file_index, &key, &idx, BPF_NOEXIST) &&
-	     !(found = bpf_map_lookup_elem(&file_index, &key)))) {
+	if (idx >= MAX_FILES) {
 		__sync_fetch_and_add(&drops[DROP_FILES], 1);
 		return -1;
 	}
-	/* Another CPU created it first: use its index, ours stays empty (tgid 0). */
-	if (found)
-		return *found;
+	found = lookup_or_init(&file_index, &key, &idx, DROP_FILES, &created);
+	if (!created) {
+		/* Another CPU created it first (use its index), or the hash is full. */
+		bpf_map_push_elem(&free_files, &idx, 0);
+		return found ? *found : -1;
+	}
 	st = bpf_map_lookup_elem(&file_stats, &idx);
 	if (st)
 		st->key = key;
@@ -230,15 +228,15 @@ static __always_inline struct file_stat *file_stat_lookup(struct task_struct *ta
 	__u64 addr = 0;
 	int idx;
 
-	/* Global functions take scalars only: copy the pointer's value out as a number. */
+	/* serve keeps files per label: the owner is the process's label slot. */
 	__u32 owner = task->tgid;
 
 	if (serve) {
-		/* serve keeps files per label: the owner is the process's slot. */
 		__u16 *entry = slot_entry(task->tgid);
 
 		owner = entry ? *entry : 0;
 	}
+	/* Global functions take scalars only: copy the pointer's value out as a number. */
 	bpf_probe_read_kernel(&addr, sizeof(addr), &inode);
 	idx = file_index_of(owner, inode->i_sb->s_dev, inode->i_ino, addr);
 
@@ -267,7 +265,7 @@ static __always_inline struct file_stat *file_stat_of(struct task_struct *task,
 		*idxp = t->cached_idx;
 		cached = bpf_map_lookup_elem(&file_stats, idxp);
 		/* A reused tid may find a recycled entry: trust it only if it is still ours. */
-		if (cached && (serve || cached->key.tgid == task->tgid))
+		if (cached && (serve || cached->key.owner == task->tgid))
 			return cached;
 	}
 	struct file_stat *st = file_stat_lookup(task, inode, idxp);
@@ -285,7 +283,7 @@ static __always_inline struct file_stat *file_stat_of(struct task_struct *task,
 enum { MARK_RA_ADD = 1, MARK_DEMAND_ADD, MARK_USED };
 
 struct mark_ctx {
-	__u32 file, drop;
+	__u32 file, pad;
 	__u64 first, last; /* inclusive page range */
 	/* What the operation does to each bit in range, as all-ones or zero masks. */
 	__u64 set_ra, clear_ra, set_used, clear_used;
@@ -336,12 +334,7 @@ static long mark_chunk(__u32 i, void *data)
 		/* An operation that only clears bits has nothing to do in a chunk never seen. */
 		if (!c->set_ra && !c->set_used)
 			return 0;
-		if (bpf_map_update_elem(&page_bits, &key, &zero_bits, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&page_bits, &key)) {
-			c->drop = 1;
-			return 1;
-		}
-		b = bpf_map_lookup_elem(&page_bits, &key);
+		b = lookup_or_init(&page_bits, &key, &zero_bits, DROP_CHUNKS, NULL);
 		if (!b)
 			return 1;
 		note_chunk(c->file, key.chunk);
@@ -377,8 +370,6 @@ __noinline int mark_page_range(__u32 file, __u64 first, __u64 last, __u32 op)
 	if (last < first)
 		return 0;
 	bpf_loop((last >> CHUNK_SHIFT) - (first >> CHUNK_SHIFT) + 1, mark_chunk, &c, 0);
-	if (c.drop)
-		__sync_fetch_and_add(&drops[DROP_CHUNKS], 1);
 	return 0;
 }
 

@@ -5,20 +5,51 @@
 #include <string.h>
 #include "collect.h"
 
-int collector_init(struct collector *c, struct tracer *t)
+struct collector {
+	struct tracer *tracer;
+	uint32_t pid_max;
+	struct proc_record *procs;
+	size_t nprocs, cap;
+	uint32_t *index_of_pid; /* pid -> index + 1 of its newest record, 0 when none */
+	struct dense_profile scratch; /* one slot's counters while they are summed */
+	int error;              /* first allocation failure */
+};
+
+struct collector *collector_new(void)
 {
-	memset(c, 0, sizeof(*c));
+	return calloc(1, sizeof(struct collector));
+}
+
+int collector_start(struct collector *c, struct tracer *t)
+{
 	c->tracer = t;
+	c->pid_max = tracer_pid_max(t);
 	/* calloc of a large array maps zero pages lazily: only pids seen cost memory. */
-	c->index_of_pid = calloc(t->pid_max, sizeof(*c->index_of_pid));
+	c->index_of_pid = calloc(c->pid_max, sizeof(*c->index_of_pid));
 	return c->index_of_pid ? 0 : -ENOMEM;
 }
 
-struct proc_record *collector_find(struct collector *c, pid_t pid)
+static void free_procs(struct proc_record *procs, size_t n)
+{
+	struct run_result r = { .procs = procs, .nprocs = n };
+
+	run_result_free(&r);
+}
+
+void collector_free(struct collector *c)
+{
+	if (!c)
+		return;
+	free_procs(c->procs, c->nprocs);
+	free(c->index_of_pid);
+	free(c);
+}
+
+static struct proc_record *collector_find(struct collector *c, pid_t pid)
 {
 	uint32_t i;
 
-	if (pid <= 0 || (uint32_t)pid >= c->tracer->pid_max)
+	if (pid <= 0 || (uint32_t)pid >= c->pid_max)
 		return NULL;
 	i = c->index_of_pid[pid];
 	return i ? &c->procs[i - 1] : NULL;
@@ -28,7 +59,7 @@ static struct proc_record *new_record(struct collector *c, pid_t pid, pid_t ppid
 {
 	struct proc_record *p;
 
-	if (pid <= 0 || (uint32_t)pid >= c->tracer->pid_max)
+	if (pid <= 0 || (uint32_t)pid >= c->pid_max)
 		return NULL;
 	if (c->nprocs == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 64;
@@ -94,11 +125,16 @@ static void take_files(struct collector *c, struct proc_record *p)
 	grown = realloc(p->files, (p->nfiles + n) * sizeof(*grown));
 	if (!grown) {
 		c->error = -ENOMEM;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			free(recs[i].path);
+			free(recs[i].bits.chunks);
+		}
 		free(recs);
 		return;
 	}
+	/* The bitmaps are counted now: only the numbers stay until the end. */
+	for (size_t i = 0; i < n; i++)
+		model_derive_file(&recs[i]);
 	memcpy(grown + p->nfiles, recs, n * sizeof(*recs));
 	p->files = grown;
 	p->nfiles += n;
@@ -106,10 +142,19 @@ static void take_files(struct collector *c, struct proc_record *p)
 }
 
 /* Reads the slot's counters into the record and gives the slot back to the kernel. */
+/* Sums a slot's counters (and zeroes them in the kernel) into a compact profile. */
+static int harvest(struct collector *c, uint32_t slot, struct profile *out)
+{
+	dense_reset(&c->scratch);
+	tracer_read_slot(c->tracer, slot, &c->scratch, true);
+	dense_finish_io(&c->scratch);
+	return dense_to_profile(&c->scratch, out);
+}
+
 static void retire(struct collector *c, struct proc_record *p)
 {
 	if (p->slot > OVERFLOW_SLOT) {
-		if (tracer_harvest(c->tracer, p->slot, &p->prof))
+		if (harvest(c, p->slot, &p->prof))
 			c->error = -ENOMEM;
 		tracer_release_slot(c->tracer, p->slot);
 	}
@@ -182,6 +227,50 @@ static char *full_path(uint32_t kdev, const char *rel)
 	return path;
 }
 
+/* Moves one file record to its process (by owner); false when it has none. */
+static bool give_file(struct collector *c, struct file_record *f)
+{
+	struct proc_record *p = collector_find(c, f->st.key.owner);
+	struct file_record *grown;
+
+	/* Empty (owner 0): recycled, or allocated by a CPU that then found it taken. */
+	if (!f->st.key.owner || !p)
+		return false;
+	grown = realloc(p->files, (p->nfiles + 1) * sizeof(*grown));
+	if (!grown) {
+		c->error = -ENOMEM;
+		return false;
+	}
+	model_derive_file(f);
+	p->files = grown;
+	p->files[p->nfiles++] = *f;
+	return true;
+}
+
+/* Full path (mount point + path below it) and residency of every file, read now. */
+static void resolve_files(struct collector *c)
+{
+	for (size_t i = 0; i < c->nprocs; i++)
+		for (size_t j = 0; j < c->procs[i].nfiles; j++) {
+			struct file_record *f = &c->procs[i].files[j];
+			char *path = full_path(f->st.key.dev, f->path);
+			struct residency res;
+
+			free(f->path);
+			f->path = path;
+			f->residency_missing = residency_read(f->path, f->st.key.dev, f->st.key.ino,
+							      &res);
+			f->res = (struct residency_view){
+				.resident_pages = res.cached_pages,
+				.dirty_pages = res.dirty_pages,
+				.writeback_pages = res.writeback_pages,
+				.evicted_pages = res.evicted_pages,
+				.recently_evicted_pages = res.recently_evicted_pages,
+				.size_bytes = res.size_bytes,
+			};
+		}
+}
+
 /*
  * Gives each process the files it touched that are still in the kernel (those of exited
  * processes were taken at their exit), then resolves every file's path and its residency
@@ -191,54 +280,37 @@ static int attach_files(struct collector *c)
 {
 	struct file_record *recs;
 	size_t n;
-	int err = 0;
 
-	if (tracer_collect_files(c->tracer, &recs, &n))
+	if (tracer_read_files(c->tracer, &recs, &n))
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		struct file_record *f = &recs[i];
-		struct proc_record *p = collector_find(c, f->st.key.tgid);
-		struct file_record *grown;
-
-		/* Empty (tgid 0): recycled, or allocated by a CPU that then found it taken. */
-		if (!f->st.key.tgid || !p) {
-			free(f->path);
-			continue;
+	for (size_t i = 0; i < n; i++)
+		if (!give_file(c, &recs[i])) {
+			free(recs[i].path);
+			free(recs[i].bits.chunks);
 		}
-		grown = realloc(p->files, (p->nfiles + 1) * sizeof(*grown));
-		if (!grown) {
-			free(f->path);
-			err = -ENOMEM;
-			continue;
-		}
-		p->files = grown;
-		p->files[p->nfiles++] = *f;
-	}
 	free(recs);
-	for (size_t i = 0; i < c->nprocs; i++)
-		for (size_t j = 0; j < c->procs[i].nfiles; j++) {
-			struct file_record *f = &c->procs[i].files[j];
-			char *path = full_path(f->st.key.dev, f->path);
-
-			free(f->path);
-			f->path = path;
-			f->residency_missing = residency_read(f->path, f->st.key.dev, f->st.key.ino,
-							      &f->res);
-		}
-	return err;
+	resolve_files(c);
+	return 0;
 }
 
-/* Block records go to their process; tgid 0 (and unknown tgids) to "other I/O". */
+/* Block records go to their process; owner 0 (and unknown owners) to "other I/O". */
 static int attach_blocks(struct collector *c, struct run_result *r)
 {
-	struct block_record *recs, **list;
-	size_t n, *count;
+	struct block_record *recs, *unseen, **list, *grown;
+	size_t n, nunseen, *count;
+	int err = 0;
 
-	if (tracer_collect_blocks(c->tracer, &recs, &n, true))
+	if (tracer_read_blocks(c->tracer, &recs, &n))
 		return -ENOMEM;
+	/* Traced requests still in flight now completed unseen: count them, and say so. */
+	if (tracer_read_charged_inflight(c->tracer, &unseen, &nunseen) ||
+	    block_add_unseen(&recs, &n, unseen, nunseen))
+		err = -ENOMEM;
+	r->drops[DROP_BLOCK_UNSEEN] += nunseen;
+	free(unseen);
 	for (size_t i = 0; i < n; i++) {
-		struct proc_record *p = recs[i].key.tgid ? collector_find(c, recs[i].key.tgid) : NULL;
-		struct block_record *grown;
+		struct proc_record *p = recs[i].key.owner ? collector_find(c, recs[i].key.owner)
+							  : NULL;
 
 		list = p ? &p->blocks : &r->other_blocks;
 		count = p ? &p->nblocks : &r->nother_blocks;
@@ -249,43 +321,46 @@ static int attach_blocks(struct collector *c, struct run_result *r)
 		*list = grown;
 	}
 	free(recs);
-	return 0;
+	return err;
+}
+
+/* The totals of every process and of the overflow slot. */
+static int sum_totals(struct collector *c, struct run_result *r)
+{
+	struct dense_profile *sum = &c->scratch;
+
+	if (harvest(c, OVERFLOW_SLOT, &r->overflow))
+		return -ENOMEM;
+	r->overflow_used = r->overflow.nrows > 0;
+	dense_reset(sum);
+	for (size_t i = 0; i < c->nprocs; i++)
+		dense_add(sum, &c->procs[i].prof);
+	dense_add(sum, &r->overflow);
+	return dense_to_profile(sum, &r->totals) ? -ENOMEM : 0;
 }
 
 int collector_finish(struct collector *c, struct run_result *r)
 {
 	struct tracer *t = c->tracer;
-	struct dense_profile *sum;
 	int err = 0;
 
 	/* Processes whose exit event is missing or still running at the end. */
 	for (size_t i = 0; i < c->nprocs; i++)
 		if (c->procs[i].slot > OVERFLOW_SLOT && tracer_slot_in_use(t, c->procs[i].slot))
 			retire(c, &c->procs[i]);
-	if (tracer_harvest(t, OVERFLOW_SLOT, &r->overflow))
-		err = -ENOMEM;
-	r->overflow_used = r->overflow.nrows > 0;
-	sum = calloc(1, sizeof(*sum));
-	if (!sum)
-		return -ENOMEM;
-	dense_reset(sum);
-	for (size_t i = 0; i < c->nprocs; i++)
-		dense_add(sum, &c->procs[i].prof);
-	dense_add(sum, &r->overflow);
-	if (dense_to_profile(sum, &r->totals))
-		err = -ENOMEM;
-	free(sum);
-	if (attach_files(c) || attach_blocks(c, r))
+	if (sum_totals(c, r))
 		err = -ENOMEM;
 	tracer_read_drops(t, r->drops);
-	r->nr_slots = t->nr_slots;
-	r->page_cache_missing = t->page_cache_missing;
-	r->direct_io_missing = t->direct_io_missing;
+	if (attach_files(c) || attach_blocks(c, r))
+		err = -ENOMEM;
+	r->nr_slots = tracer_nr_slots(t);
+	r->page_cache_missing = tracer_hooks_missing(t, HOOKS_PAGE_CACHE);
+	r->direct_io_missing = tracer_hooks_missing(t, HOOKS_DIRECT_IO);
 	r->procs = c->procs;
 	r->nprocs = c->nprocs;
 	c->procs = NULL;
 	c->nprocs = c->cap = 0;
-	free(c->index_of_pid);
-	c->index_of_pid = NULL;
+	if (model_derive(r))
+		err = -ENOMEM;
 	return err ? err : c->error;
 }

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Turns process events and harvested slots into proc_records; never prints. */
+/*
+ * Run mode's collection: process events and harvested slots become proc_records; at the end
+ * whatever the kernel still holds is read and everything moves into a run_result. Never
+ * prints.
+ */
 #ifndef IOTRACE_COLLECT_H
 #define IOTRACE_COLLECT_H
 
@@ -7,22 +11,22 @@
 #include "model.h"
 #include "tracer.h"
 
-struct collector {
-	struct tracer *tracer;
-	struct proc_record *procs;
-	size_t nprocs, cap;
-	uint32_t *index_of_pid; /* pid -> index + 1 of its newest record, 0 when none */
-	int error;              /* first allocation failure */
-};
+struct collector;
 
-int collector_init(struct collector *c, struct tracer *t);
+/* A collector for the tracer's events (tracer_open's ctx); NULL out of memory. */
+struct collector *collector_new(void);
+/* Binds the tracer once it is open, before any event is polled; -ENOMEM on failure. */
+int collector_start(struct collector *c, struct tracer *t);
+void collector_free(struct collector *c);
 /* Record for a process iotrace started or attached to itself. */
 int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot,
 		       const char *comm, const char *args, uint64_t start_ns);
 /* Ring-buffer callback: handles one struct iot_proc_event. */
 int collector_on_event(void *ctx, void *data, size_t size);
-/* Harvests what is still in the kernel and moves everything into r. */
+/*
+ * Harvests what is still in the kernel, moves every record into r and derives the model's
+ * numbers (model_derive). The collector keeps nothing.
+ */
 int collector_finish(struct collector *c, struct run_result *r);
-struct proc_record *collector_find(struct collector *c, pid_t pid);
 
 #endif

@@ -23,7 +23,7 @@ int hist_bucket_of(uint64_t v)
 	return b < HIST_BUCKETS ? b : HIST_BUCKETS - 1;
 }
 
-uint64_t hist_total(const uint64_t *hist)
+uint64_t hist_total(const __u64 *hist)
 {
 	uint64_t sum = 0;
 
@@ -32,7 +32,7 @@ uint64_t hist_total(const uint64_t *hist)
 	return sum;
 }
 
-uint64_t hist_quantile(const uint64_t *hist, double q, uint64_t min, uint64_t max)
+uint64_t hist_quantile(const __u64 *hist, double q, uint64_t min, uint64_t max)
 {
 	uint64_t total = hist_total(hist), seen = 0;
 	double rank, lo, hi, v;
@@ -56,7 +56,25 @@ uint64_t hist_quantile(const uint64_t *hist, double q, uint64_t min, uint64_t ma
 	return max;
 }
 
-void hist_print(FILE *out, const uint64_t *hist, const char *unit)
+struct hist_summary hist_summary_of(const __u64 *hist, bool minmax_known, uint64_t min,
+				    uint64_t max)
+{
+	struct hist_summary s = { .count = hist_total(hist), .minmax_known = minmax_known };
+
+	if (!minmax_known) {
+		min = 0;
+		max = UINT64_MAX;
+	}
+	if (s.count && minmax_known) {
+		s.min = min;
+		s.max = max;
+	}
+	s.p50 = hist_quantile(hist, 0.5, min, max);
+	s.p99 = hist_quantile(hist, 0.99, min, max);
+	return s;
+}
+
+void hist_print(FILE *out, const __u64 *hist, const char *unit)
 {
 	int first = -1, last = -1;
 	uint64_t peak = 0;

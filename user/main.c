@@ -16,6 +16,7 @@
 #include "util.h"
 #include "compare.h"
 #include "serve.h"
+#include "fields.h"
 
 const char *argp_program_version = "iotrace " IOTRACE_VERSION;
 const char *argp_program_bug_address = "the project's issue tracker";
@@ -45,6 +46,8 @@ static const char doc[] =
 	"        block I/O requests live, one line each (iotrace snoop --help)\n"
 	"  sudo iotrace compare --drop-caches --repeat 3 -- 'CMD A' 'CMD B'\n"
 	"        variants side by side, medians of interleaved runs (iotrace compare --help)\n"
+	"  iotrace fields\n"
+	"        every number the reports carry: JSON key, text column, metric, unit, meaning\n"
 	"\n"
 	"The exit status is the command's; 128+N if a signal N killed it; 126/127 if it could "
 	"not be run; 1 if iotrace itself failed.";
@@ -179,6 +182,10 @@ int main(int argc, char **argv)
 		return compare_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "serve"))
 		return serve_main(argc - 1, argv + 1);
+	if (argc == 2 && !strcmp(argv[1], "fields")) {
+		fields_print(stdout);
+		return 0;
+	}
 	/* argp names the program by argv[0]; error lines should start with "iotrace: ". */
 	argv[0] = "iotrace";
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o);

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Summing and compacting profiles. */
+/*
+ * Summing profiles and records, and every number derived from them: quantiles, averages,
+ * page-cache hits and readahead, unused readahead from the page bitmaps. Computed here once;
+ * the renderers only format.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "hist.h"
 #include "model.h"
 #include "syscall_table.h"
 
@@ -24,7 +27,7 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
-void dense_add_io(struct io_summary *dst, const struct io_summary *src)
+static void io_add(struct io_summary *dst, const struct io_summary *src)
 {
 	/* min/max mean something only where the histograms hold at least one call. */
 	if (hist_total(src->size_hist)) {
@@ -39,29 +42,84 @@ void dense_add_io(struct io_summary *dst, const struct io_summary *src)
 	}
 	dst->calls += src->calls;
 	dst->errors += src->errors;
-	dst->requested += src->requested;
-	dst->transferred += src->transferred;
-	dst->unknown_request += src->unknown_request;
+	dst->requested_bytes += src->requested_bytes;
+	dst->transferred_bytes += src->transferred_bytes;
+	dst->unknown_request_calls += src->unknown_request_calls;
 	for (int b = 0; b < HIST_BUCKETS; b++) {
 		dst->size_hist[b] += src->size_hist[b];
 		dst->lat_hist[b] += src->lat_hist[b];
 	}
 }
 
+static void sc_add(struct sc_row *dst, const struct sc_row *src)
+{
+	dst->calls += src->calls;
+	dst->errors += src->errors;
+	dst->total_ns += src->total_ns;
+}
+
+void dense_add_counters(struct dense_profile *d, const struct syscall_stat *sc,
+			const struct io_stat *io)
+{
+	for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
+		struct sc_row row = { .calls = sc[nr].calls, .errors = sc[nr].errors,
+				      .total_ns = sc[nr].total_ns };
+
+		sc_add(&d->sc[nr], &row);
+	}
+	for (int k = 1; k < IO_KINDS; k++) {
+		const struct io_stat *s = &io[k];
+		/* The kernel keeps min + 1 so that 0 can mean "none yet". */
+		struct io_summary one = {
+			.requested_bytes = s->requested,
+			.transferred_bytes = s->transferred,
+			.unknown_request_calls = s->unknown_request,
+			.size_min = s->size_min_plus1 ? s->size_min_plus1 - 1 : 0,
+			.size_max = s->size_max,
+			.lat_min = s->lat_min_plus1 ? s->lat_min_plus1 - 1 : 0,
+			.lat_max = s->lat_max,
+		};
+
+		memcpy(one.size_hist, s->size_hist, sizeof(one.size_hist));
+		memcpy(one.lat_hist, s->lat_hist, sizeof(one.lat_hist));
+		io_add(&d->io[k], &one);
+	}
+}
+
 void dense_add(struct dense_profile *d, const struct profile *p)
 {
-	for (size_t i = 0; i < p->nrows; i++) {
-		struct sc_row *r = &d->sc[p->rows[i].nr];
-
-		r->calls += p->rows[i].calls;
-		r->errors += p->rows[i].errors;
-		r->total_ns += p->rows[i].total_ns;
-	}
+	for (size_t i = 0; i < p->nrows; i++)
+		sc_add(&d->sc[p->rows[i].nr], &p->rows[i]);
 	for (int k = 0; k < IO_KINDS; k++) {
 		if (!p->io[k])
 			continue;
-		dense_add_io(&d->io[k], p->io[k]);
+		io_add(&d->io[k], p->io[k]);
 		d->io_used[k] = true;
+	}
+}
+
+void dense_merge(struct dense_profile *d, const struct dense_profile *src)
+{
+	for (int nr = 0; nr < MAX_SYSCALLS; nr++)
+		sc_add(&d->sc[nr], &src->sc[nr]);
+	for (int k = 0; k < IO_KINDS; k++) {
+		if (!src->io_used[k])
+			continue;
+		io_add(&d->io[k], &src->io[k]);
+		d->io_used[k] = true;
+	}
+}
+
+void dense_finish_io(struct dense_profile *d)
+{
+	for (int k = 1; k < IO_KINDS; k++) {
+		int nr = io_kind_nr(k);
+
+		if (nr < 0 || !d->sc[nr].calls)
+			continue;
+		d->io_used[k] = true;
+		d->io[k].calls = d->sc[nr].calls;
+		d->io[k].errors = d->sc[nr].errors;
 	}
 }
 
@@ -96,73 +154,277 @@ void profile_free(struct profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
-uint64_t profile_calls(const struct profile *p)
+static void profile_derive(struct profile *p)
 {
-	uint64_t sum = 0;
-
-	for (size_t i = 0; i < p->nrows; i++)
-		sum += p->rows[i].calls;
-	return sum;
-}
-
-const char *const ra_kind_names[RA_KINDS] = {
-	[RA_SYNC] = "sync", [RA_ASYNC] = "async", [RA_MMAP] = "mmap",
-	[RA_FORCED_SYNC] = "forced_sync", [RA_FORCED] = "forced",
-};
-
-static void file_stat_add(struct file_stat *s, const struct file_stat *f)
-{
-	s->requested_pages += f->requested_pages;
-	s->miss_pages += f->miss_pages;
-	s->added_pages += f->added_pages;
-	s->added_folios += f->added_folios;
-	s->ra_pages += f->ra_pages;
-	s->ra_requested_pages += f->ra_requested_pages;
-	for (int k = 0; k < RA_KINDS; k++) {
-		s->ra_windows[k] += f->ra_windows[k];
-		s->ra_window_pages[k] += f->ra_window_pages[k];
+	p->calls = p->errors = p->total_ns = 0;
+	for (size_t i = 0; i < p->nrows; i++) {
+		p->calls += p->rows[i].calls;
+		p->errors += p->rows[i].errors;
+		p->total_ns += p->rows[i].total_ns;
 	}
-	s->ra_fallbacks += f->ra_fallbacks;
-	s->faults += f->faults;
-	s->map_pages += f->map_pages;
-	s->direct_reads += f->direct_reads;
-	s->direct_read_bytes += f->direct_read_bytes;
-	s->direct_writes += f->direct_writes;
-	s->direct_write_bytes += f->direct_write_bytes;
-	for (int b = 0; b < HIST_BUCKETS; b++)
-		s->window_hist[b] += f->window_hist[b];
-}
+	for (size_t i = 0; i < p->nrows; i++) {
+		struct sc_row *r = &p->rows[i];
 
-void page_cache_add(struct page_cache_sum *sum, const struct file_record *files, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		file_stat_add(&sum->st, &files[i].st);
-		sum->unused_ra_pages += files[i].unused_ra_pages;
-		sum->unused_exact &= files[i].unused_exact;
-	}
-}
-
-void page_cache_merge(struct page_cache_sum *sum, const struct page_cache_sum *other)
-{
-	file_stat_add(&sum->st, &other->st);
-	sum->unused_ra_pages += other->unused_ra_pages;
-	sum->unused_exact &= other->unused_exact;
-}
-
-void dense_merge(struct dense_profile *d, const struct dense_profile *src)
-{
-	for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
-		d->sc[nr].calls += src->sc[nr].calls;
-		d->sc[nr].errors += src->sc[nr].errors;
-		d->sc[nr].total_ns += src->sc[nr].total_ns;
+		r->avg_ns = r->calls ? r->total_ns / r->calls : 0;
+		r->time_share = p->total_ns ? (double)r->total_ns / p->total_ns : 0.0;
 	}
 	for (int k = 0; k < IO_KINDS; k++) {
-		if (!src->io_used[k])
+		struct io_summary *io = p->io[k];
+
+		if (!io)
 			continue;
-		dense_add_io(&d->io[k], &src->io[k]);
-		d->io_used[k] = true;
+		io->size_bytes = hist_summary_of(io->size_hist, true, io->size_min, io->size_max);
+		io->latency_ns = hist_summary_of(io->lat_hist, true, io->lat_min, io->lat_max);
 	}
 }
+
+/* ---- page cache ---- */
+
+void page_cache_reset(struct page_cache_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->unused_exact = true;
+}
+
+void page_cache_add(struct page_cache_view *sum, const struct page_cache_view *v)
+{
+	for (size_t i = 0; i < page_cache_fields.n; i++) {
+		uint64_t *dst = (uint64_t *)((char *)sum + page_cache_fields.f[i].offset);
+
+		*dst += field_get(&page_cache_fields.f[i], v);
+	}
+	for (int k = 0; k < RA_KINDS; k++) {
+		sum->ra_windows[k] += v->ra_windows[k];
+		sum->ra_window_pages[k] += v->ra_window_pages[k];
+	}
+	for (int b = 0; b < HIST_BUCKETS; b++)
+		sum->window_hist[b] += v->window_hist[b];
+	sum->unused_exact &= v->unused_exact;
+	sum->files += v->files;
+}
+
+const char *page_cache_field_unknown(const struct field *f, const struct page_cache_view *v,
+				     const char *direct_missing)
+{
+	if ((f->flags & FIELD_NEEDS_EXACT_BITMAPS) && !v->unused_exact)
+		return "page bitmap table full (drops.page_chunks)";
+	if (f->flags & FIELD_NEEDS_DIRECT_HOOK)
+		return direct_missing;
+	return NULL;
+}
+
+/* Readahead pages of the file's chunks that its process requested, and those it never did. */
+static void count_readahead_use(const struct page_bits *bits, uint64_t *used, uint64_t *unused)
+{
+	*used = *unused = 0;
+	for (size_t i = 0; i < bits->n; i++)
+		for (int w = 0; w < CHUNK_WORDS; w++) {
+			*unused += __builtin_popcountll(bits->chunks[i].ra[w] & ~bits->chunks[i].used[w]);
+			*used += __builtin_popcountll(bits->chunks[i].ra[w] & bits->chunks[i].used[w]);
+		}
+}
+
+void model_derive_file(struct file_record *f)
+{
+	const struct file_stat *st = &f->st;
+	struct page_cache_view *v = &f->pc;
+	uint64_t used;
+
+	page_cache_reset(v);
+	v->files = 1;
+	v->requested_pages = st->requested_pages;
+	v->hit_pages = st->requested_pages - st->miss_pages;
+	v->miss_pages = st->miss_pages;
+	v->added_pages = st->added_pages;
+	/* Read ahead of any request: window pages minus those the triggering read needed. */
+	v->readahead_pages = st->ra_pages - st->ra_requested_pages;
+	v->readahead_window_added_pages = st->ra_pages;
+	count_readahead_use(&f->bits, &used, &v->unused_readahead_pages);
+	v->unused_exact = !f->chunks_lost;
+	v->readahead_fallbacks = st->ra_fallbacks;
+	v->faults = st->faults;
+	v->fault_around_pages = st->map_pages;
+	v->direct_reads = st->direct_reads;
+	v->direct_read_bytes = st->direct_read_bytes;
+	v->direct_writes = st->direct_writes;
+	v->direct_write_bytes = st->direct_write_bytes;
+	memcpy(v->ra_windows, st->ra_windows, sizeof(v->ra_windows));
+	memcpy(v->ra_window_pages, st->ra_window_pages, sizeof(v->ra_window_pages));
+	memcpy(v->window_hist, st->window_hist, sizeof(v->window_hist));
+	free(f->bits.chunks);
+	f->bits.chunks = NULL;
+	f->bits.n = 0;
+}
+
+/* ---- block ---- */
+
+void block_record_add(struct block_record *dst, const struct block_record *src)
+{
+	struct block_stat *d = &dst->st;
+	const struct block_stat *s = &src->st;
+
+	d->requests += s->requests;
+	d->bytes += s->bytes;
+	d->errors += s->errors;
+	d->sync += s->sync;
+	d->readahead += s->readahead;
+	d->meta += s->meta;
+	d->fua += s->fua;
+	d->preflush += s->preflush;
+	d->writeback += s->writeback;
+	d->sequential += s->sequential;
+	d->lat_ns += s->lat_ns;
+	d->qlat_ns += s->qlat_ns;
+	for (int b = 0; b < HIST_BUCKETS; b++) {
+		d->size_hist[b] += s->size_hist[b];
+		d->lat_hist[b] += s->lat_hist[b];
+		d->qlat_hist[b] += s->qlat_hist[b];
+	}
+}
+
+void block_record_derive(struct block_record *r)
+{
+	const struct block_stat *st = &r->st;
+	struct block_view *v = &r->v;
+
+	v->requests = st->requests;
+	v->bytes = st->bytes;
+	v->errors = st->errors;
+	v->sync = st->sync;
+	v->readahead = st->readahead;
+	v->meta = st->meta;
+	v->fua = st->fua;
+	v->preflush = st->preflush;
+	v->writeback = st->writeback;
+	v->sequential = st->sequential;
+	v->latency_sum_ns = st->lat_ns;
+	v->queue_latency_sum_ns = st->qlat_ns;
+	v->avg_bytes = st->requests ? st->bytes / st->requests : 0;
+	v->sequential_pct = st->requests ? 100 * st->sequential / st->requests : 0;
+	/* The kernel keeps no extremes of block histograms: quantiles within bucket bounds. */
+	v->size = hist_summary_of(st->size_hist, false, 0, 0);
+	v->lat = hist_summary_of(st->lat_hist, false, 0, 0);
+	v->qlat = hist_summary_of(st->qlat_hist, false, 0, 0);
+}
+
+int block_add_unseen(struct block_record **recs, size_t *n, const struct block_record *unseen,
+		     size_t nunseen)
+{
+	for (size_t u = 0; u < nunseen; u++) {
+		struct block_record one = unseen[u], *grown;
+		size_t i;
+
+		/* One request, counted without latencies (its completion was not seen). */
+		memset(one.st.size_hist, 0, sizeof(one.st.size_hist));
+		one.st.size_hist[hist_bucket_of(one.st.bytes)] = one.st.requests;
+		for (i = 0; i < *n && memcmp(&(*recs)[i].key, &one.key, sizeof(one.key)); i++)
+			;
+		if (i == *n) {
+			grown = realloc(*recs, (*n + 1) * sizeof(*grown));
+			if (!grown)
+				return -1;
+			*recs = grown;
+			memset(&grown[(*n)++], 0, sizeof(*grown));
+			grown[i].key = one.key;
+		}
+		block_record_add(&(*recs)[i], &one);
+	}
+	return 0;
+}
+
+void block_sums_of(struct block_sums *s, const struct block_record *recs, size_t n)
+{
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < n; i++) {
+		block_record_add(&s->by_op[recs[i].key.op % BLOCK_OPS], &recs[i]);
+		block_record_add(&s->all, &recs[i]);
+	}
+	for (int op = 0; op < BLOCK_OPS; op++) {
+		s->by_op[op].key.op = op;
+		block_record_derive(&s->by_op[op]);
+	}
+	block_record_derive(&s->all);
+}
+
+/* Adds rec into the list, merged with the record of the same disk and operation. */
+static int add_by_disk(struct block_record **list, size_t *n, const struct block_record *rec)
+{
+	struct block_key key = { .dev = rec->key.dev, .op = rec->key.op };
+	struct block_record *grown;
+	size_t i;
+
+	for (i = 0; i < *n && memcmp(&(*list)[i].key, &key, sizeof(key)); i++)
+		;
+	if (i == *n) {
+		grown = realloc(*list, (*n + 1) * sizeof(*grown));
+		if (!grown)
+			return -1;
+		*list = grown;
+		memset(&grown[(*n)++], 0, sizeof(*grown));
+		grown[i].key = key;
+	}
+	block_record_add(&(*list)[i], rec);
+	return 0;
+}
+
+int block_by_disk_of_run(const struct run_result *r, struct block_record **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < r->nprocs; i++)
+		for (size_t j = 0; j < r->procs[i].nblocks; j++)
+			if (add_by_disk(out, n, &r->procs[i].blocks[j]))
+				return -1;
+	for (size_t j = 0; j < r->nother_blocks; j++)
+		if (add_by_disk(out, n, &r->other_blocks[j]))
+			return -1;
+	for (size_t i = 0; i < *n; i++)
+		block_record_derive(&(*out)[i]);
+	return 0;
+}
+
+/* ---- the run ---- */
+
+int model_derive(struct run_result *r)
+{
+	page_cache_reset(&r->pc);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct proc_record *p = &r->procs[i];
+
+		profile_derive(&p->prof);
+		page_cache_reset(&p->pc);
+		for (size_t j = 0; j < p->nfiles; j++)
+			page_cache_add(&p->pc, &p->files[j].pc);
+		page_cache_add(&r->pc, &p->pc);
+		for (size_t j = 0; j < p->nblocks; j++)
+			block_record_derive(&p->blocks[j]);
+	}
+	for (size_t j = 0; j < r->nother_blocks; j++)
+		block_record_derive(&r->other_blocks[j]);
+	profile_derive(&r->overflow);
+	profile_derive(&r->totals);
+	return 0;
+}
+
+void run_result_free(struct run_result *r)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		free(r->procs[i].args);
+		profile_free(&r->procs[i].prof);
+		for (size_t j = 0; j < r->procs[i].nfiles; j++) {
+			free(r->procs[i].files[j].path);
+			free(r->procs[i].files[j].bits.chunks);
+		}
+		free(r->procs[i].files);
+		free(r->procs[i].blocks);
+	}
+	free(r->other_blocks);
+	free(r->procs);
+	profile_free(&r->overflow);
+	profile_free(&r->totals);
+}
+
+/* ---- names ---- */
 
 const char *advice_name(uint32_t advice, char *buf, size_t len)
 {
@@ -176,6 +438,11 @@ const char *advice_name(uint32_t advice, char *buf, size_t len)
 					 used ? "+" : "", names[b]);
 	return advice ? buf : NULL;
 }
+
+#define RA_KIND_NAME(kind, help) #kind,
+const char *const ra_kind_names[RA_KINDS] = { RA_KIND_FIELDS(RA_KIND_NAME) };
+#define RA_KIND_ONE(kind, help) +1
+_Static_assert(0 RA_KIND_FIELDS(RA_KIND_ONE) == RA_KINDS, "RA_KIND_FIELDS lists enum ra_kind");
 
 const char *const drop_names[DROP_COUNTERS] = {
 	[DROP_RINGBUF] = "ringbuf_events",
@@ -194,37 +461,3 @@ const char *const block_op_names[BLOCK_OPS] = {
 	[BOP_READ] = "read", [BOP_WRITE] = "write", [BOP_FLUSH] = "flush",
 	[BOP_DISCARD] = "discard", [BOP_OTHER] = "other",
 };
-
-void block_stat_add(struct block_stat *dst, const struct block_stat *src)
-{
-	dst->requests += src->requests;
-	dst->bytes += src->bytes;
-	dst->errors += src->errors;
-	dst->sync += src->sync;
-	dst->readahead += src->readahead;
-	dst->meta += src->meta;
-	dst->fua += src->fua;
-	dst->preflush += src->preflush;
-	dst->writeback += src->writeback;
-	dst->sequential += src->sequential;
-	dst->lat_ns += src->lat_ns;
-	dst->qlat_ns += src->qlat_ns;
-	for (int b = 0; b < HIST_BUCKETS; b++) {
-		dst->size_hist[b] += src->size_hist[b];
-		dst->lat_hist[b] += src->lat_hist[b];
-		dst->qlat_hist[b] += src->qlat_hist[b];
-	}
-}
-
-void dense_finish_io(struct dense_profile *d)
-{
-	for (int k = 1; k < IO_KINDS; k++) {
-		int nr = io_kind_nr(k);
-
-		if (nr < 0 || !d->sc[nr].calls)
-			continue;
-		d->io_used[k] = true;
-		d->io[k].calls = d->sc[nr].calls;
-		d->io[k].errors = d->sc[nr].errors;
-	}
-}

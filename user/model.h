@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What a run measured, independent of BPF and of any output format. */
+/*
+ * What a run measured, independent of BPF and of any output format. Readers (tracer_read.c)
+ * fill the raw parts of these records; the model sums them and derives every computed number
+ * once (model_derive*, the members marked "derived"); renderers only format.
+ */
 #ifndef IOTRACE_MODEL_H
 #define IOTRACE_MODEL_H
 
@@ -8,50 +12,81 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "iotrace.h"
+#include "fields.h"
+#include "hist.h"
 #include "residency.h"
 
 /* One syscall's totals in a profile (only syscalls that were called are kept). */
 struct sc_row {
 	uint32_t nr;
-	uint64_t calls;
-	uint64_t errors;
-	uint64_t total_ns;
+	SYSCALL_FIELDS(FIELD_MEMBER)
+	/* derived */
+	uint64_t avg_ns;   /* total_ns / calls */
+	double time_share; /* total_ns / the profile's total_ns */
 };
 
 /* The read/write-family numbers of one syscall, summed over CPUs. */
 struct io_summary {
-	uint64_t calls;
-	uint64_t errors;
-	uint64_t requested;
-	uint64_t transferred;
-	uint64_t unknown_request;
+	IO_FIELDS(FIELD_MEMBER)
 	uint64_t size_min, size_max; /* valid when some call succeeded */
 	uint64_t lat_min, lat_max;   /* valid when some call was timed */
-	uint64_t size_hist[HIST_BUCKETS];
-	uint64_t lat_hist[HIST_BUCKETS];
+	__u64 size_hist[HIST_BUCKETS];
+	__u64 lat_hist[HIST_BUCKETS];
+	/* derived */
+	struct hist_summary size_bytes, latency_ns;
 };
 
 struct profile {
 	struct sc_row *rows;
 	size_t nrows;
 	struct io_summary *io[IO_KINDS]; /* NULL: that syscall was not called */
+	/* derived */
+	uint64_t calls, errors, total_ns;
+};
+
+/* Page-cache numbers of a file, or of several summed (every member adds up). */
+struct page_cache_view {
+	PAGE_CACHE_FIELDS(FIELD_MEMBER)
+	uint64_t ra_windows[RA_KINDS];
+	uint64_t ra_window_pages[RA_KINDS];
+	__u64 window_hist[HIST_BUCKETS]; /* readahead window sizes in pages */
+	bool unused_exact;               /* no page-bitmap chunk was lost */
+	uint64_t files;                  /* how many files were summed */
+};
+
+/* A file's page bitmaps as read from the kernel, until the model counts them. */
+struct page_bits {
+	struct chunk_bits *chunks;
+	size_t n;
+};
+
+struct residency_view {
+	RESIDENCY_FIELDS(FIELD_MEMBER)
 };
 
 /* One file a process touched through the page cache (or O_DIRECT). */
 struct file_record {
-	struct file_stat st;       /* kernel counters (iotrace.h) */
-	uint64_t unused_ra_pages;  /* readahead pages never requested by this process */
-	uint64_t used_ra_pages;    /* readahead pages it did request */
-	bool unused_exact;         /* false when page-bitmap chunks were dropped */
-	char *path;                /* NULL when unknown */
+	struct file_stat st;    /* raw kernel counters (iotrace.h) */
+	struct page_bits bits;  /* raw, freed once counted (model_derive_file) */
+	bool chunks_lost;       /* some chunk of some file did not fit: counts inexact */
+	char *path;             /* full path, or NULL when unknown */
 	const char *residency_missing; /* NULL, or why residency is unknown */
-	struct residency res;
+	struct residency_view res;
+	/* derived */
+	struct page_cache_view pc;
 };
 
 /* Block I/O of one (process, disk, operation). */
 struct block_record {
 	struct block_key key;
-	struct block_stat st;
+	struct block_stat st; /* raw kernel counters */
+	/* derived */
+	struct block_view {
+		BLOCK_FIELDS(FIELD_MEMBER)
+#define BLOCK_TEXT_MEMBER(name, ...) uint64_t name;
+		BLOCK_TEXT_FIELDS(BLOCK_TEXT_MEMBER)
+		struct hist_summary size, lat, qlat;
+	} v;
 };
 
 struct proc_record {
@@ -70,6 +105,14 @@ struct proc_record {
 	size_t nfiles;
 	struct block_record *blocks;
 	size_t nblocks;
+	/* derived */
+	struct page_cache_view pc; /* its files summed */
+};
+
+/* Block records grouped: per operation over all disks, and everything. */
+struct block_sums {
+	struct block_record by_op[BLOCK_OPS];
+	struct block_record all;
 };
 
 struct run_result {
@@ -92,6 +135,8 @@ struct run_result {
 	struct block_record *other_blocks; /* I/O not charged to a traced process */
 	size_t nother_blocks;
 	bool synced; /* --sync flushed dirty data before the report */
+	/* derived */
+	struct page_cache_view pc; /* every process's files */
 };
 
 /* Every syscall number's slot, for summing profiles before they are compacted. */
@@ -102,31 +147,54 @@ struct dense_profile {
 };
 
 void dense_reset(struct dense_profile *d);
-void dense_add_io(struct io_summary *dst, const struct io_summary *src);
+/* Adds raw kernel counters of one CPU's region (readers call it). */
+void dense_add_counters(struct dense_profile *d, const struct syscall_stat *sc,
+			const struct io_stat *io);
 void dense_add(struct dense_profile *d, const struct profile *p);
 /* After summing raw kernel counters: marks the I/O kinds called, with their call counts. */
 void dense_finish_io(struct dense_profile *d);
+/* Adds src (after dense_finish_io) into d. */
+void dense_merge(struct dense_profile *d, const struct dense_profile *src);
 /* Compacts d into out (rows sorted by syscall number); out must be empty. */
 int dense_to_profile(const struct dense_profile *d, struct profile *out);
 void profile_free(struct profile *p);
-/* Sum of file records' counters (key and advice stay 0); start with unused_exact = true. */
-struct page_cache_sum {
-	struct file_stat st;
-	uint64_t unused_ra_pages;
-	bool unused_exact;
-};
-void page_cache_add(struct page_cache_sum *sum, const struct file_record *files, size_t n);
-void page_cache_merge(struct page_cache_sum *sum, const struct page_cache_sum *other);
-/* Adds src (after dense_finish_io) into d. */
-void dense_merge(struct dense_profile *d, const struct dense_profile *src);
-/* "normal", "sequential+direct", ... for an advice bit set; NULL when none was seen. */
+
+/* Page cache: a file's numbers from its raw counters and bitmaps; sums of views. */
+void model_derive_file(struct file_record *f);
+void page_cache_add(struct page_cache_view *sum, const struct page_cache_view *v);
+void page_cache_reset(struct page_cache_view *v);
+/*
+ * Why a page-cache field has no value (unused readahead when page-bitmap chunks were lost,
+ * O_DIRECT counts without their hook: direct_missing), or NULL when it has one.
+ */
+const char *page_cache_field_unknown(const struct field *f, const struct page_cache_view *v,
+				     const char *direct_missing);
+void block_record_add(struct block_record *dst, const struct block_record *src);
+/* A block record's derived view (averages, quantiles) from its raw counters. */
+void block_record_derive(struct block_record *r);
+/*
+ * Adds requests whose completion was never seen (one record each, no latencies) into recs,
+ * merging equal keys; -1 out of memory.
+ */
+int block_add_unseen(struct block_record **recs, size_t *n, const struct block_record *unseen,
+		     size_t nunseen);
+/* Per-operation and overall sums of block records, derived. */
+void block_sums_of(struct block_sums *s, const struct block_record *recs, size_t n);
+/*
+ * Every process's block records and the other I/O merged by (disk, operation), derived:
+ * the run's totals per disk. Returns 0 with a malloc'ed array, or -1.
+ */
+int block_by_disk_of_run(const struct run_result *r, struct block_record **out, size_t *n);
+
+/* Everything derived in r (quantiles, sums, views), once, before any renderer runs. */
+int model_derive(struct run_result *r);
+void run_result_free(struct run_result *r);
+
+/* "normal", "sequential+direct", ...: the advice bits seen; "normal" when none was. */
 const char *advice_name(uint32_t advice, char *buf, size_t len);
 extern const char *const ra_kind_names[RA_KINDS];
 extern const char *const block_op_names[BLOCK_OPS];
 /* Names of the drop counters, as in JSON's "drops" and Prometheus' reason label. */
 extern const char *const drop_names[DROP_COUNTERS];
-/* Adds src into dst (same key assumed by the caller). */
-void block_stat_add(struct block_stat *dst, const struct block_stat *src);
-uint64_t profile_calls(const struct profile *p);
 
 #endif /* IOTRACE_MODEL_H */

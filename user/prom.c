@@ -109,7 +109,7 @@ static void ns_to_seconds(uint64_t ns, char *buf, size_t len)
  */
 static void histogram(FILE *out, const char *name, const struct prom_labels *lab,
 		      const char *k, const char *v, const char *k2, const char *v2,
-		      const uint64_t *hist, double sum, bool ns)
+		      const __u64 *hist, double sum, bool ns)
 {
 	/* The caller's one or two label pairs, then "le" in the first free pair. */
 	const char *pairs[] = { k, v, k2, v2, NULL, NULL, NULL };
@@ -138,251 +138,198 @@ static void histogram(FILE *out, const char *name, const struct prom_labels *lab
 	sample(out, metric, lab, pairs, cum);
 }
 
+/* A field's value as Prometheus wants it: nanoseconds as seconds. */
+static void field_sample(FILE *out, const struct field *f, const char *name,
+			 const struct prom_labels *lab, const char *const *pairs, const void *rec)
+{
+	if (!strcmp(f->unit, "ns"))
+		sample_f(out, name, lab, pairs, field_get(f, rec) * 1e-9);
+	else
+		sample(out, name, lab, pairs, field_get(f, rec));
+}
+
+/* True when f is the first field of its table with f's metric (its family's header). */
+static bool first_of_family(const struct field_table *t, const struct field *f)
+{
+	for (const struct field *g = t->f; g < f; g++)
+		if (g->metric && !strcmp(g->metric, f->metric))
+			return false;
+	return true;
+}
+
 /* ---- syscalls ---- */
 
-enum sc_field { SC_CALLS, SC_ERRORS };
-
-static void syscall_counter(FILE *out, const struct prom_report *r, const char *name,
-			    enum sc_field field, const char *help)
+static void syscall_families(FILE *out, const struct prom_report *r)
 {
-	family(out, name, "counter", help);
-	for (size_t g = 0; g < r->ngroups; g++) {
-		const struct prom_group *gr = &r->groups[g];
+	for (size_t i = 0; i < syscall_fields.n; i++) {
+		const struct field *f = &syscall_fields.f[i];
 
-		for (uint32_t nr = 0; nr < MAX_SYSCALLS; nr++) {
-			const struct sc_row *row = &gr->d->sc[nr];
-			const char *pairs[] = { "syscall", syscall_name(nr), NULL };
+		if (!strcmp(f->unit, "ns") && !r->timing)
+			continue;
+		family(out, f->metric, "counter", f->help);
+		for (size_t g = 0; g < r->ngroups; g++)
+			for (uint32_t nr = 0; nr < MAX_SYSCALLS; nr++) {
+				const char *pairs[] = { "syscall", syscall_name(nr), NULL };
 
-			if (row->calls)
-				sample(out, name, &gr->lab, pairs,
-				       field == SC_CALLS ? row->calls : row->errors);
-		}
+				if (r->groups[g].d->sc[nr].calls)
+					field_sample(out, f, f->metric, &r->groups[g].lab, pairs,
+						     &r->groups[g].d->sc[nr]);
+			}
 	}
 }
 
-static void syscall_seconds(FILE *out, const struct prom_report *r)
+static void io_counters(FILE *out, const struct prom_report *r)
 {
-	const char *name = "iotrace_syscall_seconds_total";
+	for (size_t i = 0; i < io_fields.n; i++) {
+		const struct field *f = &io_fields.f[i];
 
-	family(out, name, "counter", "Time spent in syscalls, sys_enter to sys_exit.");
-	for (size_t g = 0; g < r->ngroups; g++) {
-		const struct prom_group *gr = &r->groups[g];
+		if (!f->metric)
+			continue;
+		family(out, f->metric, "counter", f->help);
+		for (size_t g = 0; g < r->ngroups; g++)
+			for (int k = 1; k < IO_KINDS; k++) {
+				const char *pairs[] = { "syscall", io_kinds[k].name, NULL };
 
-		for (uint32_t nr = 0; nr < MAX_SYSCALLS; nr++) {
-			const char *pairs[] = { "syscall", syscall_name(nr), NULL };
-
-			if (gr->d->sc[nr].calls)
-				sample_f(out, name, &gr->lab, pairs, gr->d->sc[nr].total_ns * 1e-9);
-		}
+				if (r->groups[g].d->io_used[k])
+					field_sample(out, f, f->metric, &r->groups[g].lab, pairs,
+						     &r->groups[g].d->io[k]);
+			}
 	}
+}
+
+/* One io histogram family: sizes (sum: bytes transferred) or latencies (sum: seconds). */
+static void io_histogram(FILE *out, const struct prom_report *r, const char *name,
+			 const char *help, bool latency)
+{
+	family(out, name, "histogram", help);
+	for (size_t g = 0; g < r->ngroups; g++)
+		for (int k = 1; k < IO_KINDS; k++) {
+			const struct dense_profile *d = r->groups[g].d;
+			const struct io_summary *io = &d->io[k];
+			int nr = io_kind_nr(k);
+
+			if (!d->io_used[k] || (latency && nr < 0))
+				continue;
+			if (latency)
+				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
+					  NULL, NULL, io->lat_hist, d->sc[nr].total_ns * 1e-9, true);
+			else
+				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
+					  NULL, NULL, io->size_hist, io->transferred_bytes, false);
+		}
 }
 
 static void io_families(FILE *out, const struct prom_report *r)
 {
-	const char *name;
-
-	name = "iotrace_syscall_requested_bytes_total";
-	family(out, name, "counter",
-	       "Bytes asked for by read/write-family calls (count argument or iovec sum).");
-	for (size_t g = 0; g < r->ngroups; g++)
-		for (int k = 1; k < IO_KINDS; k++) {
-			const char *pairs[] = { "syscall", io_kinds[k].name, NULL };
-
-			if (r->groups[g].d->io_used[k])
-				sample(out, name, &r->groups[g].lab, pairs,
-				       r->groups[g].d->io[k].requested);
-		}
-	name = "iotrace_syscall_io_bytes";
-	family(out, name, "histogram",
-	       "Bytes transferred by each successful read/write-family call.");
-	for (size_t g = 0; g < r->ngroups; g++)
-		for (int k = 1; k < IO_KINDS; k++) {
-			const struct io_summary *io = &r->groups[g].d->io[k];
-
-			if (r->groups[g].d->io_used[k])
-				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
-					  NULL, NULL, io->size_hist, io->transferred, false);
-		}
-	if (!r->timing)
-		return;
-	name = "iotrace_syscall_latency_seconds";
-	family(out, name, "histogram", "Latency of read/write-family calls, enter to exit.");
-	for (size_t g = 0; g < r->ngroups; g++)
-		for (int k = 1; k < IO_KINDS; k++) {
-			const struct dense_profile *d = r->groups[g].d;
-			int nr = io_kind_nr(k);
-
-			if (d->io_used[k] && nr >= 0)
-				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
-					  NULL, NULL, d->io[k].lat_hist, d->sc[nr].total_ns * 1e-9,
-					  true);
-		}
+	io_counters(out, r);
+#define IO_HIST_FAMILY(name, column, metric, unit, help)                               \
+	if (strcmp(unit, "ns") || r->timing)                                             \
+		io_histogram(out, r, metric, help, !strcmp(unit, "ns"));
+	IO_HISTS(IO_HIST_FAMILY)
 }
 
 /* ---- page cache ---- */
 
-struct pc_metric {
-	const char *name, *help;
-	uint64_t (*get)(const struct page_cache_sum *s);
-	bool direct; /* an O_DIRECT counter: absent when its hook is */
-};
+/*
+ * The page-cache fields with a metric, for groups that read files; direct: only the
+ * O_DIRECT ones, else only the others. An unknown value leaves its series out (a gauge that
+ * is absent, not 0).
+ */
+static void page_cache_fields_out(FILE *out, const struct prom_report *r, bool direct)
+{
+	const struct field_table *t = &page_cache_fields;
 
-static uint64_t pc_requested(const struct page_cache_sum *s) { return s->st.requested_pages; }
-static uint64_t pc_hits(const struct page_cache_sum *s)
-{
-	return s->st.requested_pages - s->st.miss_pages;
-}
-static uint64_t pc_misses(const struct page_cache_sum *s) { return s->st.miss_pages; }
-static uint64_t pc_added(const struct page_cache_sum *s) { return s->st.added_pages; }
-static uint64_t pc_ahead(const struct page_cache_sum *s)
-{
-	return s->st.ra_pages - s->st.ra_requested_pages;
-}
-static uint64_t pc_faults(const struct page_cache_sum *s) { return s->st.faults; }
-static uint64_t pc_around(const struct page_cache_sum *s) { return s->st.map_pages; }
+	for (const struct field *f = t->f; f < t->f + t->n; f++) {
+		if (!f->metric || !!(f->flags & FIELD_NEEDS_DIRECT_HOOK) != direct ||
+		    !first_of_family(t, f))
+			continue;
+		family(out, f->metric, f->flags & FIELD_GAUGE ? "gauge" : "counter", f->help);
+		for (const struct field *m = f; m < t->f + t->n; m++) {
+			const char *pairs[] = { m->label, m->value, NULL };
 
-static const struct pc_metric pc_metrics[] = {
-	{ "iotrace_page_cache_requested_pages_total",
-	  "Pages asked for by buffered reads (page-cache lookups).", pc_requested, false },
-	{ "iotrace_page_cache_hits_total", "Requested pages found in the page cache.", pc_hits,
-	  false },
-	{ "iotrace_page_cache_misses_total", "Requested pages the read had to add to the cache.",
-	  pc_misses, false },
-	{ "iotrace_page_cache_added_pages_total", "Pages added to the page cache.", pc_added,
-	  false },
-	{ "iotrace_readahead_ahead_pages_total",
-	  "Readahead pages beyond what the read that started the window asked for.", pc_ahead,
-	  false },
-	{ "iotrace_page_cache_faults_total", "Page faults that reached the page cache.",
-	  pc_faults, false },
-	{ "iotrace_page_cache_fault_around_pages_total", "Pages offered to fault-around.",
-	  pc_around, false },
-};
-
-static uint64_t ra_windows(const struct file_stat *st, int k) { return st->ra_windows[k]; }
-static uint64_t ra_window_pages(const struct file_stat *st, int k)
-{
-	return st->ra_window_pages[k];
-}
-static const char *const io_ops[] = { "read", "write" };
-static uint64_t direct_bytes(const struct file_stat *st, int op)
-{
-	return op ? st->direct_write_bytes : st->direct_read_bytes;
-}
-static uint64_t direct_calls(const struct file_stat *st, int op)
-{
-	return op ? st->direct_writes : st->direct_reads;
+			if (!m->metric || strcmp(m->metric, f->metric))
+				continue;
+			for (size_t g = 0; g < r->ngroups; g++)
+				if (r->groups[g].pc_seen &&
+				    !page_cache_field_unknown(m, &r->groups[g].pc,
+							      r->direct_io_missing))
+					sample(out, m->metric, &r->groups[g].lab,
+					       m->label ? pairs : NULL, field_get(m, &r->groups[g].pc));
+		}
+	}
 }
 
-/* A counter with one series per value of one label (kind, op), for groups that read files. */
-static void split_counter(FILE *out, const struct prom_report *r, const char *name,
-			  const char *help, const char *key, const char *const *values, int n,
-			  uint64_t (*get)(const struct file_stat *st, int i))
+/* A counter with one series per readahead kind, for groups that read files. */
+static void by_kind(FILE *out, const struct prom_report *r, const char *name, const char *help,
+		    bool pages)
 {
 	family(out, name, "counter", help);
 	for (size_t g = 0; g < r->ngroups; g++)
-		for (int i = 0; i < n && r->groups[g].pc_seen; i++) {
-			const char *pairs[] = { key, values[i], NULL };
+		for (int k = 0; k < RA_KINDS && r->groups[g].pc_seen; k++) {
+			const struct page_cache_view *pc = &r->groups[g].pc;
+			const char *pairs[] = { "kind", ra_kind_names[k], NULL };
 
-			sample(out, name, &r->groups[g].lab, pairs, get(&r->groups[g].pc.st, i));
+			sample(out, name, &r->groups[g].lab, pairs,
+			       pages ? pc->ra_window_pages[k] : pc->ra_windows[k]);
 		}
 }
 
 static void page_cache_families(FILE *out, const struct prom_report *r)
 {
-	const char *name;
-
-	for (size_t m = 0; m < sizeof(pc_metrics) / sizeof(pc_metrics[0]); m++) {
-		family(out, pc_metrics[m].name, "counter", pc_metrics[m].help);
-		for (size_t g = 0; g < r->ngroups; g++)
-			if (r->groups[g].pc_seen)
-				sample(out, pc_metrics[m].name, &r->groups[g].lab, NULL,
-				       pc_metrics[m].get(&r->groups[g].pc));
-	}
-	split_counter(out, r, "iotrace_readahead_windows_total",
-		      "Readahead windows opened, by how they started.", "kind", ra_kind_names,
-		      RA_KINDS, ra_windows);
-	split_counter(out, r, "iotrace_readahead_pages_total",
-		      "Pages in the readahead windows opened, by kind.", "kind", ra_kind_names,
-		      RA_KINDS, ra_window_pages);
-	/* A gauge: a page read ahead and not requested yet stops counting once it is read. */
-	name = "iotrace_readahead_unused_pages";
-	family(out, name, "gauge",
-	       "Readahead pages not requested (yet) by the process that read them ahead (absent "
-	       "when page bitmaps overflowed).");
-	for (size_t g = 0; g < r->ngroups; g++)
-		if (r->groups[g].pc_seen && r->groups[g].pc.unused_exact)
-			sample(out, name, &r->groups[g].lab, NULL, r->groups[g].pc.unused_ra_pages);
-}
-
-static void direct_io_families(FILE *out, const struct prom_report *r)
-{
-	split_counter(out, r, "iotrace_direct_io_bytes_total",
-		      "Bytes asked for by O_DIRECT reads and writes (iomap).", "op", io_ops, 2,
-		      direct_bytes);
-	split_counter(out, r, "iotrace_direct_io_calls_total", "O_DIRECT reads and writes (iomap).",
-		      "op", io_ops, 2, direct_calls);
+	page_cache_fields_out(out, r, false);
+	by_kind(out, r, "iotrace_readahead_windows_total",
+		"Readahead windows opened, by how they started.", false);
+	by_kind(out, r, "iotrace_readahead_pages_total",
+		"Pages in the readahead windows opened, by kind.", true);
 }
 
 /* ---- block ---- */
 
-static void block_families(FILE *out, const struct prom_report *r)
+static void block_histogram(FILE *out, const struct prom_report *r, const char *name,
+			    const char *help, const char *which)
 {
-	static const struct {
-		const char *name, *help;
-		size_t off;
-	} counters[] = {
-		{ "iotrace_block_io_requests_total", "Block requests completed.",
-		  offsetof(struct block_stat, requests) },
-		{ "iotrace_block_io_bytes_total", "Bytes of the completed block requests.",
-		  offsetof(struct block_stat, bytes) },
-		{ "iotrace_block_io_errors_total", "Block requests completed with an error.",
-		  offsetof(struct block_stat, errors) },
-		{ "iotrace_block_io_writeback_requests_total",
-		  "Requests charged through the pages' dirtier (writeback).",
-		  offsetof(struct block_stat, writeback) },
-	};
 	char disk[64];
 
-	for (size_t c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {
-		family(out, counters[c].name, "counter", counters[c].help);
-		for (size_t i = 0; i < r->nblocks; i++) {
-			const struct prom_block *b = &r->blocks[i];
-			const char *pairs[] = { "disk", disk_name(b->dev, disk, sizeof(disk)), "op",
-						block_op_names[b->op % BLOCK_OPS], NULL };
+	family(out, name, "histogram", help);
+	for (size_t i = 0; i < r->nblocks; i++) {
+		const struct block_record *b = &r->blocks[i].rec;
+		const char *dn = disk_name(b->key.dev, disk, sizeof(disk));
+		const char *op = block_op_names[b->key.op % BLOCK_OPS];
+		const struct prom_labels *lab = &r->blocks[i].lab;
 
-			sample(out, counters[c].name, &b->lab, pairs,
-			       *(const uint64_t *)((const char *)&b->st + counters[c].off));
+		if (!strcmp(which, "latency_ns"))
+			histogram(out, name, lab, "disk", dn, "op", op, b->st.lat_hist,
+				  b->v.latency_sum_ns * 1e-9, true);
+		else if (!strcmp(which, "queue_latency_ns"))
+			histogram(out, name, lab, "disk", dn, "op", op, b->st.qlat_hist,
+				  b->v.queue_latency_sum_ns * 1e-9, true);
+		else
+			histogram(out, name, lab, "disk", dn, "op", op, b->st.size_hist, b->v.bytes,
+				  false);
+	}
+}
+
+static void block_families(FILE *out, const struct prom_report *r)
+{
+	char disk[64];
+
+	for (size_t c = 0; c < block_fields.n; c++) {
+		const struct field *f = &block_fields.f[c];
+
+		if (!f->metric)
+			continue;
+		family(out, f->metric, "counter", f->help);
+		for (size_t i = 0; i < r->nblocks; i++) {
+			const struct block_record *b = &r->blocks[i].rec;
+			const char *pairs[] = { "disk", disk_name(b->key.dev, disk, sizeof(disk)),
+						"op", block_op_names[b->key.op % BLOCK_OPS], NULL };
+
+			field_sample(out, f, f->metric, &r->blocks[i].lab, pairs, &b->v);
 		}
 	}
-	static const struct {
-		const char *name, *help;
-		int which;
-	} hists[] = {
-		{ "iotrace_block_io_latency_seconds", "Block request latency, issue to completion.",
-		  0 },
-		{ "iotrace_block_io_queue_latency_seconds",
-		  "Block request latency, start (queued) to completion.", 1 },
-		{ "iotrace_block_io_size_bytes", "Bytes per block request.", 2 },
-	};
-	for (size_t h = 0; h < sizeof(hists) / sizeof(hists[0]); h++) {
-		family(out, hists[h].name, "histogram", hists[h].help);
-		for (size_t i = 0; i < r->nblocks; i++) {
-			const struct prom_block *b = &r->blocks[i];
-			const char *dn = disk_name(b->dev, disk, sizeof(disk));
-			const char *op = block_op_names[b->op % BLOCK_OPS];
-
-			if (hists[h].which == 0)
-				histogram(out, hists[h].name, &b->lab, "disk", dn, "op", op,
-					  (const uint64_t *)b->st.lat_hist, b->st.lat_ns * 1e-9, true);
-			else if (hists[h].which == 1)
-				histogram(out, hists[h].name, &b->lab, "disk", dn, "op", op,
-					  (const uint64_t *)b->st.qlat_hist, b->st.qlat_ns * 1e-9, true);
-			else
-				histogram(out, hists[h].name, &b->lab, "disk", dn, "op", op,
-					  (const uint64_t *)b->st.size_hist, b->st.bytes, false);
-		}
-	}
+#define BLOCK_HIST_FAMILY(name, column, metric, unit, help) \
+	block_histogram(out, r, metric, help, #name);
+	BLOCK_HISTS(BLOCK_HIST_FAMILY)
 }
 
 static void hook_up(FILE *out, const char *hook, const char *missing)
@@ -406,17 +353,12 @@ int prom_write(FILE *out, const struct prom_report *r)
 	hook_up(out, "page_cache", r->page_cache_missing);
 	hook_up(out, "direct_io", r->direct_io_missing);
 
-	syscall_counter(out, r, "iotrace_syscalls_total", SC_CALLS,
-			"Syscalls that returned, counted as strace -c counts them.");
-	syscall_counter(out, r, "iotrace_syscall_errors_total", SC_ERRORS,
-			"Syscalls that returned an error (-4095..-1).");
-	if (r->timing)
-		syscall_seconds(out, r);
+	syscall_families(out, r);
 	io_families(out, r);
 	if (!r->page_cache_missing)
 		page_cache_families(out, r);
 	if (!r->direct_io_missing)
-		direct_io_families(out, r);
+		page_cache_fields_out(out, r, true);
 	block_families(out, r);
 
 	family(out, "iotrace_lost_events_total", "counter",
@@ -485,16 +427,17 @@ static bool same_str(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-int prom_add_block(struct prom_block **blocks, size_t *n, struct prom_labels lab, uint32_t dev,
-		   uint32_t op, const struct block_stat *st)
+int prom_add_block(struct prom_block **blocks, size_t *n, struct prom_labels lab,
+		   const struct block_record *rec)
 {
 	struct prom_block *b;
 
 	for (size_t i = 0; i < *n; i++) {
 		b = &(*blocks)[i];
-		if (b->dev == dev && b->op == op && same_str(b->lab.cgroup, lab.cgroup) &&
-		    same_str(b->lab.comm, lab.comm)) {
-			block_stat_add(&b->st, st);
+		if (b->rec.key.dev == rec->key.dev && b->rec.key.op == rec->key.op &&
+		    same_str(b->lab.cgroup, lab.cgroup) && same_str(b->lab.comm, lab.comm)) {
+			block_record_add(&b->rec, rec);
+			block_record_derive(&b->rec);
 			return 0;
 		}
 	}
@@ -505,8 +448,9 @@ int prom_add_block(struct prom_block **blocks, size_t *n, struct prom_labels lab
 	b = &b[(*n)++];
 	memset(b, 0, sizeof(*b));
 	b->lab = lab;
-	b->dev = dev;
-	b->op = op;
-	block_stat_add(&b->st, st);
+	b->rec.key.dev = rec->key.dev;
+	b->rec.key.op = rec->key.op;
+	block_record_add(&b->rec, rec);
+	block_record_derive(&b->rec);
 	return 0;
 }

@@ -20,16 +20,14 @@ struct prom_labels {
 struct prom_group {
 	struct prom_labels lab;
 	const struct dense_profile *d; /* io[].calls/errors filled in (dense_finish_io) */
-	struct page_cache_sum pc;
+	struct page_cache_view pc;
 	bool pc_seen; /* some file was touched: page-cache series are written */
 };
 
-/* Block counters of one (label set, disk, operation). */
+/* Block counters of one (label set, disk, operation), derived (block_record_derive). */
 struct prom_block {
 	struct prom_labels lab;
-	uint32_t dev; /* kernel dev_t of the disk */
-	uint32_t op;  /* enum block_op */
-	struct block_stat st;
+	struct block_record rec; /* key.dev and key.op; key.owner unused */
 };
 
 struct prom_report {
@@ -48,8 +46,11 @@ struct prom_report {
 int prom_write(FILE *out, const struct prom_report *r);
 /* Writes to path atomically: a temporary file in the same directory, then rename(2). */
 int prom_write_file(const char *path, const struct prom_report *r);
-/* Adds a block record into blocks[] (merging equal label/disk/op keys); -1 on ENOMEM. */
-int prom_add_block(struct prom_block **blocks, size_t *n, struct prom_labels lab, uint32_t dev,
-		   uint32_t op, const struct block_stat *st);
+/*
+ * Adds a block record into blocks[] (merging equal label/disk/op keys) and derives the sum;
+ * -1 on ENOMEM.
+ */
+int prom_add_block(struct prom_block **blocks, size_t *n, struct prom_labels lab,
+		   const struct block_record *rec);
 
 #endif

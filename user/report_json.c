@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The run as one JSON document (schema: docs/json.md), built with libcjson. */
+/*
+ * The run as one JSON document (schema: docs/json.md), built with libcjson. Keys come from
+ * the field tables (fields.h); values are what the model derived.
+ */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
-#include "hist.h"
 #include "report.h"
 #include "syscall_table.h"
 
@@ -13,6 +15,15 @@
 static void add_u64(cJSON *obj, const char *key, uint64_t v)
 {
 	cJSON_AddNumberToObject(obj, key, (double)v);
+}
+
+static void add_null_reason(cJSON *obj, const char *key, const char *reason)
+{
+	char name[64];
+
+	cJSON_AddNullToObject(obj, key);
+	snprintf(name, sizeof(name), "%s_reason", key);
+	cJSON_AddStringToObject(obj, name, reason);
 }
 
 static cJSON *exit_json(bool known, int status)
@@ -32,21 +43,19 @@ static cJSON *exit_json(bool known, int status)
 	return e;
 }
 
-static cJSON *hist_json(const uint64_t *hist, uint64_t min, uint64_t max)
+static cJSON *hist_json(const __u64 *hist, const struct hist_summary *s)
 {
 	cJSON *h = cJSON_CreateObject(), *buckets = cJSON_CreateArray();
-	uint64_t total = hist_total(hist);
 
-	add_u64(h, "count", total);
-	/* Kernel histograms without a kept min/max (block, readahead windows) pass 0..UINT64_MAX:
-	 * then min and max are left out rather than printed as 0 and 2^64 - 1. */
-	if (total && !(min == 0 && max == UINT64_MAX)) {
-		add_u64(h, "min", min);
-		add_u64(h, "max", max);
+	add_u64(h, "count", s->count);
+	/* Histograms without kernel extremes (block, readahead windows) leave min/max out. */
+	if (s->count && s->minmax_known) {
+		add_u64(h, "min", s->min);
+		add_u64(h, "max", s->max);
 	}
-	if (total) {
-		add_u64(h, "p50", hist_quantile(hist, 0.5, min, max));
-		add_u64(h, "p99", hist_quantile(hist, 0.99, min, max));
+	if (s->count) {
+		add_u64(h, "p50", s->p50);
+		add_u64(h, "p99", s->p99);
 	}
 	for (int b = 0; b < HIST_BUCKETS; b++) {
 		cJSON *bucket;
@@ -63,6 +72,32 @@ static cJSON *hist_json(const uint64_t *hist, uint64_t min, uint64_t max)
 	return h;
 }
 
+/* Why a field has no value in this record (it is then null), or NULL. */
+typedef const char *(*unknown_fn)(const struct field *f, const void *rec, const void *ctx);
+
+/*
+ * Every field of a table as "key": value. An unknown one is null with its reason beside it
+ * ("<key>_reason"; one "direct_reason" for the O_DIRECT counters).
+ */
+static void add_fields(cJSON *obj, const struct field_table *t, const void *rec,
+		       unknown_fn unknown, const void *ctx)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct field *f = &t->f[i];
+		const char *why = unknown ? unknown(f, rec, ctx) : NULL;
+
+		if (!why)
+			add_u64(obj, f->name, field_get(f, rec));
+		else if (!(f->flags & FIELD_NEEDS_DIRECT_HOOK))
+			add_null_reason(obj, f->name, why);
+		else if (cJSON_AddNullToObject(obj, f->name) &&
+			 !cJSON_HasObjectItem(obj, "direct_reason"))
+			cJSON_AddStringToObject(obj, "direct_reason", why);
+	}
+}
+
+/* ---- syscalls ---- */
+
 static cJSON *profile_syscalls_json(const struct profile *p, bool timing)
 {
 	cJSON *obj = cJSON_CreateObject();
@@ -70,12 +105,9 @@ static cJSON *profile_syscalls_json(const struct profile *p, bool timing)
 	for (size_t i = 0; i < p->nrows; i++) {
 		cJSON *row = cJSON_CreateObject();
 
-		add_u64(row, "calls", p->rows[i].calls);
-		add_u64(row, "errors", p->rows[i].errors);
-		if (timing)
-			add_u64(row, "total_ns", p->rows[i].total_ns);
-		else
-			cJSON_AddNullToObject(row, "total_ns");
+		add_fields(row, &syscall_fields, &p->rows[i], NULL, NULL);
+		if (!timing) /* null, without a reason key: docs/json.md */
+			cJSON_ReplaceItemInObject(row, "total_ns", cJSON_CreateNull());
 		cJSON_AddItemToObject(obj, syscall_name(p->rows[i].nr), row);
 	}
 	return obj;
@@ -92,16 +124,11 @@ static cJSON *profile_io_json(const struct profile *p, bool timing)
 		if (!io)
 			continue;
 		row = cJSON_CreateObject();
-		add_u64(row, "calls", io->calls);
-		add_u64(row, "errors", io->errors);
-		add_u64(row, "requested_bytes", io->requested);
-		add_u64(row, "unknown_request_calls", io->unknown_request);
-		add_u64(row, "transferred_bytes", io->transferred);
-		cJSON_AddItemToObject(row, "size_bytes",
-				      hist_json(io->size_hist, io->size_min, io->size_max));
+		add_fields(row, &io_fields, io, NULL, NULL);
+		cJSON_AddItemToObject(row, "size_bytes", hist_json(io->size_hist, &io->size_bytes));
 		if (timing)
 			cJSON_AddItemToObject(row, "latency_ns",
-					      hist_json(io->lat_hist, io->lat_min, io->lat_max));
+					      hist_json(io->lat_hist, &io->latency_ns));
 		else
 			cJSON_AddNullToObject(row, "latency_ns");
 		cJSON_AddItemToObject(obj, io_kinds[k].name, row);
@@ -109,72 +136,50 @@ static cJSON *profile_io_json(const struct profile *p, bool timing)
 	return obj;
 }
 
-static void add_null_reason(cJSON *obj, const char *key, const char *reason)
+static void add_profile(cJSON *obj, const struct profile *p, bool timing)
 {
-	char name[64];
-
-	cJSON_AddNullToObject(obj, key);
-	snprintf(name, sizeof(name), "%s_reason", key);
-	cJSON_AddStringToObject(obj, name, reason);
+	cJSON_AddItemToObject(obj, "syscalls", profile_syscalls_json(p, timing));
+	cJSON_AddItemToObject(obj, "io", profile_io_json(p, timing));
 }
 
-static cJSON *windows_json(const struct file_stat *st)
+/* ---- page cache ---- */
+
+static const char *page_cache_unknown(const struct field *f, const void *rec, const void *run)
+{
+	return page_cache_field_unknown(f, rec, ((const struct run_result *)run)->direct_io_missing);
+}
+
+static cJSON *windows_json(const struct page_cache_view *v)
 {
 	cJSON *w = cJSON_CreateObject();
 
 	for (int k = 0; k < RA_KINDS; k++) {
 		cJSON *one = cJSON_CreateObject();
 
-		add_u64(one, "windows", st->ra_windows[k]);
-		add_u64(one, "pages", st->ra_window_pages[k]);
+		add_u64(one, "windows", v->ra_windows[k]);
+		add_u64(one, "pages", v->ra_window_pages[k]);
 		cJSON_AddItemToObject(w, ra_kind_names[k], one);
 	}
 	return w;
 }
 
 /* Counters shared by a file entry and a page_cache summary. */
-static void add_page_counters(cJSON *obj, const struct file_stat *st, uint64_t unused, bool exact)
+static void add_page_cache(cJSON *obj, const struct page_cache_view *v,
+			   const struct run_result *r)
 {
-	add_u64(obj, "requested_pages", st->requested_pages);
-	add_u64(obj, "hit_pages", st->requested_pages - st->miss_pages);
-	add_u64(obj, "miss_pages", st->miss_pages);
-	add_u64(obj, "added_pages", st->added_pages);
-	/* Read ahead of any request: window pages minus those the triggering read needed. */
-	add_u64(obj, "readahead_pages", st->ra_pages - st->ra_requested_pages);
-	add_u64(obj, "readahead_window_added_pages", st->ra_pages);
-	if (exact)
-		add_u64(obj, "unused_readahead_pages", unused);
-	else
-		add_null_reason(obj, "unused_readahead_pages",
-				"page bitmap table full (drops.page_chunks)");
-	cJSON_AddItemToObject(obj, "readahead_windows", windows_json(st));
-	add_u64(obj, "readahead_fallbacks", st->ra_fallbacks);
-	add_u64(obj, "faults", st->faults);
-	add_u64(obj, "fault_around_pages", st->map_pages);
-	add_u64(obj, "direct_reads", st->direct_reads);
-	add_u64(obj, "direct_read_bytes", st->direct_read_bytes);
-	add_u64(obj, "direct_writes", st->direct_writes);
-	add_u64(obj, "direct_write_bytes", st->direct_write_bytes);
+	add_fields(obj, &page_cache_fields, v, page_cache_unknown, r);
+	cJSON_AddItemToObject(obj, "readahead_windows", windows_json(v));
 }
 
-/* Without the O_DIRECT hook its counters are unknown, not zero. */
-static void null_direct(cJSON *obj, const char *missing)
+static const char *residency_unknown(const struct field *f, const void *rec, const void *file)
 {
-	static const char *const keys[] = { "direct_reads", "direct_read_bytes", "direct_writes",
-					     "direct_write_bytes" };
-
-	if (!missing)
-		return;
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		cJSON_ReplaceItemInObject(obj, keys[i], cJSON_CreateNull());
-	cJSON_AddStringToObject(obj, "direct_reason", missing);
+	return ((const struct file_record *)file)->residency_missing;
 }
 
-static cJSON *file_json(const struct file_record *f, const char *direct_missing)
+static cJSON *file_json(const struct file_record *f, const struct run_result *r)
 {
 	cJSON *obj = cJSON_CreateObject();
 	char dev[32], adv[64];
-	const struct residency *r = &f->res;
 
 	if (f->path)
 		cJSON_AddStringToObject(obj, "path", f->path);
@@ -187,30 +192,16 @@ static cJSON *file_json(const struct file_record *f, const char *direct_missing)
 		cJSON_AddStringToObject(obj, "advice", adv);
 	else
 		add_null_reason(obj, "advice", "no readahead decision or O_DIRECT call seen");
-	add_page_counters(obj, &f->st, f->unused_ra_pages, f->unused_exact);
-	null_direct(obj, direct_missing);
+	add_page_cache(obj, &f->pc, r);
 	add_u64(obj, "added_folios", f->st.added_folios);
-	if (f->residency_missing) {
-		add_null_reason(obj, "resident_pages", f->residency_missing);
-		cJSON_AddNullToObject(obj, "dirty_pages");
-		cJSON_AddNullToObject(obj, "writeback_pages");
-		cJSON_AddNullToObject(obj, "evicted_pages");
-		cJSON_AddNullToObject(obj, "size_bytes");
-	} else {
-		add_u64(obj, "resident_pages", r->cached_pages);
-		add_u64(obj, "dirty_pages", r->dirty_pages);
-		add_u64(obj, "writeback_pages", r->writeback_pages);
-		add_u64(obj, "evicted_pages", r->evicted_pages);
-		add_u64(obj, "recently_evicted_pages", r->recently_evicted_pages);
-		add_u64(obj, "size_bytes", r->size_bytes);
-	}
+	add_fields(obj, &residency_fields, &f->res, residency_unknown, f);
 	return obj;
 }
 
-static cJSON *page_cache_json(const struct page_cache_sum *sum, size_t nfiles,
-			      const struct run_result *r)
+static cJSON *page_cache_json(const struct page_cache_view *v, const struct run_result *r)
 {
 	cJSON *obj = cJSON_CreateObject();
+	struct hist_summary windows = hist_summary_of(v->window_hist, false, 0, 0);
 
 	if (r->page_cache_missing) {
 		cJSON_AddBoolToObject(obj, "available", false);
@@ -218,51 +209,36 @@ static cJSON *page_cache_json(const struct page_cache_sum *sum, size_t nfiles,
 		return obj;
 	}
 	cJSON_AddBoolToObject(obj, "available", true);
-	add_u64(obj, "files", nfiles);
-	add_page_counters(obj, &sum->st, sum->unused_ra_pages, sum->unused_exact);
-	null_direct(obj, r->direct_io_missing);
-	cJSON_AddItemToObject(obj, "readahead_window_pages",
-			      hist_json((const uint64_t *)sum->st.window_hist, 0, UINT64_MAX));
+	add_u64(obj, "files", v->files);
+	add_page_cache(obj, v, r);
+	cJSON_AddItemToObject(obj, "readahead_window_pages", hist_json(v->window_hist, &windows));
 	return obj;
 }
 
-static cJSON *block_op_json(const struct block_stat *st)
+/* ---- block ---- */
+
+static cJSON *block_op_json(const struct block_record *rec)
 {
 	cJSON *o = cJSON_CreateObject();
+	const struct block_stat *st = &rec->st;
 
-	add_u64(o, "requests", st->requests);
-	add_u64(o, "bytes", st->bytes);
-	add_u64(o, "errors", st->errors);
-	add_u64(o, "sync", st->sync);
-	add_u64(o, "readahead", st->readahead);
-	add_u64(o, "meta", st->meta);
-	add_u64(o, "fua", st->fua);
-	add_u64(o, "preflush", st->preflush);
-	add_u64(o, "writeback", st->writeback);
-	add_u64(o, "sequential", st->sequential);
-	add_u64(o, "latency_sum_ns", st->lat_ns);
-	add_u64(o, "queue_latency_sum_ns", st->qlat_ns);
-	cJSON_AddItemToObject(o, "size_bytes", hist_json((const uint64_t *)st->size_hist, 0,
-							    UINT64_MAX));
-	cJSON_AddItemToObject(o, "latency_ns", hist_json((const uint64_t *)st->lat_hist, 0,
-							    UINT64_MAX));
-	cJSON_AddItemToObject(o, "queue_latency_ns",
-			      hist_json((const uint64_t *)st->qlat_hist, 0, UINT64_MAX));
+	add_fields(o, &block_fields, &rec->v, NULL, NULL);
+	cJSON_AddItemToObject(o, "size_bytes", hist_json(st->size_hist, &rec->v.size));
+	cJSON_AddItemToObject(o, "latency_ns", hist_json(st->lat_hist, &rec->v.lat));
+	cJSON_AddItemToObject(o, "queue_latency_ns", hist_json(st->qlat_hist, &rec->v.qlat));
 	return o;
 }
 
 /* {"read": {...}, ..., "latency_ns": hist, "size_bytes": hist, "disks": {"vda": {...}}} */
-static cJSON *block_json(const struct block_record *recs, size_t n)
+static cJSON *block_json(const struct block_sums *sums, const struct block_record *recs, size_t n)
 {
-	struct block_stat by_op[BLOCK_OPS] = {}, all = {};
 	cJSON *obj = cJSON_CreateObject(), *disks = cJSON_CreateObject();
+	const struct block_record *all = &sums->all;
 	char name[64];
 
 	for (size_t i = 0; i < n; i++) {
 		cJSON *disk;
 
-		block_stat_add(&by_op[recs[i].key.op % BLOCK_OPS], &recs[i].st);
-		block_stat_add(&all, &recs[i].st);
 		disk_name(recs[i].key.dev, name, sizeof(name));
 		disk = cJSON_GetObjectItem(disks, name);
 		if (!disk) {
@@ -270,33 +246,35 @@ static cJSON *block_json(const struct block_record *recs, size_t n)
 			cJSON_AddItemToObject(disks, name, disk);
 		}
 		cJSON_AddItemToObject(disk, block_op_names[recs[i].key.op % BLOCK_OPS],
-				      block_op_json(&recs[i].st));
+				      block_op_json(&recs[i]));
 	}
 	for (int op = 0; op < BLOCK_OPS; op++)
-		cJSON_AddItemToObject(obj, block_op_names[op], block_op_json(&by_op[op]));
-	cJSON_AddItemToObject(obj, "latency_ns", hist_json((const uint64_t *)all.lat_hist, 0,
-							      UINT64_MAX));
-	cJSON_AddItemToObject(obj, "queue_latency_ns",
-			      hist_json((const uint64_t *)all.qlat_hist, 0, UINT64_MAX));
-	cJSON_AddItemToObject(obj, "size_bytes", hist_json((const uint64_t *)all.size_hist, 0,
-							      UINT64_MAX));
+		cJSON_AddItemToObject(obj, block_op_names[op], block_op_json(&sums->by_op[op]));
+	cJSON_AddItemToObject(obj, "latency_ns", hist_json(all->st.lat_hist, &all->v.lat));
+	cJSON_AddItemToObject(obj, "queue_latency_ns", hist_json(all->st.qlat_hist, &all->v.qlat));
+	cJSON_AddItemToObject(obj, "size_bytes", hist_json(all->st.size_hist, &all->v.size));
 	cJSON_AddItemToObject(obj, "disks", disks);
 	return obj;
 }
 
-static void add_profile(cJSON *obj, const struct profile *p, bool timing)
+static cJSON *blocks_json(const struct block_record *recs, size_t n)
 {
-	cJSON_AddItemToObject(obj, "syscalls", profile_syscalls_json(p, timing));
-	cJSON_AddItemToObject(obj, "io", profile_io_json(p, timing));
+	struct block_sums *sums = malloc(sizeof(*sums));
+	cJSON *obj;
+
+	if (!sums)
+		return cJSON_CreateNull();
+	block_sums_of(sums, recs, n);
+	obj = block_json(sums, recs, n);
+	free(sums);
+	return obj;
 }
+
+/* ---- processes ---- */
 
 static cJSON *process_json(const struct proc_record *p, const struct run_result *r)
 {
-	struct page_cache_sum sum = { .unused_exact = true };
-	bool timing = r->timing;
-	cJSON *files = cJSON_CreateArray();
-
-	cJSON *obj = cJSON_CreateObject();
+	cJSON *files = cJSON_CreateArray(), *obj = cJSON_CreateObject();
 
 	add_u64(obj, "pid", p->pid);
 	add_u64(obj, "ppid", p->ppid);
@@ -311,18 +289,17 @@ static cJSON *process_json(const struct proc_record *p, const struct run_result 
 		cJSON_AddNullToObject(obj, "duration_ns");
 	cJSON_AddItemToObject(obj, "exit", exit_json(p->exit_seen, p->exit_status));
 	cJSON_AddBoolToObject(obj, "in_overflow", p->overflow);
-	add_profile(obj, &p->prof, timing);
+	add_profile(obj, &p->prof, r->timing);
 	for (size_t i = 0; i < p->nfiles; i++)
-		cJSON_AddItemToArray(files, file_json(&p->files[i], r->direct_io_missing));
+		cJSON_AddItemToArray(files, file_json(&p->files[i], r));
 	if (r->page_cache_missing) {
 		cJSON_Delete(files);
 		add_null_reason(obj, "files", r->page_cache_missing);
 	} else {
 		cJSON_AddItemToObject(obj, "files", files);
 	}
-	page_cache_add(&sum, p->files, p->nfiles);
-	cJSON_AddItemToObject(obj, "page_cache", page_cache_json(&sum, p->nfiles, r));
-	cJSON_AddItemToObject(obj, "block", block_json(p->blocks, p->nblocks));
+	cJSON_AddItemToObject(obj, "page_cache", page_cache_json(&p->pc, r));
+	cJSON_AddItemToObject(obj, "block", blocks_json(p->blocks, p->nblocks));
 	return obj;
 }
 
@@ -337,46 +314,40 @@ static cJSON *other_io_json(const struct run_result *r)
 	cJSON_AddStringToObject(obj, "description",
 				"block I/O not charged to a traced process: journal, metadata, "
 				"writeback of others' pages, other processes");
-	cJSON_AddItemToObject(obj, "block", block_json(r->other_blocks, r->nother_blocks));
+	cJSON_AddItemToObject(obj, "block", blocks_json(r->other_blocks, r->nother_blocks));
 	return obj;
 }
 
-static cJSON *totals_block(const struct run_result *r)
+static cJSON *totals_json(const struct run_result *r)
 {
-	struct block_record *all;
-	size_t n = r->nother_blocks, k = 0;
-	cJSON *obj;
+	cJSON *totals = cJSON_CreateObject();
+	struct block_record *by_disk = NULL;
+	size_t n = 0;
 
-	for (size_t i = 0; i < r->nprocs; i++)
-		n += r->procs[i].nblocks;
-	all = calloc(n ? n : 1, sizeof(*all));
-	for (size_t i = 0; all && i < r->nprocs; i++)
-		for (size_t j = 0; j < r->procs[i].nblocks; j++)
-			all[k++] = r->procs[i].blocks[j];
-	for (size_t j = 0; all && j < r->nother_blocks; j++)
-		all[k++] = r->other_blocks[j];
-	obj = block_json(all, k);
-	free(all);
-	return obj;
+	add_profile(totals, &r->totals, r->timing);
+	cJSON_AddItemToObject(totals, "page_cache", page_cache_json(&r->pc, r));
+	if (!block_by_disk_of_run(r, &by_disk, &n))
+		cJSON_AddItemToObject(totals, "block", blocks_json(by_disk, n));
+	free(by_disk);
+	return totals;
 }
 
-static cJSON *totals_page_cache(const struct run_result *r)
+static cJSON *drops_json(const struct run_result *r)
 {
-	struct page_cache_sum sum = { .unused_exact = true };
-	size_t nfiles = 0;
+	cJSON *drops = cJSON_CreateObject();
 
-	for (size_t i = 0; i < r->nprocs; i++) {
-		page_cache_add(&sum, r->procs[i].files, r->procs[i].nfiles);
-		nfiles += r->procs[i].nfiles;
-	}
-	return page_cache_json(&sum, nfiles, r);
+	/* Snoop's own counter (block_events) has no place in a run's report. */
+	for (int i = 0; i < DROP_COUNTERS; i++)
+		if (i != DROP_BLOCK_EVENTS)
+			add_u64(drops, drop_names[i], r->drops[i]);
+	add_u64(drops, "max_live_processes", r->nr_slots - 2);
+	return drops;
 }
 
 int report_json(FILE *out, const struct run_result *r)
 {
 	cJSON *root = cJSON_CreateObject(), *cmd = cJSON_CreateArray();
-	cJSON *procs = cJSON_CreateArray(), *totals = cJSON_CreateObject();
-	cJSON *drops = cJSON_CreateObject();
+	cJSON *procs = cJSON_CreateArray();
 	char *text;
 
 	for (char **a = r->command; a && *a; a++)
@@ -399,16 +370,8 @@ int report_json(FILE *out, const struct run_result *r)
 	} else {
 		cJSON_AddNullToObject(root, "overflow");
 	}
-	add_profile(totals, &r->totals, r->timing);
-	cJSON_AddItemToObject(totals, "page_cache", totals_page_cache(r));
-	cJSON_AddItemToObject(totals, "block", totals_block(r));
-	cJSON_AddItemToObject(root, "totals", totals);
-	/* Snoop's own counter (block_events) has no place in a run's report. */
-	for (int i = 0; i < DROP_COUNTERS; i++)
-		if (i != DROP_BLOCK_EVENTS)
-			add_u64(drops, drop_names[i], r->drops[i]);
-	add_u64(drops, "max_live_processes", r->nr_slots - 2);
-	cJSON_AddItemToObject(root, "drops", drops);
+	cJSON_AddItemToObject(root, "totals", totals_json(r));
+	cJSON_AddItemToObject(root, "drops", drops_json(r));
 	text = cJSON_Print(root);
 	cJSON_Delete(root);
 	if (!text)

@@ -11,7 +11,7 @@
 struct comm_group {
 	char comm[COMM_LEN];
 	struct dense_profile d;
-	struct page_cache_sum pc;
+	struct page_cache_view pc;
 	bool pc_seen;
 };
 
@@ -29,7 +29,7 @@ static struct comm_group *group_of(struct comm_group **groups, size_t *n, const 
 	g = &g[(*n)++];
 	memset(g, 0, sizeof(*g));
 	dense_reset(&g->d);
-	g->pc.unused_exact = true;
+	page_cache_reset(&g->pc);
 	strncpy(g->comm, comm, COMM_LEN - 1);
 	return g;
 }
@@ -60,7 +60,7 @@ int report_prom_file(const char *path, const struct run_result *r)
 		if (!(g = group_of(&groups, &ngroups, p->comm)))
 			goto out;
 		dense_add(&g->d, &p->prof);
-		page_cache_add(&g->pc, p->files, p->nfiles);
+		page_cache_add(&g->pc, &p->pc);
 		g->pc_seen |= p->nfiles > 0;
 	}
 	if (r->overflow_used) {
@@ -82,14 +82,11 @@ int report_prom_file(const char *path, const struct run_result *r)
 		struct prom_labels lab = { .comm = group_of(&groups, &ngroups, p->comm)->comm };
 
 		for (size_t j = 0; j < p->nblocks; j++)
-			if (prom_add_block(&blocks, &nblocks, lab, p->blocks[j].key.dev,
-					   p->blocks[j].key.op, &p->blocks[j].st))
+			if (prom_add_block(&blocks, &nblocks, lab, &p->blocks[j]))
 				goto out;
 	}
 	for (size_t j = 0; j < r->nother_blocks; j++)
-		if (prom_add_block(&blocks, &nblocks, (struct prom_labels){ 0 },
-				   r->other_blocks[j].key.dev, r->other_blocks[j].key.op,
-				   &r->other_blocks[j].st))
+		if (prom_add_block(&blocks, &nblocks, (struct prom_labels){ 0 }, &r->other_blocks[j]))
 			goto out;
 	run_name = run_label_of(path);
 	if (!run_name)

@@ -20,8 +20,8 @@
 
 struct session {
 	const struct options *opt;
-	struct tracer tracer;
-	struct collector coll;
+	struct tracer *tracer;
+	struct collector *coll;
 	struct child child;
 	sigset_t old_mask;
 	int sig_fd, epoll_fd, pid_fd;
@@ -66,7 +66,7 @@ static int setup_epoll(struct session *s)
 	ev.data.fd = s->sig_fd;
 	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->sig_fd, &ev))
 		return -1;
-	ev.data.fd = tracer_events_fd(&s->tracer);
+	ev.data.fd = tracer_events_fd(s->tracer);
 	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev))
 		return -1;
 	if (s->pid_fd >= 0) {
@@ -133,14 +133,14 @@ static int event_loop(struct session *s)
 		if (n < 0)
 			return -1;
 		if (n == 0)
-			tracer_poll_events(&s->tracer);
+			tracer_poll_events(s->tracer);
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.fd == s->sig_fd)
 				on_signal(s);
 			else if (evs[i].data.fd == s->pid_fd)
 				s->done = true;
 			else
-				tracer_poll_events(&s->tracer);
+				tracer_poll_events(s->tracer);
 		}
 	}
 	return 0;
@@ -158,9 +158,9 @@ static int start_command(struct session *s)
 		return 1;
 	}
 	s->root = s->child.pid;
-	slot = tracer_claim_slot(&s->tracer);
-	if (!slot || tracer_watch(&s->tracer, s->root, slot, true) ||
-	    collector_add_root(&s->coll, s->root, getpid(), slot, basename(s->child.path), NULL,
+	slot = tracer_claim_slot(s->tracer);
+	if (!slot || tracer_watch(s->tracer, s->root, slot, true) ||
+	    collector_add_root(s->coll, s->root, getpid(), slot, basename(s->child.path), NULL,
 			       now_ns())) {
 		fprintf(stderr, "iotrace: cannot register pid %d for tracing\n", s->root);
 		kill(s->root, SIGKILL);
@@ -218,9 +218,9 @@ static int attach_pid(struct session *s)
 		if (!args[i])
 			args[i] = ' ';
 	s->root = s->opt->pid;
-	slot = tracer_claim_slot(&s->tracer);
-	if (!slot || tracer_watch(&s->tracer, s->root, slot, false) ||
-	    collector_add_root(&s->coll, s->root, ppid, slot, comm, args, now_ns())) {
+	slot = tracer_claim_slot(s->tracer);
+	if (!slot || tracer_watch(s->tracer, s->root, slot, false) ||
+	    collector_add_root(s->coll, s->root, ppid, slot, comm, args, now_ns())) {
 		fprintf(stderr, "iotrace: cannot register pid %d for tracing\n", s->root);
 		return 1;
 	}
@@ -237,9 +237,27 @@ static void close_session(struct session *s)
 		close(s->sig_fd);
 	if (s->pid_fd >= 0)
 		close(s->pid_fd);
-	tracer_close(&s->tracer);
-	free(s->coll.index_of_pid);
+	tracer_close(s->tracer);
+	collector_free(s->coll);
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+}
+
+/* The tracer and the collector its events go to; prints one line and returns -1 on failure. */
+static int open_tracing(struct session *s, const struct tracer_config *cfg)
+{
+	s->coll = collector_new();
+	if (!s->coll) {
+		fprintf(stderr, "iotrace: out of memory\n");
+		return -1;
+	}
+	s->tracer = tracer_open(cfg, collector_on_event, s->coll);
+	if (!s->tracer)
+		return -1;
+	if (collector_start(s->coll, s->tracer)) {
+		fprintf(stderr, "iotrace: out of memory\n");
+		return -1;
+	}
+	return 0;
 }
 
 int run_trace(const struct options *o, struct run_result *r)
@@ -263,12 +281,7 @@ int run_trace(const struct options *o, struct run_result *r)
 		spawn_cleanup(&s.child);
 		return 1;
 	}
-	if (setup_signals(&s) || tracer_open(&s.tracer, &cfg, collector_on_event, &s.coll)) {
-		close_session(&s);
-		return 1;
-	}
-	if (collector_init(&s.coll, &s.tracer)) {
-		fprintf(stderr, "iotrace: out of memory\n");
+	if (setup_signals(&s) || open_tracing(&s, &cfg)) {
 		close_session(&s);
 		return 1;
 	}
@@ -295,11 +308,11 @@ int run_trace(const struct options *o, struct run_result *r)
 		r->synced = true;
 	}
 	/* Requests the processes started may complete after they exit: let them finish. */
-	tracer_wait_block_idle(&s.tracer, 200);
+	tracer_wait_block_idle(s.tracer, 200);
 	/* Stop counting, then read the last events and whatever the kernel still holds. */
-	tracer_detach(&s.tracer);
-	tracer_poll_events(&s.tracer);
-	if (collector_finish(&s.coll, r))
+	tracer_detach(s.tracer);
+	tracer_poll_events(s.tracer);
+	if (collector_finish(s.coll, r))
 		fprintf(stderr, "iotrace: out of memory: some processes are missing\n");
 	if (!o->command) {
 		struct proc_record *root = &r->procs[0];
@@ -309,20 +322,4 @@ int run_trace(const struct options *o, struct run_result *r)
 	}
 	close_session(&s);
 	return 0;
-}
-
-void run_result_free(struct run_result *r)
-{
-	for (size_t i = 0; i < r->nprocs; i++) {
-		free(r->procs[i].args);
-		profile_free(&r->procs[i].prof);
-		for (size_t j = 0; j < r->procs[i].nfiles; j++)
-			free(r->procs[i].files[j].path);
-		free(r->procs[i].files);
-		free(r->procs[i].blocks);
-	}
-	free(r->other_blocks);
-	free(r->procs);
-	profile_free(&r->overflow);
-	profile_free(&r->totals);
 }

@@ -11,6 +11,5 @@
  * that has already been reported on stderr (127/126 for a command that cannot run).
  */
 int run_trace(const struct options *o, struct run_result *r);
-void run_result_free(struct run_result *r);
 
 #endif

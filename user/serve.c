@@ -22,6 +22,7 @@
 #include "cgroup.h"
 #include "prom.h"
 #include "serve.h"
+#include "serve_scrape.h"
 #include "syscall_table.h"
 #include "tracer.h"
 #include "util.h"
@@ -108,185 +109,31 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* ---- building one scrape ---- */
-
-struct label {
-	uint32_t slot;
-	char *cgroup;
-	char comm[COMM_LEN];
-	struct dense_profile d;
-};
-
-struct scrape {
-	struct serve_ctx *ctx;
-	struct label *labels;
-	size_t nlabels;
-	bool failed;
-};
-
 struct serve_ctx {
-	struct tracer t;
+	struct tracer *t;
 	struct serve_opts *o;
+	struct scrape_config scrape;
 	pthread_mutex_t cgroups; /* the cgroup path cache: main thread and HTTP thread */
 };
 
-static const char *filter_path(const struct serve_opts *o, uint64_t id)
-{
-	for (uint32_t i = 0; i < o->cfg.ncgroups; i++)
-		if (o->cgroups[i].id == id)
-			return o->cgroups[i].path;
-	return cgroup_path_of(id);
-}
-
-/* Appends a label for slot; false when out of memory. */
-static bool new_label(struct scrape *s, uint32_t slot, const char *cgroup, const char *comm)
-{
-	struct label *l = realloc(s->labels, (s->nlabels + 1) * sizeof(*l));
-
-	if (!l)
-		return false;
-	s->labels = l;
-	l = &l[s->nlabels++];
-	memset(l, 0, sizeof(*l));
-	l->slot = slot;
-	memcpy(l->comm, comm, COMM_LEN - 1);
-	l->cgroup = strdup(cgroup);
-	return l->cgroup != NULL;
-}
-
-static void add_label(const struct label_key *key, uint32_t slot, void *arg)
-{
-	struct scrape *s = arg;
-
-	if (!new_label(s, slot, filter_path(s->ctx->o, key->cgroup), key->comm))
-		s->failed = true;
-}
-
-static bool same_labels(const struct prom_labels *a, const struct prom_labels *b)
-{
-	return !strcmp(a->cgroup, b->cgroup) &&
-	       (!a->comm || !b->comm ? a->comm == b->comm : !strcmp(a->comm, b->comm));
-}
-
-/* Folds groups with equal labels into the first of them; returns the new count. Block
- * records are keyed by label text already (prom_add_block merges them). */
-static size_t merge_groups(struct prom_group *g, size_t n, bool by_comm)
-{
-	size_t out = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		size_t j;
-
-		for (j = 0; j < out && !same_labels(&g[j].lab, &g[i].lab); j++)
-			;
-		if (j == out) {
-			g[out++] = g[i];
-			continue;
-		}
-		/* g[j].d points into its label's own storage: add i's counters there. */
-		dense_merge((struct dense_profile *)g[j].d, g[i].d);
-		page_cache_merge(&g[j].pc, &g[i].pc);
-		g[j].pc_seen |= g[i].pc_seen;
-	}
-	return out;
-}
-
-/* The whole exposition, in a malloc'ed buffer; NULL on failure. */
+/* The whole exposition of one scrape, in a malloc'ed buffer; NULL on failure. */
 static char *render(struct serve_ctx *c, size_t *len)
 {
-	struct scrape s = { .ctx = c };
-	struct prom_group *groups = NULL, **group_of_slot = NULL;
-	struct prom_block *blocks = NULL;
-	struct file_record *files = NULL;
-	struct block_record *brecs = NULL;
-	size_t nfiles = 0, nbrecs = 0, nblocks = 0;
-	uint64_t drops[DROP_COUNTERS];
+	struct scrape *s = scrape_collect(&c->scrape);
 	char *buf = NULL;
-	FILE *out = NULL;
+	FILE *out;
 
-	pthread_mutex_lock(&c->cgroups);
-	cgroup_rescan();
-	tracer_for_each_label(&c->t, add_label, &s);
-	pthread_mutex_unlock(&c->cgroups);
-	if (s.failed || !new_label(&s, OVERFLOW_SLOT, "(overflow)", ""))
-		goto out;
-	groups = calloc(s.nlabels, sizeof(*groups));
-	group_of_slot = calloc(MAX_SLOTS, sizeof(*group_of_slot));
-	if (!groups || !group_of_slot)
-		goto out;
-	/* Kernel records name their label by slot. */
-	for (size_t i = 0; i < s.nlabels; i++)
-		group_of_slot[s.labels[i].slot % MAX_SLOTS] = &groups[i];
-	for (size_t i = 0; i < s.nlabels; i++) {
-		struct label *l = &s.labels[i];
-
-		dense_reset(&l->d);
-		tracer_add_slot(&c->t, l->slot, &l->d, false);
-		dense_finish_io(&l->d);
-		groups[i].lab.cgroup = l->cgroup;
-		groups[i].lab.comm = c->o->cfg.label_comm ? l->comm : NULL;
-		groups[i].d = &l->d;
-		groups[i].pc.unused_exact = true;
-	}
-	if ((!c->t.page_cache_missing || !c->t.direct_io_missing) &&
-	    !tracer_collect_files(&c->t, &files, &nfiles)) {
-		for (size_t i = 0; i < nfiles; i++) {
-			struct prom_group *g = group_of_slot[files[i].st.key.tgid % MAX_SLOTS];
-
-			if (!g)
-				continue;
-			page_cache_add(&g->pc, &files[i], 1);
-			g->pc_seen = true;
-		}
-	}
-	if (!tracer_collect_blocks(&c->t, &brecs, &nbrecs, false)) {
-		for (size_t i = 0; i < nbrecs; i++) {
-			struct prom_group *g = brecs[i].key.tgid
-						       ? group_of_slot[brecs[i].key.tgid % MAX_SLOTS]
-						       : NULL;
-			struct prom_labels lab = g ? g->lab : (struct prom_labels){ 0 };
-
-			if (prom_add_block(&blocks, &nblocks, lab, brecs[i].key.dev,
-					   brecs[i].key.op, &brecs[i].st))
-				goto out;
-		}
-	}
-	tracer_read_drops(&c->t, drops);
-	/* Two slots can carry the same label text (a cgroup removed and made again at one path,
-	 * or gone: "id:N"): one series each, summed. */
-	size_t ngroups = merge_groups(groups, s.nlabels, c->o->cfg.label_comm);
-	struct prom_report rep = {
-		.groups = groups,
-		.ngroups = ngroups,
-		.blocks = blocks,
-		.nblocks = nblocks,
-		.drops = drops,
-		.timing = c->o->cfg.timing,
-		.page_cache_missing = c->t.page_cache_missing,
-		.direct_io_missing = c->t.direct_io_missing,
-	};
+	if (!s)
+		return NULL;
 	out = open_memstream(&buf, len);
-	if (!out)
-		goto out;
-	if (prom_write(out, &rep)) {
+	if (out && prom_write(out, scrape_report(s))) {
 		fclose(out);
 		free(buf);
 		buf = NULL;
-		out = NULL;
-		goto out;
+	} else if (out) {
+		fclose(out);
 	}
-	fclose(out);
-out:
-	for (size_t i = 0; i < nfiles; i++)
-		free(files[i].path);
-	free(files);
-	free(brecs);
-	free(blocks);
-	free(group_of_slot);
-	free(groups);
-	for (size_t i = 0; i < s.nlabels; i++)
-		free(s.labels[i].cgroup);
-	free(s.labels);
+	scrape_free(s);
 	return buf;
 }
 
@@ -371,7 +218,7 @@ static int on_event(void *ctx, void *data, size_t size)
 static int wait_loop(struct serve_ctx *c, int sfd)
 {
 	struct pollfd fds[2] = { { .fd = sfd, .events = POLLIN },
-				 { .fd = tracer_events_fd(&c->t), .events = POLLIN } };
+				 { .fd = tracer_events_fd(c->t), .events = POLLIN } };
 
 	for (;;) {
 		if (poll(fds, 2, -1) < 0) {
@@ -382,7 +229,7 @@ static int wait_loop(struct serve_ctx *c, int sfd)
 		}
 		if (fds[0].revents)
 			return 0;
-		if (fds[1].revents && tracer_poll_events(&c->t) < 0) {
+		if (fds[1].revents && tracer_poll_events(c->t) < 0) {
 			fprintf(stderr, "iotrace serve: reading events: %s\n", strerror(errno));
 			return 1;
 		}
@@ -424,8 +271,13 @@ int serve_main(int argc, char **argv)
 		return 1;
 	}
 	pthread_mutex_init(&c.cgroups, NULL);
-	if (tracer_open(&c.t, &o.cfg, on_event, &c))
+	c.t = tracer_open(&o.cfg, on_event, &c);
+	if (!c.t)
 		return 1;
+	c.scrape = (struct scrape_config){
+		.tracer = c.t, .label_comm = o.cfg.label_comm, .timing = o.cfg.timing,
+		.cgroups = o.cgroups, .ncgroups = o.cfg.ncgroups, .cgroup_lock = &c.cgroups,
+	};
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 				     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 			     0, NULL, NULL, handle, &c,
@@ -438,13 +290,13 @@ int serve_main(int argc, char **argv)
 	if (!d) {
 		fprintf(stderr, "iotrace serve: cannot listen on %s: %s\n", o.listen,
 			errno ? strerror(errno) : "address in use or not available");
-		tracer_close(&c.t);
+		tracer_close(c.t);
 		return 1;
 	}
 	fprintf(stderr, "iotrace serve: metrics on http://%s/metrics\n", o.listen);
 	status = wait_loop(&c, sfd);
 	MHD_stop_daemon(d);
-	tracer_close(&c.t);
+	tracer_close(c.t);
 	close(sfd);
 	return status;
 }

@@ -257,26 +257,27 @@ int snoop_main(int argc, char **argv)
 	struct snoop_opts o = { .cfg = { .snoop = true } };
 	const struct argp argp = { opts, parse_opt, "[DURATION]", doc, NULL, NULL, NULL };
 	struct snoop_state s = { .o = &o };
-	struct tracer t;
+	struct tracer *t;
 	uint64_t drops[DROP_COUNTERS], lost;
 	struct timespec ts;
 	int err;
 
 	argv[0] = "iotrace snoop";
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
-	if (tracer_open(&t, &o.cfg, on_block_event, &s))
+	t = tracer_open(&o.cfg, on_block_event, &s);
+	if (!t)
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	s.start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	fprintf(stderr, "iotrace: tracing block I/O%s; Ctrl-C to end\n",
 		o.duration > 0 ? " for the given duration" : "");
 	print_header(&o);
-	err = snoop_loop(&t, o.duration);
-	tracer_read_drops(&t, drops);
+	err = snoop_loop(t, o.duration);
+	tracer_read_drops(t, drops);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	/* Skipped completions whose request struct was never reused: lost, and said so. */
 	lost = drops[DROP_BLOCK_EVENTS] +
-	       tracer_count_stale_block(&t, (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec,
+	       tracer_count_stale_block(t, (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec,
 					100000000ULL);
 	if (o.json)
 		printf("{\"summary\":true,\"events\":%llu,\"lost_events\":%llu}\n",
@@ -284,7 +285,7 @@ int snoop_main(int argc, char **argv)
 	fflush(stdout);
 	fprintf(stderr, "iotrace: %llu requests shown, %llu lost (ring buffer full)\n",
 		(unsigned long long)s.events, (unsigned long long)lost);
-	tracer_close(&t);
+	tracer_close(t);
 	if (err)
 		fprintf(stderr, "iotrace: snoop: %s\n", strerror(errno));
 	return err ? 1 : 0;

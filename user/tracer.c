@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Kernel side of iotrace: the only file that talks to libbpf. */
+/* The tracer's life: configure, load (with CO-RE), attach, slots, detach. Talks to libbpf. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,11 +11,9 @@
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
-#include "iotrace.skel.h"
-#include "hist.h"
 #include "kbtf.h"
 #include "syscall_table.h"
-#include "tracer.h"
+#include "tracer_impl.h"
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 #define NOTES_PATH "/sys/kernel/notes"
@@ -165,14 +163,14 @@ static void probe_hooks(struct tracer *t, bool full)
 		if (kernel_has_tracepoint(vmlinux, page_cache_tps[i], &why))
 			continue;
 		snprintf(pc_reason, sizeof(pc_reason), "tracepoint %s %s", page_cache_tps[i], why);
-		t->page_cache_missing = pc_reason;
+		t->missing[HOOKS_PAGE_CACHE] = pc_reason;
 	}
-	if (t->page_cache_missing)
+	if (t->missing[HOOKS_PAGE_CACHE])
 		for (size_t i = 0; i < sizeof(pc_progs) / sizeof(pc_progs[0]); i++)
 			bpf_program__set_autoload(pc_progs[i], false);
 	if (!kernel_has_tracepoint(vmlinux, "iomap_dio_rw_begin", &why)) {
 		snprintf(dio_reason, sizeof(dio_reason), "tracepoint iomap_dio_rw_begin %s", why);
-		t->direct_io_missing = dio_reason;
+		t->missing[HOOKS_DIRECT_IO] = dio_reason;
 		bpf_program__set_autoload(s->progs.handle_iomap_dio_rw_begin, false);
 	}
 	btf__free(vmlinux);
@@ -320,14 +318,11 @@ void tracer_exclude(struct tracer *t, pid_t tgid)
 		t->proc_slot[tgid] = SLOT_NONE;
 }
 
-int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_fn on_event,
-		void *ctx)
+/* How many slots, and checks before loading; prints one line and returns -1 on failure. */
+static int size_tracer(struct tracer *t, const struct tracer_config *cfg)
 {
-	int err;
+	int ncpus;
 
-	memset(t, 0, sizeof(*t));
-	verbose_libbpf = cfg->verbose;
-	libbpf_set_print(libbpf_print);
 	if (access(BTF_PATH, R_OK)) {
 		fprintf(stderr, "iotrace: kernel BTF not found at %s (needs CONFIG_DEBUG_INFO_BTF)\n",
 			BTF_PATH);
@@ -338,49 +333,77 @@ int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_
 		return -1;
 	}
 	t->pid_max = read_pid_max();
-	err = libbpf_num_possible_cpus();
-	if (err <= 0) {
-		report_failure("count possible CPUs", err);
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0) {
+		report_failure("count possible CPUs", ncpus);
 		return -1;
 	}
-	t->ncpus = err;
+	t->ncpus = ncpus;
 	t->nr_slots = cfg->max_procs ? cfg->max_procs + OVERFLOW_SLOT + 1
 		      : cfg->serve ? SERVE_SLOTS : default_slots(t->ncpus);
 	if (t->nr_slots > MAX_SLOTS) {
 		fprintf(stderr, "iotrace: --max-procs is at most %d\n", MAX_SLOTS - 2);
 		return -1;
 	}
-	double t_load = now_ms(), t_attach;
+	return 0;
+}
 
-	err = open_and_load(t, cfg, false);
-	/* A kernel without some tracepoint fails the load: find which, switch them off, retry. */
+/* Opens and loads the object; a kernel without some tracepoint fails the first load. */
+static int load(struct tracer *t, const struct tracer_config *cfg)
+{
+	int err = open_and_load(t, cfg, false);
+
+	/* Find which tracepoints are missing, switch their programs off, retry. */
 	if (err && err != -EPERM && err != -EACCES) {
 		iotrace_bpf__destroy(t->skel);
 		t->skel = NULL;
 		last_libbpf_warning[0] = '\0';
 		err = open_and_load(t, cfg, true);
 	}
-	if (err) {
+	if (err)
 		report_failure(t->skel ? "load the BPF programs" : "open the BPF object", err);
-		goto fail;
-	}
+	return err;
+}
+
+/* The counters user space reads in place, and the ring buffer of events. */
+static int map_counters(struct tracer *t, const struct tracer_config *cfg,
+			tracer_event_fn on_event, void *ctx)
+{
 	t->proc_slot = map_mmap(t->skel->maps.proc_slot, &t->proc_slot_len);
 	t->sc = map_mmap(t->skel->maps.syscall_stats, &t->sc_len);
 	t->io = map_mmap(t->skel->maps.io_stats, &t->io_len);
 	t->files = map_mmap(t->skel->maps.file_stats, &t->files_len);
 	if (!t->proc_slot || !t->sc || !t->io || !t->files) {
-		err = -errno;
-		report_failure("map the BPF counters", err);
-		goto fail;
+		report_failure("map the BPF counters", -errno);
+		return -1;
 	}
 	t->events = ring_buffer__new(bpf_map__fd(cfg->snoop ? t->skel->maps.block_events
 						       : t->skel->maps.proc_events),
 				     on_event, ctx, NULL);
 	if (!t->events) {
-		err = -errno;
-		report_failure("create the event ring buffer", err);
-		goto fail;
+		report_failure("create the event ring buffer", -errno);
+		return -1;
 	}
+	return 0;
+}
+
+struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_event, void *ctx)
+{
+	struct tracer *t = calloc(1, sizeof(*t));
+	double t_load, t_attach;
+	int err;
+
+	if (!t) {
+		fprintf(stderr, "iotrace: out of memory\n");
+		return NULL;
+	}
+	verbose_libbpf = cfg->verbose;
+	libbpf_set_print(libbpf_print);
+	if (size_tracer(t, cfg))
+		goto fail;
+	t_load = now_ms();
+	if (load(t, cfg) || map_counters(t, cfg, on_event, ctx))
+		goto fail;
 	if (cfg->serve)
 		tracer_exclude(t, getpid()); /* serve's own syscalls are not the machine's workload */
 	t_attach = now_ms();
@@ -392,45 +415,25 @@ int tracer_open(struct tracer *t, const struct tracer_config *cfg, tracer_event_
 	if (cfg->verbose)
 		fprintf(stderr, "iotrace: BPF open+load %.1f ms, attach %.1f ms\n",
 			t_attach - t_load, now_ms() - t_attach);
-	return 0;
+	return t;
 fail:
 	tracer_close(t);
-	return -1;
+	return NULL;
 }
 
-
-int tracer_for_each_label(struct tracer *t,
-			  void (*fn)(const struct label_key *key, uint32_t slot, void *ctx), void *ctx)
+uint32_t tracer_pid_max(const struct tracer *t)
 {
-	int fd = bpf_map__fd(t->skel->maps.label_slots);
-	struct label_key key, next;
-	void *prev = NULL;
-	uint32_t slot;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (!bpf_map_lookup_elem(fd, &key, &slot))
-			fn(&key, slot, ctx);
-	}
-	return 0;
+	return t->pid_max;
 }
 
-/* Calls fn on every request in the kernel's in-flight table until fn returns true. */
-static void for_each_inflight(struct tracer *t,
-			      bool (*fn)(const struct block_rq_info *info, void *ctx), void *ctx)
+uint32_t tracer_nr_slots(const struct tracer *t)
 {
-	int fd = bpf_map__fd(t->skel->maps.block_inflight);
-	struct block_rq_info info;
-	__u64 key, next;
-	void *prev = NULL;
+	return t->nr_slots;
+}
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (!bpf_map_lookup_elem(fd, &key, &info) && fn(&info, ctx))
-			return;
-	}
+const char *tracer_hooks_missing(const struct tracer *t, enum tracer_hooks group)
+{
+	return group < TRACER_HOOK_GROUPS ? t->missing[group] : NULL;
 }
 
 static bool is_charged(const struct block_rq_info *info, void *found)
@@ -439,12 +442,16 @@ static bool is_charged(const struct block_rq_info *info, void *found)
 	return *(bool *)found;
 }
 
-static bool traced_block_io_in_flight(struct tracer *t)
+void tracer_wait_block_idle(struct tracer *t, int max_ms)
 {
-	bool found = false;
+	bool found = true;
 
-	for_each_inflight(t, is_charged, &found);
-	return found;
+	for (int ms = 0; ms < max_ms && found; ms++) {
+		found = false;
+		tracer_for_each_inflight(t, is_charged, &found);
+		if (found)
+			usleep(1000);
+	}
 }
 
 struct stale_count {
@@ -463,14 +470,8 @@ uint64_t tracer_count_stale_block(struct tracer *t, uint64_t now_ns, uint64_t ag
 {
 	struct stale_count c = { .before_ns = now_ns - age_ns };
 
-	for_each_inflight(t, count_stale, &c);
+	tracer_for_each_inflight(t, count_stale, &c);
 	return c.count;
-}
-
-void tracer_wait_block_idle(struct tracer *t, int max_ms)
-{
-	for (int ms = 0; ms < max_ms && traced_block_io_in_flight(t); ms++)
-		usleep(1000);
 }
 
 void tracer_detach(struct tracer *t)
@@ -480,6 +481,8 @@ void tracer_detach(struct tracer *t)
 
 void tracer_close(struct tracer *t)
 {
+	if (!t)
+		return;
 	ring_buffer__free(t->events);
 	if (t->proc_slot)
 		munmap(t->proc_slot, t->proc_slot_len);
@@ -490,7 +493,7 @@ void tracer_close(struct tracer *t)
 	if (t->files)
 		munmap(t->files, t->files_len);
 	iotrace_bpf__destroy(t->skel);
-	memset(t, 0, sizeof(*t));
+	free(t);
 }
 
 uint32_t tracer_claim_slot(struct tracer *t)
@@ -519,54 +522,6 @@ int tracer_watch(struct tracer *t, pid_t tgid, uint32_t slot, bool pending)
 	return 0;
 }
 
-static void add_io_stat(struct io_summary *dst, const struct io_stat *src)
-{
-	struct io_summary one = {
-		.requested = src->requested,
-		.transferred = src->transferred,
-		.unknown_request = src->unknown_request,
-		.size_min = src->size_min_plus1 ? src->size_min_plus1 - 1 : 0,
-		.size_max = src->size_max,
-		.lat_min = src->lat_min_plus1 ? src->lat_min_plus1 - 1 : 0,
-		.lat_max = src->lat_max,
-	};
-
-	memcpy(one.size_hist, src->size_hist, sizeof(one.size_hist));
-	memcpy(one.lat_hist, src->lat_hist, sizeof(one.lat_hist));
-	dense_add_io(dst, &one);
-}
-
-int tracer_harvest(struct tracer *t, uint32_t slot, struct profile *out)
-{
-	struct dense_profile *d = &t->scratch;
-
-	dense_reset(d);
-	tracer_add_slot(t, slot, d, true);
-	dense_finish_io(d);
-	return dense_to_profile(d, out);
-}
-
-void tracer_add_slot(struct tracer *t, uint32_t slot, struct dense_profile *d, bool take)
-{
-	for (uint32_t cpu = 0; cpu < t->ncpus; cpu++) {
-		size_t base = (size_t)(cpu * t->nr_slots + slot);
-		struct syscall_stat *sc = &t->sc[base * MAX_SYSCALLS];
-		struct io_stat *io = &t->io[base * IO_KINDS];
-
-		for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
-			d->sc[nr].calls += sc[nr].calls;
-			d->sc[nr].errors += sc[nr].errors;
-			d->sc[nr].total_ns += sc[nr].total_ns;
-		}
-		for (int k = 1; k < IO_KINDS; k++)
-			add_io_stat(&d->io[k], &io[k]);
-		if (!take)
-			continue;
-		memset(sc, 0, MAX_SYSCALLS * sizeof(*sc));
-		memset(io, 0, IO_KINDS * sizeof(*io));
-	}
-}
-
 void tracer_release_slot(struct tracer *t, uint32_t slot)
 {
 	if (slot <= OVERFLOW_SLOT || slot >= t->nr_slots)
@@ -582,210 +537,10 @@ bool tracer_slot_in_use(struct tracer *t, uint32_t slot)
 	return slot > OVERFLOW_SLOT && slot < t->nr_slots && (word >> (slot % 64)) & 1;
 }
 
-void tracer_read_drops(struct tracer *t, uint64_t *drops)
+void tracer_read_drops(struct tracer *t, uint64_t drops[DROP_COUNTERS])
 {
 	for (int i = 0; i < DROP_COUNTERS; i++)
 		drops[i] = __atomic_load_n(&t->skel->bss->drops[i], __ATOMIC_SEQ_CST);
-	drops[DROP_BLOCK_UNSEEN] += t->unseen_swept;
-}
-
-/* Adds one page-bitmap chunk's readahead pages, used and unused, to a file record. */
-static void add_chunk(struct file_record *rec, const struct chunk_bits *bits)
-{
-	for (int w = 0; w < CHUNK_WORDS; w++) {
-		rec->unused_ra_pages += __builtin_popcountll(bits->ra[w] & ~bits->used[w]);
-		rec->used_ra_pages += __builtin_popcountll(bits->ra[w] & bits->used[w]);
-	}
-}
-
-/* Adds each page-bitmap chunk's readahead pages, used and unused, to its file record. */
-static void count_unused(struct tracer *t, struct file_record *recs, uint32_t n)
-{
-	int fd = bpf_map__fd(t->skel->maps.page_bits);
-	struct chunk_key key, next;
-	struct chunk_bits bits;
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (key.file < n && !bpf_map_lookup_elem(fd, &key, &bits))
-			add_chunk(&recs[key.file], &bits);
-	}
-}
-
-/* "dir/sub/name" from the leaf-first dentry names the kernel side recorded. */
-static char *join_path(const struct path_parts *pp)
-{
-	size_t len = 1;
-	char *path;
-
-	for (uint32_t i = 0; i < pp->nparts && i < PATH_PARTS; i++)
-		len += strnlen(pp->part[i], PART_LEN) + 1;
-	path = calloc(1, len);
-	for (int i = (int)(pp->nparts < PATH_PARTS ? pp->nparts : PATH_PARTS) - 1; path && i >= 0;
-	     i--) {
-		strncat(path, pp->part[i], PART_LEN);
-		if (i)
-			strcat(path, "/");
-	}
-	return path;
-}
-
-/* The path recorded for a file entry ("dir/name" below its mount), or NULL. */
-static char *recorded_path(int paths_fd, const struct file_key *key)
-{
-	struct path_key pk = { .dev = key->dev, .ino = key->ino };
-	struct path_parts pp;
-
-	if (bpf_map_lookup_elem(paths_fd, &pk, &pp) || !pp.nparts || pp.truncated)
-		return NULL;
-	return join_path(&pp);
-}
-
-int tracer_take_files(struct tracer *t, uint32_t tgid, struct file_record **out, size_t *n)
-{
-	uint32_t count = t->files ? t->skel->bss->nr_files : 0;
-	int index_fd, bits_fd, paths_fd, free_fd;
-	struct file_record *recs = NULL, *grown;
-
-	*out = NULL;
-	*n = 0;
-	if (!count || !tgid)
-		return 0;
-	if (count > MAX_FILES)
-		count = MAX_FILES;
-	index_fd = bpf_map__fd(t->skel->maps.file_index);
-	bits_fd = bpf_map__fd(t->skel->maps.page_bits);
-	paths_fd = bpf_map__fd(t->skel->maps.file_paths);
-	free_fd = bpf_map__fd(t->skel->maps.free_files);
-	for (uint32_t i = 0; i < count; i++) {
-		struct file_stat *st = &t->files[i];
-		struct file_key key = st->key;
-		struct file_record *r;
-
-		if (st->key.tgid != tgid)
-			continue;
-		grown = realloc(recs, (*n + 1) * sizeof(*recs));
-		if (!grown)
-			break; /* left in the kernel: collected at the end */
-		recs = grown;
-		r = &recs[(*n)++];
-		memset(r, 0, sizeof(*r));
-		r->st = *st;
-		r->unused_exact = !t->skel->bss->drops[DROP_CHUNKS];
-		r->path = recorded_path(paths_fd, &key);
-		/* The chunks of this entry, read and freed. */
-		for (__u64 c = 0; c < st->chunk_end; c++) {
-			struct chunk_key ck = { .file = i, .chunk = c };
-			struct chunk_bits bits;
-
-			if (bpf_map_lookup_elem(bits_fd, &ck, &bits))
-				continue;
-			add_chunk(r, &bits);
-			bpf_map_delete_elem(bits_fd, &ck);
-		}
-		/* The process is gone, so nothing writes the entry any more: give it back. */
-		bpf_map_delete_elem(index_fd, &key);
-		memset(st, 0, sizeof(*st));
-		bpf_map_update_elem(free_fd, NULL, &i, BPF_ANY);
-	}
-	*out = recs;
-	return 0;
-}
-
-int tracer_collect_files(struct tracer *t, struct file_record **out, size_t *n)
-{
-	uint32_t count = t->skel->bss->nr_files;
-	int paths_fd = bpf_map__fd(t->skel->maps.file_paths);
-	struct file_record *recs;
-
-	*out = NULL;
-	*n = 0;
-	if (count > MAX_FILES)
-		count = MAX_FILES;
-	recs = calloc(count ? count : 1, sizeof(*recs));
-	if (!recs)
-		return -1;
-	for (uint32_t i = 0; i < count; i++) {
-		recs[i].st = t->files[i];
-		recs[i].unused_exact = !t->skel->bss->drops[DROP_CHUNKS];
-		recs[i].path = recorded_path(paths_fd, &recs[i].st.key);
-	}
-	count_unused(t, recs, count);
-	*out = recs;
-	*n = count;
-	return 0;
-}
-
-/*
- * Requests of traced processes still in the in-flight table after they exited and the
- * block layer went idle completed unseen (the kernel skips a tp_btf program nested in
- * itself): count them, without latencies, and say how many.
- */
-struct sweep {
-	struct tracer *t;
-	struct block_record *recs;
-	size_t *n;
-};
-
-static bool sweep_one(const struct block_rq_info *info, void *ctx)
-{
-	struct sweep *sw = ctx;
-	struct block_record *recs = sw->recs;
-	struct block_key k = { .tgid = info->tgid, .dev = info->dev, .op = info->op };
-	size_t i;
-
-	if (info->charge == CHARGE_NONE)
-		return false;
-	for (i = 0; i < *sw->n; i++)
-		if (!memcmp(&recs[i].key, &k, sizeof(k)))
-			break;
-	if (i == *sw->n) {
-		if (*sw->n == MAX_BLOCK_KEYS)
-			return false;
-		memset(&recs[i], 0, sizeof(recs[i]));
-		recs[i].key = k;
-		(*sw->n)++;
-	}
-	recs[i].st.requests++;
-	recs[i].st.bytes += info->bytes;
-	recs[i].st.size_hist[hist_bucket_of(info->bytes)]++;
-	sw->t->unseen_swept++;
-	return false;
-}
-
-static void sweep_unseen(struct tracer *t, struct block_record *recs, size_t *n)
-{
-	struct sweep sw = { .t = t, .recs = recs, .n = n };
-
-	for_each_inflight(t, sweep_one, &sw);
-}
-
-int tracer_collect_blocks(struct tracer *t, struct block_record **out, size_t *n,
-			  bool end_of_run)
-{
-	int fd = bpf_map__fd(t->skel->maps.block_stats);
-	struct block_key key, next;
-	struct block_record *recs = calloc(MAX_BLOCK_KEYS, sizeof(*recs));
-	void *prev = NULL;
-	size_t count = 0;
-
-	*out = recs;
-	*n = 0;
-	if (!recs)
-		return -1;
-	while (count < MAX_BLOCK_KEYS && !bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &recs[count].st))
-			continue;
-		recs[count++].key = key;
-	}
-	*n = count;
-	if (end_of_run)
-		sweep_unseen(t, recs, n);
-	return 0;
 }
 
 int tracer_events_fd(struct tracer *t)

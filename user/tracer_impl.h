@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The tracer's insides, shared by tracer.c and tracer_read.c only (the libbpf layer). */
+#ifndef IOTRACE_TRACER_IMPL_H
+#define IOTRACE_TRACER_IMPL_H
+
+#include <bpf/libbpf.h>
+#include "iotrace.skel.h"
+#include "tracer.h"
+
+struct tracer {
+	struct iotrace_bpf *skel;
+	struct ring_buffer *events;
+	uint16_t *proc_slot;          /* mmap of proc_slot: u16 per tgid */
+	struct syscall_stat *sc;      /* mmap of syscall_stats */
+	struct io_stat *io;           /* mmap of io_stats */
+	struct file_stat *files;      /* mmap of file_stats */
+	size_t proc_slot_len, sc_len, io_len, files_len;
+	uint32_t pid_max, ncpus, nr_slots;
+	const char *missing[TRACER_HOOK_GROUPS]; /* why a hook group is off, or NULL */
+};
+
+/* Calls visit on every request in the kernel's in-flight table until it returns true. */
+void tracer_for_each_inflight(struct tracer *t,
+			      bool (*visit)(const struct block_rq_info *info, void *ctx), void *ctx);
+
+#endif
