@@ -99,31 +99,26 @@ static void copy_stdio(FILE *in, FILE *out, char *buf, size_t bufsize, const cha
 	}
 }
 
-int main(int argc, char **argv)
+/* -m and -b into *mode and *bufsize; exits with the usage line on bad arguments. */
+static void parse_args(int argc, char **argv, enum mode *mode, unsigned long long *bufsize)
 {
-	enum mode mode = MODE_RW;
-	unsigned long long bufsize = 8192;
-	struct timespec t0, t1;
-	const char *src, *dst;
-	struct stat sst, dstt;
-	int in, out, opt;
-	char *buf;
+	int opt;
 
 	while ((opt = getopt(argc, argv, "m:b:")) != -1) {
 		switch (opt) {
 		case 'm':
 			if (!strcmp(optarg, "rw"))
-				mode = MODE_RW;
+				*mode = MODE_RW;
 			else if (!strcmp(optarg, "stdio"))
-				mode = MODE_STDIO;
+				*mode = MODE_STDIO;
 			else if (!strcmp(optarg, "stdio-unbuf"))
-				mode = MODE_STDIO_UNBUF;
+				*mode = MODE_STDIO_UNBUF;
 			else
 				usage();
 			break;
 		case 'b':
 			/* read() cannot return more than SSIZE_MAX, so no bigger buffer. */
-			if (parse_size(optarg, 1, SSIZE_MAX, &bufsize))
+			if (parse_size(optarg, 1, SSIZE_MAX, bufsize))
 				usage();
 			break;
 		default:
@@ -132,6 +127,42 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		usage();
+}
+
+/* The two files as streams (fdopen keeps the exact 0644 create mode and the same-file check). */
+static void copy_streams(int in, int out, enum mode mode, char *buf, size_t bufsize,
+			 const char *src, const char *dst)
+{
+	FILE *fin = fdopen(in, "r");
+	FILE *fout = fdopen(out, "w");
+
+	if (!fin)
+		fail("fdopen", src);
+	if (!fout)
+		fail("fdopen", dst);
+	if (mode == MODE_STDIO_UNBUF) {
+		if (setvbuf(fin, NULL, _IONBF, 0) || setvbuf(fout, NULL, _IONBF, 0))
+			fail("setvbuf", NULL);
+	}
+	copy_stdio(fin, fout, buf, bufsize, src, dst);
+	if (fclose(fin) == EOF)
+		fail("close", src);
+	/* Buffered data reaches the file only here, so this is a write error too. */
+	if (fclose(fout) == EOF)
+		fail("write", dst);
+}
+
+int main(int argc, char **argv)
+{
+	enum mode mode = MODE_RW;
+	unsigned long long bufsize = 8192;
+	struct timespec t0, t1;
+	const char *src, *dst;
+	struct stat sst, dstt;
+	int in, out;
+	char *buf;
+
+	parse_args(argc, argv, &mode, &bufsize);
 	src = argv[optind];
 	dst = argv[optind + 1];
 
@@ -162,24 +193,7 @@ int main(int argc, char **argv)
 		if (close(out) < 0)
 			fail("close", dst);
 	} else {
-		/* fdopen keeps the exact 0644 create mode and the same-file check above. */
-		FILE *fin = fdopen(in, "r");
-		FILE *fout = fdopen(out, "w");
-
-		if (!fin)
-			fail("fdopen", src);
-		if (!fout)
-			fail("fdopen", dst);
-		if (mode == MODE_STDIO_UNBUF) {
-			if (setvbuf(fin, NULL, _IONBF, 0) || setvbuf(fout, NULL, _IONBF, 0))
-				fail("setvbuf", NULL);
-		}
-		copy_stdio(fin, fout, buf, bufsize, src, dst);
-		if (fclose(fin) == EOF)
-			fail("close", src);
-		/* Buffered data reaches the file only here, so this is a write error too. */
-		if (fclose(fout) == EOF)
-			fail("write", dst);
+		copy_streams(in, out, mode, buf, bufsize, src, dst);
 	}
 
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -201,22 +201,17 @@ static int read_one(const char *path, int num, pid_t parent, const struct option
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The options into *o; exits with the usage line on bad arguments. */
+static void parse_args(int argc, char **argv, struct options *o)
 {
-	struct options o = {
-		.advice = POSIX_FADV_NORMAL,
-		.bufsize = 64 * 1024,
-		.limit = ULLONG_MAX,
-	};
 	unsigned long long v;
 	bool seq = false, rnd = false, limited = false;
-	int opt, nfiles, started, status = 0;
-	pid_t parent, *pids;
+	int opt;
 
 	while ((opt = getopt(argc, argv, "isrDtb:n:")) != -1) {
 		switch (opt) {
 		case 'i':
-			o.direct = true;
+			o->direct = true;
 			break;
 		case 's':
 			seq = true;
@@ -225,20 +220,20 @@ int main(int argc, char **argv)
 			rnd = true;
 			break;
 		case 'D':
-			o.keep_cache = true;
+			o->keep_cache = true;
 			break;
 		case 't':
-			o.timestamps = true;
+			o->timestamps = true;
 			break;
 		case 'b':
 			if (parse_size(optarg, 1, SSIZE_MAX, &v))
 				usage();
-			o.bufsize = (size_t)v;
+			o->bufsize = (size_t)v;
 			break;
 		case 'n':
 			if (parse_size(optarg, 1, LLONG_MAX, &v))
 				usage();
-			o.limit = v;
+			o->limit = v;
 			limited = true;
 			break;
 		default:
@@ -248,16 +243,53 @@ int main(int argc, char **argv)
 	if (seq && rnd)
 		usage();
 	if (seq)
-		o.advice = POSIX_FADV_SEQUENTIAL;
+		o->advice = POSIX_FADV_SEQUENTIAL;
 	if (rnd)
-		o.advice = POSIX_FADV_RANDOM;
+		o->advice = POSIX_FADV_RANDOM;
 	/* An unaligned O_DIRECT read, including a shortened last one, fails with EINVAL. */
-	if (o.direct && (o.bufsize % DIRECT_ALIGN || (limited && o.limit % DIRECT_ALIGN)))
+	if (o->direct && (o->bufsize % DIRECT_ALIGN || (limited && o->limit % DIRECT_ALIGN)))
 		usage();
-	nfiles = argc - optind;
-	if (nfiles < 1)
+	if (argc - optind < 1)
 		usage();
+}
 
+/* Waits for the readers; 0 when all of them succeeded, else 1. */
+static int wait_readers(const pid_t *pids, int started, char **files)
+{
+	int status = 0;
+
+	for (int i = 0; i < started; i++) {
+		int ws;
+
+		while (waitpid(pids[i], &ws, 0) < 0) {
+			if (errno != EINTR) {
+				fprintf(stderr, "%s: waitpid: %s\n", prog, strerror(errno));
+				return 1;
+			}
+		}
+		if (WIFSIGNALED(ws)) {
+			fprintf(stderr, "%s: child for %s killed by signal %d\n", prog, files[i],
+				WTERMSIG(ws));
+			status = 1;
+		} else if (WEXITSTATUS(ws) != 0) {
+			status = 1;
+		}
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {
+		.advice = POSIX_FADV_NORMAL,
+		.bufsize = 64 * 1024,
+		.limit = ULLONG_MAX,
+	};
+	int nfiles, started, status = 0;
+	pid_t parent, *pids;
+
+	parse_args(argc, argv, &o);
+	nfiles = argc - optind;
 	pids = calloc((size_t)nfiles, sizeof(*pids));
 	if (!pids) {
 		fprintf(stderr, "%s: allocate: %s\n", prog, strerror(errno));
@@ -279,24 +311,8 @@ int main(int argc, char **argv)
 			exit(read_one(argv[optind + started], started, parent, &o));
 		pids[started] = pid;
 	}
-
-	for (int i = 0; i < started; i++) {
-		int ws;
-
-		while (waitpid(pids[i], &ws, 0) < 0) {
-			if (errno != EINTR) {
-				fprintf(stderr, "%s: waitpid: %s\n", prog, strerror(errno));
-				return 1;
-			}
-		}
-		if (WIFSIGNALED(ws)) {
-			fprintf(stderr, "%s: child for %s killed by signal %d\n", prog,
-				argv[optind + i], WTERMSIG(ws));
-			status = 1;
-		} else if (WEXITSTATUS(ws) != 0) {
-			status = 1;
-		}
-	}
+	if (wait_readers(pids, started, argv + optind))
+		status = 1;
 	free(pids);
 	return status;
 }

@@ -44,15 +44,50 @@ static int fail(const char *what, const char *path)
 	return 1;
 }
 
-int main(int argc, char **argv)
+/* Reads fd to its end, growing the buffer by doubling as Go's ReadAll does. */
+static int read_all(int fd, const char *path, char **bufp, size_t *capp, size_t *lenp,
+		    unsigned long long *reads, unsigned long long *allocated)
 {
-	unsigned long long reads = 0, allocated = 0;
-	size_t cap = 512, len = 0;
-	struct timespec t0, t1;
-	const char *path;
-	int stat_mode = 0;
-	int fd, opt;
-	char *buf;
+	size_t cap = *capp, len = 0;
+	char *buf = *bufp;
+
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *p;
+
+			if (cap > SIZE_MAX / 2) {
+				errno = EFBIG;
+				return fail("grow buffer for", path);
+			}
+			p = realloc(buf, cap * 2);
+			if (!p)
+				return fail("grow buffer for", path);
+			*bufp = buf = p;
+			cap *= 2;
+			*allocated += cap;
+		}
+		n = read(fd, buf + len, cap - len);
+		(*reads)++;
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail("read", path);
+		}
+		len += (size_t)n;
+	}
+	*capp = cap;
+	*lenp = len;
+	return 0;
+}
+
+/* -m grow|stat: 1 for stat; exits with the usage line on bad arguments. */
+static int parse_mode(int argc, char **argv)
+{
+	int stat_mode = 0, opt;
 
 	while ((opt = getopt(argc, argv, "m:")) != -1) {
 		if (opt != 'm')
@@ -66,7 +101,18 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		usage();
-	path = argv[optind];
+	return stat_mode;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long long reads = 0, allocated = 0;
+	size_t cap = 512, len = 0;
+	struct timespec t0, t1;
+	int stat_mode = parse_mode(argc, argv);
+	const char *path = argv[optind];
+	int fd;
+	char *buf;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fd = open(path, O_RDONLY);
@@ -87,35 +133,8 @@ int main(int argc, char **argv)
 	if (!buf)
 		return fail("allocate buffer for", path);
 	allocated += cap;
-
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *p;
-
-			if (cap > SIZE_MAX / 2) {
-				errno = EFBIG;
-				return fail("grow buffer for", path);
-			}
-			p = realloc(buf, cap * 2);
-			if (!p)
-				return fail("grow buffer for", path);
-			buf = p;
-			cap *= 2;
-			allocated += cap;
-		}
-		n = read(fd, buf + len, cap - len);
-		reads++;
-		if (n == 0)
-			break;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return fail("read", path);
-		}
-		len += (size_t)n;
-	}
+	if (read_all(fd, path, &buf, &cap, &len, &reads, &allocated))
+		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	close(fd);
 	free(buf);

@@ -51,92 +51,107 @@ static int write_chunk(int fd, const char *buf, size_t len, const char *path)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Reads all of stdin (a regular file) into a malloc'ed buffer; NULL after one error line. */
+static char *slurp_stdin(off_t *lengthp)
 {
-	int flags = O_RDWR | O_CREAT | O_TRUNC;
-	const char *path;
-	off_t length, got;
-	long ticks;
+	off_t length = lseek(STDIN_FILENO, 0, SEEK_END), got;
 	char *buff;
-	int out;
 
-	if (argc != 2 && argc != 3) {
-		fprintf(stderr, "usage: %s OUTFILE [sync] < INFILE\n", prog);
-		return 2;
+	if (length < 0) {
+		fail("lseek stdin (it must be a file)");
+		return NULL;
 	}
-	if (argc == 3) {
-		if (strcmp(argv[2], "sync") != 0) {
-			fprintf(stderr, "usage: %s OUTFILE [sync] < INFILE\n", prog);
-			return 2;
-		}
-		flags |= O_SYNC;
+	if (lseek(STDIN_FILENO, 0, SEEK_SET) < 0) {
+		fail("lseek stdin");
+		return NULL;
 	}
-	path = argv[1];
-
-	length = lseek(STDIN_FILENO, 0, SEEK_END);
-	if (length < 0)
-		return fail("lseek stdin (it must be a file)");
-	if (lseek(STDIN_FILENO, 0, SEEK_SET) < 0)
-		return fail("lseek stdin");
 	if ((uintmax_t)length >= SIZE_MAX) {
 		errno = EFBIG;
-		return fail("read stdin");
+		fail("read stdin");
+		return NULL;
 	}
 	/* One spare byte so that an empty input still gets a real buffer. */
 	buff = malloc((size_t)length + 1);
-	if (!buff)
-		return fail("allocate input buffer");
+	if (!buff) {
+		fail("allocate input buffer");
+		return NULL;
+	}
 	for (got = 0; got < length;) {
 		ssize_t n = read(STDIN_FILENO, buff + got, (size_t)(length - got));
 
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return fail("read stdin");
+			fail("read stdin");
+			return NULL;
 		}
 		if (n == 0) {
 			fprintf(stderr, "%s: read stdin: file shrank to %lld of %lld bytes\n",
 				prog, (long long)got, (long long)length);
-			return 1;
+			return NULL;
 		}
 		got += n;
 	}
+	*lengthp = length;
+	return buff;
+}
 
+/* Rewrites out from the start in bufsize writes and prints the row of times; -1 on error. */
+static int timed_pass(int out, const char *path, const char *buff, off_t length, int bufsize,
+		      long ticks)
+{
+	off_t full = length / bufsize, rest = length % bufsize;
+	struct tms start, end;
+	clock_t start_clock, end_clock;
+
+	if (lseek(out, 0, SEEK_SET) < 0) {
+		fprintf(stderr, "%s: lseek %s: %s\n", prog, path, strerror(errno));
+		return -1;
+	}
+	start_clock = times(&start);
+	for (off_t i = 0; i < full; i++)
+		if (write_chunk(out, buff + i * bufsize, (size_t)bufsize, path))
+			return -1;
+	if (rest != 0 && write_chunk(out, buff + full * bufsize, (size_t)rest, path))
+		return -1;
+	end_clock = times(&end);
+	printf("%d\t%7.4f\t%7.4f\t%7.4f\t%lld\n", bufsize,
+	       (double)(end.tms_utime - start.tms_utime) / ticks,
+	       (double)(end.tms_stime - start.tms_stime) / ticks,
+	       (double)(end_clock - start_clock) / ticks, (long long)(full + (rest != 0)));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int flags = O_RDWR | O_CREAT | O_TRUNC;
+	const char *path;
+	off_t length;
+	long ticks;
+	char *buff;
+	int out;
+
+	if ((argc != 2 && argc != 3) || (argc == 3 && strcmp(argv[2], "sync") != 0)) {
+		fprintf(stderr, "usage: %s OUTFILE [sync] < INFILE\n", prog);
+		return 2;
+	}
+	if (argc == 3)
+		flags |= O_SYNC;
+	path = argv[1];
+	buff = slurp_stdin(&length);
+	if (!buff)
+		return 1;
 	out = open(path, flags, 0644);
 	if (out < 0) {
 		fprintf(stderr, "%s: open %s: %s\n", prog, path, strerror(errno));
 		return 1;
 	}
-
 	ticks = sysconf(_SC_CLK_TCK);
 	if (ticks <= 0)
 		return fail("sysconf(_SC_CLK_TCK)");
-
-	for (int bufsize = 256; bufsize <= 131072; bufsize <<= 1) {
-		off_t full = length / bufsize, rest = length % bufsize;
-		struct tms start, end;
-		clock_t start_clock, end_clock;
-
-		if (lseek(out, 0, SEEK_SET) < 0) {
-			fprintf(stderr, "%s: lseek %s: %s\n", prog, path, strerror(errno));
+	for (int bufsize = 256; bufsize <= 131072; bufsize <<= 1)
+		if (timed_pass(out, path, buff, length, bufsize, ticks))
 			return 1;
-		}
-		start_clock = times(&start);
-		for (off_t i = 0; i < full; i++) {
-			if (write_chunk(out, buff + i * bufsize, (size_t)bufsize, path))
-				return 1;
-		}
-		if (rest != 0 && write_chunk(out, buff + full * bufsize, (size_t)rest, path))
-			return 1;
-		end_clock = times(&end);
-
-		printf("%d\t%7.4f\t%7.4f\t%7.4f\t%lld\n", bufsize,
-		       (double)(end.tms_utime - start.tms_utime) / ticks,
-		       (double)(end.tms_stime - start.tms_stime) / ticks,
-		       (double)(end_clock - start_clock) / ticks,
-		       (long long)(full + (rest != 0)));
-	}
-
 	if (close(out) < 0) {
 		fprintf(stderr, "%s: close %s: %s\n", prog, path, strerror(errno));
 		return 1;
