@@ -24,6 +24,9 @@ DATA_KEYED = {"syscalls", "io", "disks", "io_uring"}
 
 def json_paths(obj, path="", out=None):
     out = set() if out is None else out
+    if path.endswith(".disks.*"):
+        # A disk appears when it did I/O; its objects have the shape of block.read etc.
+        return out
     if isinstance(obj, dict) and "buckets" in obj and "count" in obj:
         # A histogram: which of min/max/p50/p99 it carries depends on the data, not schema.
         out.add(path + ":histogram")
@@ -44,21 +47,32 @@ PROM_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="(?:[^"\\]|\\.)*"')
 
 
 def prom_families(text):
-    """{"name{label,label} TYPE"} for every family and label-name set in an exposition."""
-    types, out = {}, set()
+    """{"TYPE name kind"} for every family, and {"LABELS name l1,l2"} with the label names
+    its samples carry (a family whose samples depend on the run, such as block I/O by disk,
+    has no LABELS line when it had no sample)."""
+    out, labels = set(), {}
     for line in text.splitlines():
         if line.startswith("# TYPE "):
             _, _, name, kind = line.split()
-            types[name] = kind
+            out.add(f"TYPE {name} {kind}")
             continue
         m = PROM_SAMPLE.match(line)
-        if not m:
-            continue
-        name = m.group(1)
-        base = re.sub(r"_(bucket|sum|count)$", "", name) if name not in types else name
-        labels = sorted(PROM_LABEL.findall(m.group(2) or ""))
-        out.add(f"{name}{{{','.join(labels)}}} {types.get(base, types.get(name, '?'))}")
+        if m:
+            labels.setdefault(m.group(1), set()).update(PROM_LABEL.findall(m.group(2) or ""))
+    out |= {f"LABELS {name} {','.join(sorted(names))}" for name, names in labels.items()}
     return out
+
+
+def compare_prom(want, got):
+    """(gone, new): TYPE lines must match; LABELS lines where both runs had samples."""
+    def split(lines):
+        types = {l for l in lines if l.startswith("TYPE ")}
+        labels = {l.split()[1]: l for l in lines if l.startswith("LABELS ")}
+        return types, labels
+    (wt, wl), (gt, gl) = split(want), split(got)
+    both = wl.keys() & gl.keys()
+    return ((wt - gt) | {wl[n] for n in both if wl[n] != gl[n]},
+            (gt - wt) | {gl[n] for n in both if wl[n] != gl[n]})
 
 
 def scenarios(tmp):

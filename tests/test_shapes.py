@@ -2,7 +2,7 @@
 unannounced (tests/shapes.py records them; tests/data/*.shape are the reference)."""
 import pytest
 
-from shapes import DATA, run_shapes
+from shapes import DATA, compare_prom, run_shapes
 
 
 @pytest.fixture(scope="module")
@@ -20,6 +20,6 @@ def test_json_and_prometheus_shapes_unchanged(shapes, name):
     want = recorded(name, "json")
     assert not want - paths, f"JSON keys gone: {sorted(want - paths)}"
     assert not paths - want, f"new JSON keys (record them: tests/shapes.py): {sorted(paths - want)}"
-    want = recorded(name, "prom")
-    assert not want - families, f"Prometheus series gone: {sorted(want - families)}"
-    assert not families - want, f"new Prometheus series: {sorted(families - want)}"
+    gone, new = compare_prom(recorded(name, "prom"), families)
+    assert not gone, f"Prometheus families or labels gone: {sorted(gone)}"
+    assert not new, f"new Prometheus families or labels: {sorted(new)}"

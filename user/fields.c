@@ -5,11 +5,11 @@
 #include "model.h"
 
 /* The list's column argument arrives expanded to two: header, width (COL in fields.h). */
-#define FIELD_ENTRY(type, name, column, width, metric, label, value, unit, flags, help)       \
+#define FIELD_ENTRY(type, name, column, width, metric, label, value, unit, flags, help)            \
 	{ #name, column, width, metric, label, value, unit, help, offsetof(type, name), flags },
-#define TABLE(var, group_name, type, LIST)                                                    \
-	static const struct field var##_list[] = { LIST(SC_##type) };                         \
-	const struct field_table var = { group_name, var##_list,                              \
+#define TABLE(var, group_name, type, LIST)                                                         \
+	static const struct field var##_list[] = { LIST(SC_##type) };                              \
+	const struct field_table var = { group_name, var##_list,                                   \
 					 sizeof(var##_list) / sizeof(var##_list[0]) }
 
 #define SC_sc_row(...) FIELD_ENTRY(struct sc_row, __VA_ARGS__)
@@ -40,17 +40,17 @@ static void print_table(FILE *out, const struct field_table *t)
 	}
 }
 
-#define HIST_LINE(group, name, column, metric, unit, help)                                    \
-	fprintf(out, "%s\t%s\t%s\t%s\t%s\t%s\n", group, #name, "p50/p99 " column, metric, unit, \
+#define HIST_LINE(group, name, column, metric, unit, help)                                         \
+	fprintf(out, "%s\t%s\t%s\t%s\t%s\t%s\n", group, #name, "p50/p99 " column, metric, unit,    \
 		help);
 #define IO_HIST_LINE(...) HIST_LINE("io", __VA_ARGS__)
 #define BLOCK_HIST_LINE(...) HIST_LINE("block", __VA_ARGS__)
-#define BLOCK_TEXT_LINE(name, column, unit, help)                                             \
+#define BLOCK_TEXT_LINE(name, column, unit, help)                                                  \
 	fprintf(out, "block\t%s\t%s\t-\t%s\t%s (text only)\n", #name, column, unit, help);
-#define RA_KIND_LINE(kind, help)                                                              \
-	fprintf(out, "page_cache\treadahead_windows.%s\t-\t"                                  \
-		     "iotrace_readahead_windows_total{kind=\"%s\"}, "                          \
-		     "iotrace_readahead_pages_total{kind=\"%s\"}\twindows, pages\t%s\n",       \
+#define RA_KIND_LINE(kind, help)                                                                   \
+	fprintf(out, "page_cache\treadahead_windows.%s\t-\t"                                       \
+		     "iotrace_readahead_windows_total{kind=\"%s\"}, "                              \
+		     "iotrace_readahead_pages_total{kind=\"%s\"}\twindows, pages\t%s\n",           \
 		#kind, #kind, #kind, help);
 
 void fields_print(FILE *out)

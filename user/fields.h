@@ -21,118 +21,126 @@
 #include <stdio.h>
 
 /* A syscall's row (strace -c's columns). */
-#define SYSCALL_FIELDS(X)                                                                  \
-	X(calls, COL("calls", 9), "iotrace_syscalls_total", NULL, NULL, "calls", 0,                  \
-	  "Syscalls that returned, counted as strace -c counts them")                      \
-	X(errors, COL("errors", 9), "iotrace_syscall_errors_total", NULL, NULL, "calls", 0,          \
-	  "Syscalls that returned an error (-4095..-1)")                                   \
-	X(total_ns, COL("seconds", 11), "iotrace_syscall_seconds_total", NULL, NULL, "ns", 0,         \
+#define SYSCALL_FIELDS(X)                                                                          \
+	X(calls, COL("calls", 9), "iotrace_syscalls_total", NULL, NULL, "calls", 0,                \
+	  "Syscalls that returned, counted as strace -c counts them")                              \
+	X(errors, COL("errors", 9), "iotrace_syscall_errors_total", NULL, NULL, "calls", 0,        \
+	  "Syscalls that returned an error (-4095..-1)")                                           \
+	X(total_ns, COL("seconds", 11), "iotrace_syscall_seconds_total", NULL, NULL, "ns", 0,      \
 	  "Time spent in the syscalls, sys_enter to sys_exit (null without timing)")
 
 /* A read/write-family syscall's sizes (the histograms are IO_HISTS). */
-#define IO_FIELDS(X)                                                                       \
-	X(calls, COL("calls", 9), NULL, NULL, NULL, "calls", 0, "Calls that returned")                \
-	X(errors, COL("errors", 7), NULL, NULL, NULL, "calls", 0, "Calls that returned an error")     \
-	X(requested_bytes, COL("req bytes", 13), "iotrace_syscall_requested_bytes_total", NULL, NULL, \
-	  "bytes", 0, "Bytes asked for (count argument or iovec sum) by calls whose request "  \
-	  "could be read")                                                                 \
-	X(unknown_request_calls, NOCOL, NULL, NULL, NULL, "calls", 0,                          \
-	  "Calls whose iovec array was too long or unreadable: not in requested_bytes")    \
-	X(transferred_bytes, COL("xfer bytes", 13), NULL, NULL, NULL, "bytes", 0,                     \
+#define IO_FIELDS(X)                                                                               \
+	X(calls, COL("calls", 9), NULL, NULL, NULL, "calls", 0, "Calls that returned")             \
+	X(errors, COL("errors", 7), NULL, NULL, NULL, "calls", 0, "Calls that returned an error")  \
+	X(requested_bytes, COL("req bytes", 13),                                                   \
+	  "iotrace_syscall_requested_bytes_total", NULL, NULL,                                     \
+	  "bytes", 0, "Bytes asked for (count argument or iovec sum) by calls whose request "      \
+	  "could be read")                                                                         \
+	X(unknown_request_calls, NOCOL, NULL, NULL, NULL, "calls", 0,                              \
+	  "Calls whose iovec array was too long or unreadable: not in requested_bytes")            \
+	X(transferred_bytes, COL("xfer bytes", 13), NULL, NULL, NULL, "bytes", 0,                  \
 	  "Bytes returned by successful calls")
 
 /* Histograms: X(member, text unit, metric, unit, description). */
-#define IO_HISTS(X)                                                                        \
-	X(size_bytes, "B", "iotrace_syscall_io_bytes", "bytes",                            \
-	  "Bytes transferred per successful call")                                         \
-	X(latency_ns, "usecs", "iotrace_syscall_latency_seconds", "ns",                    \
+#define IO_HISTS(X)                                                                                \
+	X(size_bytes, "B", "iotrace_syscall_io_bytes", "bytes",                                    \
+	  "Bytes transferred per successful call")                                                 \
+	X(latency_ns, "usecs", "iotrace_syscall_latency_seconds", "ns",                            \
 	  "Latency per call, enter to exit (null without timing)")
 
 /* Page cache of one (process, file), or summed over files. */
-#define PAGE_CACHE_FIELDS(X)                                                               \
-	X(requested_pages, COL("requested", 9), "iotrace_page_cache_requested_pages_total", NULL, NULL, \
-	  "pages", 0, "Pages asked for by buffered reads (page-cache lookups)")               \
-	X(hit_pages, COL("hits", 9), "iotrace_page_cache_hits_total", NULL, NULL, "pages", 0,         \
-	  "Requested pages found in the page cache: requested_pages - miss_pages")        \
-	X(miss_pages, COL("misses", 9), "iotrace_page_cache_misses_total", NULL, NULL, "pages", 0,    \
-	  "Requested pages the read had to add to the cache")                              \
-	X(added_pages, NOCOL, "iotrace_page_cache_added_pages_total", NULL, NULL, "pages", 0,  \
-	  "Pages this process added to the page cache for the file")                       \
+#define PAGE_CACHE_FIELDS(X)                                                                       \
+	X(requested_pages, COL("requested", 9),                                                    \
+	  "iotrace_page_cache_requested_pages_total", NULL, NULL,                                  \
+	  "pages", 0, "Pages asked for by buffered reads (page-cache lookups)")                    \
+	X(hit_pages, COL("hits", 9), "iotrace_page_cache_hits_total", NULL, NULL, "pages", 0,      \
+	  "Requested pages found in the page cache: requested_pages - miss_pages")                 \
+	X(miss_pages, COL("misses", 9), "iotrace_page_cache_misses_total", NULL, NULL, "pages", 0, \
+	  "Requested pages the read had to add to the cache")                                      \
+	X(added_pages, NOCOL, "iotrace_page_cache_added_pages_total", NULL, NULL, "pages", 0,      \
+	  "Pages this process added to the page cache for the file")                               \
 	X(readahead_pages, COL("readahead", 9), "iotrace_readahead_ahead_pages_total", NULL, NULL, \
-	  "pages", 0, "Pages read ahead of any request: added inside a readahead window, "    \
-	  "minus those the read that opened the window asked for")                         \
-	X(readahead_window_added_pages, NOCOL, NULL, NULL, NULL, "pages", 0,                   \
-	  "Pages added inside this process's readahead windows")                           \
+	  "pages", 0, "Pages read ahead of any request: added inside a readahead window, "         \
+	  "minus those the read that opened the window asked for")                                 \
+	X(readahead_window_added_pages, NOCOL, NULL, NULL, NULL, "pages", 0,                       \
+	  "Pages added inside this process's readahead windows")                                   \
 	X(unused_readahead_pages, COL("unused", 9), "iotrace_readahead_unused_pages", NULL, NULL,  \
-	  "pages", FIELD_GAUGE | FIELD_NEEDS_EXACT_BITMAPS, "Pages read ahead and never requested by this process (page bitmaps; "  \
-	  "null when they overflowed)")                                                    \
-	X(readahead_fallbacks, NOCOL, NULL, NULL, NULL, "windows", 0,                          \
-	  "Large-folio windows redone page by page (not new windows)")                     \
-	X(faults, NOCOL, "iotrace_page_cache_faults_total", NULL, NULL, "faults", 0,          \
-	  "Page faults that reached the page cache (mm_filemap_fault)")                    \
-	X(fault_around_pages, NOCOL, "iotrace_page_cache_fault_around_pages_total", NULL,   \
-	  NULL, "pages", 0, "Pages offered to fault-around (mm_filemap_map_pages)")           \
-	X(direct_reads, NOCOL, "iotrace_direct_io_calls_total", "op", "read", "calls", FIELD_NEEDS_DIRECT_HOOK,      \
-	  "O_DIRECT reads (iomap), which bypass the cache")                                \
-	X(direct_read_bytes, NOCOL, "iotrace_direct_io_bytes_total", "op", "read", "bytes", FIELD_NEEDS_DIRECT_HOOK, \
-	  "Bytes asked for by O_DIRECT reads")                                             \
-	X(direct_writes, NOCOL, "iotrace_direct_io_calls_total", "op", "write", "calls", FIELD_NEEDS_DIRECT_HOOK,    \
-	  "O_DIRECT writes (iomap)")                                                       \
-	X(direct_write_bytes, NOCOL, "iotrace_direct_io_bytes_total", "op", "write",        \
+	  "pages", FIELD_GAUGE | FIELD_NEEDS_EXACT_BITMAPS,                                        \
+	  "Pages read ahead and never requested by this process (page bitmaps; "                   \
+	  "null when they overflowed)")                                                            \
+	X(readahead_fallbacks, NOCOL, NULL, NULL, NULL, "windows", 0,                              \
+	  "Large-folio windows redone page by page (not new windows)")                             \
+	X(faults, NOCOL, "iotrace_page_cache_faults_total", NULL, NULL, "faults", 0,               \
+	  "Page faults that reached the page cache (mm_filemap_fault)")                            \
+	X(fault_around_pages, NOCOL, "iotrace_page_cache_fault_around_pages_total", NULL,          \
+	  NULL, "pages", 0, "Pages offered to fault-around (mm_filemap_map_pages)")                \
+	X(direct_reads, NOCOL, "iotrace_direct_io_calls_total", "op", "read", "calls",             \
+	  FIELD_NEEDS_DIRECT_HOOK,                                                                 \
+	  "O_DIRECT reads (iomap), which bypass the cache")                                        \
+	X(direct_read_bytes, NOCOL, "iotrace_direct_io_bytes_total", "op", "read", "bytes",        \
+	  FIELD_NEEDS_DIRECT_HOOK,                                                                 \
+	  "Bytes asked for by O_DIRECT reads")                                                     \
+	X(direct_writes, NOCOL, "iotrace_direct_io_calls_total", "op", "write", "calls",           \
+	  FIELD_NEEDS_DIRECT_HOOK,                                                                 \
+	  "O_DIRECT writes (iomap)")                                                               \
+	X(direct_write_bytes, NOCOL, "iotrace_direct_io_bytes_total", "op", "write",               \
 	  "bytes", FIELD_NEEDS_DIRECT_HOOK, "Bytes asked for by O_DIRECT writes")
 
 /* Readahead windows by how they started (enum ra_kind): X(kind, description). */
-#define RA_KIND_FIELDS(X)                                                                  \
-	X(sync, "page_cache_sync_ra: a read missed")                                       \
-	X(async, "page_cache_async_ra: a read reached the PG_readahead marker")           \
-	X(mmap, "a window without a sync/async request: mmap read-around")                 \
-	X(forced_sync, "a sync miss served unbounded: FADV_RANDOM, readahead off, small "  \
-	  "random read")                                                                   \
+#define RA_KIND_FIELDS(X)                                                                          \
+	X(sync, "page_cache_sync_ra: a read missed")                                               \
+	X(async, "page_cache_async_ra: a read reached the PG_readahead marker")                    \
+	X(mmap, "a window without a sync/async request: mmap read-around")                         \
+	X(forced_sync, "a sync miss served unbounded: FADV_RANDOM, readahead off, small "          \
+	  "random read")                                                                           \
 	X(forced, "unbounded with no read: FADV_WILLNEED, readahead(2), MADV_WILLNEED")
 
 /* What is in the page cache of a file now (cachestat), at the end of the run. */
-#define RESIDENCY_FIELDS(X)                                                                \
-	X(resident_pages, COL("resident", 9), NULL, NULL, NULL, "pages", 0,                           \
-	  "Pages of the file in the page cache at the end (cachestat; = fincore)")         \
-	X(dirty_pages, NOCOL, NULL, NULL, NULL, "pages", 0, "Dirty pages at the end")          \
-	X(writeback_pages, NOCOL, NULL, NULL, NULL, "pages", 0, "Pages under writeback at the end") \
-	X(evicted_pages, NOCOL, NULL, NULL, NULL, "pages", 0,                                  \
-	  "Pages evicted from the cache (cachestat's nr_evicted)")                         \
-	X(recently_evicted_pages, NOCOL, NULL, NULL, NULL, "pages", 0,                         \
-	  "Evicted pages that would still be in a larger cache (cachestat)")               \
+#define RESIDENCY_FIELDS(X)                                                                        \
+	X(resident_pages, COL("resident", 9), NULL, NULL, NULL, "pages", 0,                        \
+	  "Pages of the file in the page cache at the end (cachestat; = fincore)")                 \
+	X(dirty_pages, NOCOL, NULL, NULL, NULL, "pages", 0, "Dirty pages at the end")              \
+	X(writeback_pages, NOCOL, NULL, NULL, NULL, "pages", 0,                                    \
+	  "Pages under writeback at the end")                                                      \
+	X(evicted_pages, NOCOL, NULL, NULL, NULL, "pages", 0,                                      \
+	  "Pages evicted from the cache (cachestat's nr_evicted)")                                 \
+	X(recently_evicted_pages, NOCOL, NULL, NULL, NULL, "pages", 0,                             \
+	  "Evicted pages that would still be in a larger cache (cachestat)")                       \
 	X(size_bytes, NOCOL, NULL, NULL, NULL, "bytes", 0, "Size of the file at the end")
 
 /* Block I/O of one (process, disk, operation). */
-#define BLOCK_FIELDS(X)                                                                    \
-	X(requests, COL("requests", 9), "iotrace_block_io_requests_total", NULL, NULL, "requests", 0, \
-	  "Block requests completed")                                                      \
-	X(bytes, COL("bytes", 13), "iotrace_block_io_bytes_total", NULL, NULL, "bytes", 0,             \
-	  "Bytes of the completed requests")                                               \
-	X(errors, NOCOL, "iotrace_block_io_errors_total", NULL, NULL, "requests", 0,           \
-	  "Requests completed with an error")                                              \
-	X(sync, NOCOL, NULL, NULL, NULL, "requests", 0, "Requests with REQ_SYNC")              \
-	X(readahead, NOCOL, NULL, NULL, NULL, "requests", 0, "Requests with REQ_RAHEAD")        \
-	X(meta, NOCOL, NULL, NULL, NULL, "requests", 0, "Requests with REQ_META")              \
-	X(fua, NOCOL, NULL, NULL, NULL, "requests", 0, "Requests with REQ_FUA")                \
-	X(preflush, NOCOL, NULL, NULL, NULL, "requests", 0, "Requests with REQ_PREFLUSH")      \
-	X(writeback, NOCOL, "iotrace_block_io_writeback_requests_total", NULL, NULL,        \
-	  "requests", 0, "Requests charged through the pages' dirtier (writeback)")           \
-	X(sequential, NOCOL, NULL, NULL, NULL, "requests", 0,                                  \
-	  "Requests that began where the previous one (same key) ended")                   \
-	X(latency_sum_ns, NOCOL, NULL, NULL, NULL, "ns", 0, "Sum of issue-to-completion times") \
-	X(queue_latency_sum_ns, NOCOL, NULL, NULL, NULL, "ns", 0,                              \
+#define BLOCK_FIELDS(X)                                                                            \
+	X(requests, COL("requests", 9), "iotrace_block_io_requests_total", NULL, NULL,             \
+	  "requests", 0,                                                                           \
+	  "Block requests completed")                                                              \
+	X(bytes, COL("bytes", 13), "iotrace_block_io_bytes_total", NULL, NULL, "bytes", 0,         \
+	  "Bytes of the completed requests")                                                       \
+	X(errors, NOCOL, "iotrace_block_io_errors_total", NULL, NULL, "requests", 0,               \
+	  "Requests completed with an error")                                                      \
+	X(sync, NOCOL, NULL, NULL, NULL, "requests", 0, "Requests with REQ_SYNC")                  \
+	X(readahead, NOCOL, NULL, NULL, NULL, "requests", 0, "Requests with REQ_RAHEAD")           \
+	X(meta, NOCOL, NULL, NULL, NULL, "requests", 0, "Requests with REQ_META")                  \
+	X(fua, NOCOL, NULL, NULL, NULL, "requests", 0, "Requests with REQ_FUA")                    \
+	X(preflush, NOCOL, NULL, NULL, NULL, "requests", 0, "Requests with REQ_PREFLUSH")          \
+	X(writeback, NOCOL, "iotrace_block_io_writeback_requests_total", NULL, NULL,               \
+	  "requests", 0, "Requests charged through the pages' dirtier (writeback)")                \
+	X(sequential, NOCOL, NULL, NULL, NULL, "requests", 0,                                      \
+	  "Requests that began where the previous one (same key) ended")                           \
+	X(latency_sum_ns, NOCOL, NULL, NULL, NULL, "ns", 0, "Sum of issue-to-completion times")    \
+	X(queue_latency_sum_ns, NOCOL, NULL, NULL, NULL, "ns", 0,                                  \
 	  "Sum of start(queued)-to-completion times")
 
 /* Text-only numbers the model derives for the block table. */
-#define BLOCK_TEXT_FIELDS(X)                                                               \
-	X(avg_bytes, "avg B", "bytes", "bytes / requests")                                 \
+#define BLOCK_TEXT_FIELDS(X)                                                                       \
+	X(avg_bytes, "avg B", "bytes", "bytes / requests")                                         \
 	X(sequential_pct, "seq%", "%", "100 * sequential / requests")
 
-#define BLOCK_HISTS(X)                                                                     \
-	X(size_bytes, "B", "iotrace_block_io_size_bytes", "bytes", "Bytes per request")    \
-	X(latency_ns, "us", "iotrace_block_io_latency_seconds", "ns",                      \
-	  "Request latency, issue to completion")                                          \
-	X(queue_latency_ns, "q us", "iotrace_block_io_queue_latency_seconds", "ns",        \
+#define BLOCK_HISTS(X)                                                                             \
+	X(size_bytes, "B", "iotrace_block_io_size_bytes", "bytes", "Bytes per request")            \
+	X(latency_ns, "us", "iotrace_block_io_latency_seconds", "ns",                              \
+	  "Request latency, issue to completion")                                                  \
+	X(queue_latency_ns, "q us", "iotrace_block_io_queue_latency_seconds", "ns",                \
 	  "Request latency, start (queued) to completion")
 
 #define COL(header, width) header, width

@@ -217,11 +217,14 @@ const char *page_cache_field_unknown(const struct field *f, const struct page_ca
 static void count_readahead_use(const struct page_bits *bits, uint64_t *used, uint64_t *unused)
 {
 	*used = *unused = 0;
-	for (size_t i = 0; i < bits->n; i++)
+	for (size_t i = 0; i < bits->n; i++) {
+		const struct chunk_bits *c = &bits->chunks[i];
+
 		for (int w = 0; w < CHUNK_WORDS; w++) {
-			*unused += __builtin_popcountll(bits->chunks[i].ra[w] & ~bits->chunks[i].used[w]);
-			*used += __builtin_popcountll(bits->chunks[i].ra[w] & bits->chunks[i].used[w]);
+			*unused += __builtin_popcountll(c->ra[w] & ~c->used[w]);
+			*used += __builtin_popcountll(c->ra[w] & c->used[w]);
 		}
+	}
 }
 
 void model_derive_file(struct file_record *f)

@@ -212,7 +212,8 @@ static void io_histogram(FILE *out, const struct prom_report *r, const char *nam
 				continue;
 			if (latency)
 				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
-					  NULL, NULL, io->lat_hist, d->sc[nr].total_ns * 1e-9, true);
+					  NULL, NULL, io->lat_hist, d->sc[nr].total_ns * 1e-9,
+					  true);
 			else
 				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
 					  NULL, NULL, io->size_hist, io->transferred_bytes, false);
@@ -249,12 +250,14 @@ static void page_cache_fields_out(FILE *out, const struct prom_report *r, bool d
 
 			if (!m->metric || strcmp(m->metric, f->metric))
 				continue;
-			for (size_t g = 0; g < r->ngroups; g++)
-				if (r->groups[g].pc_seen &&
-				    !page_cache_field_unknown(m, &r->groups[g].pc,
-							      r->direct_io_missing))
-					sample(out, m->metric, &r->groups[g].lab,
-					       m->label ? pairs : NULL, field_get(m, &r->groups[g].pc));
+			for (size_t g = 0; g < r->ngroups; g++) {
+				const struct prom_group *gr = &r->groups[g];
+
+				if (gr->pc_seen &&
+				    !page_cache_field_unknown(m, &gr->pc, r->direct_io_missing))
+					sample(out, m->metric, &gr->lab, m->label ? pairs : NULL,
+					       field_get(m, &gr->pc));
+			}
 		}
 	}
 }

@@ -146,7 +146,9 @@ static void add_profile(cJSON *obj, const struct profile *p, bool timing)
 
 static const char *page_cache_unknown(const struct field *f, const void *rec, const void *run)
 {
-	return page_cache_field_unknown(f, rec, ((const struct run_result *)run)->direct_io_missing);
+	const struct run_result *r = run;
+
+	return page_cache_field_unknown(f, rec, r->direct_io_missing);
 }
 
 static cJSON *windows_json(const struct page_cache_view *v)

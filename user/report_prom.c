@@ -86,7 +86,8 @@ int report_prom_file(const char *path, const struct run_result *r)
 				goto out;
 	}
 	for (size_t j = 0; j < r->nother_blocks; j++)
-		if (prom_add_block(&blocks, &nblocks, (struct prom_labels){ 0 }, &r->other_blocks[j]))
+		if (prom_add_block(&blocks, &nblocks, (struct prom_labels){ 0 },
+				   &r->other_blocks[j]))
 			goto out;
 	run_name = run_label_of(path);
 	if (!run_name)

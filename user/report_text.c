@@ -143,7 +143,8 @@ static void print_io_table(FILE *out, const struct profile *p, bool timing)
 		fprintf(out, "%-16s %9llu %7llu %13s %13llu %9llu %9llu", io_kinds[k].name,
 			(unsigned long long)io->calls, (unsigned long long)io->errors, req,
 			(unsigned long long)io->transferred_bytes,
-			(unsigned long long)io->size_bytes.p50, (unsigned long long)io->size_bytes.p99);
+			(unsigned long long)io->size_bytes.p50,
+			(unsigned long long)io->size_bytes.p99);
 		if (timing)
 			fprintf(out, " %10.2f %10.2f", io->latency_ns.p50 / 1e3,
 				io->latency_ns.p99 / 1e3);
@@ -159,7 +160,8 @@ static void print_io_hists(FILE *out, const struct profile *p, bool timing)
 		if (!io)
 			continue;
 		if (io->size_bytes.count) {
-			fprintf(out, "\n%s: bytes transferred per successful call\n", io_kinds[k].name);
+			fprintf(out, "\n%s: bytes transferred per successful call\n",
+				io_kinds[k].name);
 			hist_print(out, io->size_hist, "bytes");
 		}
 		if (timing && io->latency_ns.count) {
@@ -190,7 +192,9 @@ static const char *path_tail(const char *path, int width)
 
 static const char *page_cache_unknown(const struct field *f, const void *rec, const void *run)
 {
-	return page_cache_field_unknown(f, rec, ((const struct run_result *)run)->direct_io_missing);
+	const struct run_result *r = run;
+
+	return page_cache_field_unknown(f, rec, r->direct_io_missing);
 }
 
 static void print_page_cache_header(FILE *out)
@@ -301,8 +305,8 @@ static void print_block_table(FILE *out, const char *title, const struct block_r
 			(unsigned long long)v->avg_bytes, (unsigned long long)v->sequential_pct,
 			v->lat.p50 / 1e3, v->lat.p99 / 1e3, v->qlat.p50 / 1e3, v->qlat.p99 / 1e3);
 		if (v->writeback || v->readahead || v->sync || v->meta)
-			fprintf(out, "    sync %llu, readahead %llu, meta %llu, writeback charged by "
-				     "dirtier %llu\n",
+			fprintf(out, "    sync %llu, readahead %llu, meta %llu, writeback "
+				     "charged by dirtier %llu\n",
 				(unsigned long long)v->sync, (unsigned long long)v->readahead,
 				(unsigned long long)v->meta, (unsigned long long)v->writeback);
 	}

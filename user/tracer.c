@@ -324,7 +324,8 @@ static int size_tracer(struct tracer *t, const struct tracer_config *cfg)
 	int ncpus;
 
 	if (access(BTF_PATH, R_OK)) {
-		fprintf(stderr, "iotrace: kernel BTF not found at %s (needs CONFIG_DEBUG_INFO_BTF)\n",
+		fprintf(stderr,
+			"iotrace: kernel BTF not found at %s (needs CONFIG_DEBUG_INFO_BTF)\n",
 			BTF_PATH);
 		return -1;
 	}
@@ -405,7 +406,8 @@ struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_e
 	if (load(t, cfg) || map_counters(t, cfg, on_event, ctx))
 		goto fail;
 	if (cfg->serve)
-		tracer_exclude(t, getpid()); /* serve's own syscalls are not the machine's workload */
+		/* serve's own syscalls are not the machine's workload. */
+		tracer_exclude(t, getpid());
 	t_attach = now_ms();
 	err = iotrace_bpf__attach(t->skel);
 	if (err) {

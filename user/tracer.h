@@ -33,6 +33,7 @@ struct tracer_config {
 enum tracer_hooks { HOOKS_PAGE_CACHE, HOOKS_DIRECT_IO, TRACER_HOOK_GROUPS };
 
 typedef int (*tracer_event_fn)(void *ctx, void *data, size_t size);
+typedef void (*tracer_label_fn)(const struct label_key *key, uint32_t slot, void *ctx);
 
 /* Loads and attaches everything; prints one line and returns NULL on failure. */
 struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_event, void *ctx);
@@ -83,7 +84,6 @@ int tracer_read_blocks(struct tracer *t, struct block_record **out, size_t *n);
  */
 int tracer_read_charged_inflight(struct tracer *t, struct block_record **out, size_t *n);
 /* serve: calls fn for every label (cgroup id, comm or "") and its slot. */
-int tracer_for_each_label(struct tracer *t,
-			  void (*fn)(const struct label_key *key, uint32_t slot, void *ctx), void *ctx);
+int tracer_for_each_label(struct tracer *t, tracer_label_fn fn, void *ctx);
 
 #endif

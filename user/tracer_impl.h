@@ -19,8 +19,9 @@ struct tracer {
 	const char *missing[TRACER_HOOK_GROUPS]; /* why a hook group is off, or NULL */
 };
 
+typedef bool (*inflight_visit_fn)(const struct block_rq_info *info, void *ctx);
+
 /* Calls visit on every request in the kernel's in-flight table until it returns true. */
-void tracer_for_each_inflight(struct tracer *t,
-			      bool (*visit)(const struct block_rq_info *info, void *ctx), void *ctx);
+void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *ctx);
 
 #endif

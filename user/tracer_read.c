@@ -117,7 +117,7 @@ void tracer_read_slot(struct tracer *t, uint32_t slot, struct dense_profile *d, 
 /* ---- serve's labels ---- */
 
 struct label_walk {
-	void (*fn)(const struct label_key *key, uint32_t slot, void *ctx);
+	tracer_label_fn fn;
 	void *ctx;
 };
 
@@ -129,8 +129,7 @@ static bool visit_label(const void *key, const void *value, void *ctx)
 	return false;
 }
 
-int tracer_for_each_label(struct tracer *t,
-			  void (*fn)(const struct label_key *key, uint32_t slot, void *ctx), void *ctx)
+int tracer_for_each_label(struct tracer *t, tracer_label_fn fn, void *ctx)
 {
 	struct label_walk w = { fn, ctx };
 
@@ -140,7 +139,7 @@ int tracer_for_each_label(struct tracer *t,
 /* ---- block requests in flight ---- */
 
 struct inflight_walk {
-	bool (*visit)(const struct block_rq_info *info, void *ctx);
+	inflight_visit_fn visit;
 	void *ctx;
 };
 
@@ -151,8 +150,7 @@ static bool visit_inflight(const void *key, const void *value, void *ctx)
 	return w->visit(value, w->ctx);
 }
 
-void tracer_for_each_inflight(struct tracer *t,
-			      bool (*visit)(const struct block_rq_info *info, void *ctx), void *ctx)
+void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *ctx)
 {
 	struct inflight_walk w = { visit, ctx };
 
