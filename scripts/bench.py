@@ -96,11 +96,13 @@ def workloads(tmp, quick):
     ]
 
 
-def tools(tmp):
-    """name -> function(argv, out_path) -> command line; out_path collects the tool's output."""
+def tools(tmp, baseline=None, only=None):
+    """name -> function(argv, out_path) -> command line; out_path collects the tool's output.
+    baseline: another iotrace binary (an earlier build) timed in the same run; only: keep
+    these tools (and "untraced")."""
     bt = tmp / "hist.bt"
     bt.write_text(BPFTRACE_SCRIPT)
-    return {
+    found = {
         "untraced": lambda argv, out: argv,
         "iotrace": lambda argv, out: [str(IOTRACE), "--json", "-o", str(out), "--"] + argv,
         "iotrace --no-time": lambda argv, out: [str(IOTRACE), "--no-time", "--json", "-o",
@@ -113,6 +115,13 @@ def tools(tmp):
             "bpftrace", "-o", str(out), str(bt), "-c", " ".join(argv)],
         "floor (no-op tp_btf)": lambda argv, out: [str(FLOOR), "--"] + argv,
     }
+    if baseline:
+        found["baseline iotrace"] = lambda argv, out: [baseline, "--json", "-o", str(out),
+                                                       "--"] + argv
+        found["baseline iotrace --no-time"] = lambda argv, out: [
+            baseline, "--no-time", "--json", "-o", str(out), "--"] + argv
+    return {k: v for k, v in found.items()
+            if not only or k == "untraced" or k.startswith("baseline") or k in only}
 
 
 def timed(argv, cmd_out):
@@ -148,7 +157,7 @@ def run_once(cmd, stdin, cold, cmd_out):
 def counts(tool, out):
     """(reads, writes) a tool reported, or None when it reports none."""
     text = Path(out).read_text(errors="replace") if Path(out).exists() else ""
-    if tool.startswith("iotrace"):
+    if "iotrace" in tool:
         s = json.loads(text)["totals"]["syscalls"]
         return s.get("read", {}).get("calls", 0), s.get("write", {}).get("calls", 0)
     if tool.startswith("strace") or tool.startswith("perf"):
@@ -249,7 +258,7 @@ def target_lines(results, extra):
                     f"×{cell['ratio']:.2f} | {f'×{floor:.3f}' if floor else 'n/a'} | "
                     f"{'yes' if cell['cmd_ratio'] <= bound else 'no'} |")
     exact = all(row[t]["counts_equal_strace"] is not False
-                for row in results.values() for t in row if t.startswith("iotrace"))
+                for row in results.values() for t in row if "iotrace" in t)
     rss = extra["peak_rss_kib"] / 1024
     rows += [f"| start-up | ≤ 50 ms | {extra['startup_ms']:.0f} ms | | | "
              f"{'yes' if extra['startup_ms'] <= 50 else 'no'} |",
@@ -265,6 +274,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small inputs (smoke test)")
     ap.add_argument("--out", default=str(ROOT / "docs"))
     ap.add_argument("--only", action="append", help="run only this workload (repeatable)")
+    ap.add_argument("--tools", action="append", help="run only this tool (repeatable)")
+    ap.add_argument("--baseline", metavar="IOTRACE",
+                    help="also time this iotrace binary (an earlier build) in the same run")
     ap.add_argument("--render", metavar="JSON",
                     help="only rewrite the table and chart from an earlier performance.json")
     args = ap.parse_args()
@@ -284,7 +296,7 @@ def main():
     with tempfile.TemporaryDirectory(dir="/var/tmp") as t:
         tmp = Path(t)
         wls = [w for w in workloads(tmp, args.quick) if not args.only or w.name in args.only]
-        tl = tools(tmp)
+        tl = tools(tmp, args.baseline, args.tools)
         for wl in wls:
             print(f"  BENCH    {wl.name}", flush=True)
             walls = {name: [] for name in tl}
@@ -328,6 +340,13 @@ def main():
                     "error": errors.get(name) if not w else None,
                 }
             results[wl.name] = row
+        if args.tools:  # a partial run: the tables only, in --out
+            extra = {"command_time": command_table(results), "partial": True}
+            (out_dir / "performance.json").write_text(json.dumps(
+                {"runs": args.runs, "quick": args.quick, "results": results, **extra},
+                indent=1) + "\n")
+            print(json.dumps(extra["command_time"], indent=1))
+            return
         extra = {"startup_ms": startup_ms(9),
                  # CO-RE against the whole kernel BTF instead of the minimal one (user/kbtf.h)
                  "startup_full_btf_ms": startup_ms(9, {**os.environ, "IOTRACE_FULL_BTF": "1"})}
@@ -346,7 +365,10 @@ def command_table(results):
     out = {}
     for wl, row in results.items():
         base = row["untraced"]["cmd_median_s"]
-        rw = row.get("strace -f -c", {}).get("reads_writes")
+        # strace's count of read/write calls, or iotrace's (equal to it: tested) without it.
+        rw = row.get("strace -f -c", {}).get("reads_writes") or next(
+            (c["reads_writes"] for t, c in row.items() if "iotrace" in t and c["reads_writes"]),
+            None)
         calls = sum(rw) if rw else 0
         out[wl] = {}
         for tool, cell in row.items():
