@@ -22,9 +22,9 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLI
 	-Wall -Wno-unused-function $(WERROR) -MMD -MP
 LIBS := -lbpf -lelf -lz -lcjson -lseccomp -lmicrohttpd
 
-# Kernel programs linked into the tracer's one skeleton, one concern per file.
-TRACER_BPF := bpf/proc.bpf.c bpf/syscalls.bpf.c bpf/pagecache.bpf.c bpf/block.bpf.c
-TRACER_BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(TRACER_BPF))
+# The tracer's kernel programs: one file per concern, compiled as one unit (bpf/iotrace.bpf.c
+# includes the others; -MMD tracks them).
+TRACER_BPF_OBJS := $(OUTPUT)/bpf/iotrace.bpf.o
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/user/min_btf.o
 # Structs the programs pass to bpf_rdonly_cast: KERNEL_CAST_STRUCTS in bpf/iotrace.h.

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
+ * Part of bpf/iotrace.bpf.c, which builds every part into one object.
+ *
  * Block I/O per process and disk. A request is charged when it starts (block_io_start,
  * in the submitting task, or block_rq_insert/issue for requests that skip accounting such
  * as flushes): to the submitter if it is traced; otherwise, for writeback done by a
@@ -8,14 +10,6 @@
  * tgid 0, "other I/O" (journal, metadata, other processes), so per-disk totals add up to
  * what the disk did. Completion (block_rq_complete) adds sizes and latencies.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
-#include "maps.bpf.h"
-
-char LICENSE[] SEC("license") = "GPL";
-
 #define REQ_OP_BITS 8
 
 /* Snoop mode: stream completions; filters on the charged process, disk and cgroup. */

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Maps and globals shared by the tracer's kernel programs. Every tracer .bpf.c includes this
- * file; every definition is __weak so `bpftool gen object` merges them into one map.
+ * Maps and globals shared by the tracer's kernel programs (the parts of iotrace.bpf.c).
  * Sizes marked "set at load" are adjusted by the loader before the object is loaded.
  */
 #ifndef IOTRACE_MAPS_BPF_H
@@ -16,7 +15,7 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 	__uint(max_entries, 32768 / 4);
-} proc_slot SEC(".maps") __weak;
+} proc_slot SEC(".maps");
 
 /* [cpu][slot][syscall] counters (set at load: ncpus * nr_slots * MAX_SYSCALLS). */
 struct {
@@ -25,7 +24,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct syscall_stat);
 	__uint(max_entries, 1);
-} syscall_stats SEC(".maps") __weak;
+} syscall_stats SEC(".maps");
 
 /* [cpu][slot][io_kind] sizes and histograms (set at load: ncpus * nr_slots * IO_KINDS). */
 struct {
@@ -34,7 +33,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct io_stat);
 	__uint(max_entries, 1);
-} io_stats SEC(".maps") __weak;
+} io_stats SEC(".maps");
 
 /* Start of each thread's current syscall, indexed by tid & inflight_mask (set at load). */
 struct {
@@ -42,45 +41,45 @@ struct {
 	__type(key, __u32);
 	__type(value, struct inflight);
 	__uint(max_entries, 1);
-} inflight SEC(".maps") __weak;
+} inflight SEC(".maps");
 
 /* Process lifecycle events (fork, exec, exit, rename): rare, so a ring buffer is cheap. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
-} proc_events SEC(".maps") __weak;
+} proc_events SEC(".maps");
 
 /* Set by the loader before load. */
-const volatile __u32 nr_slots __weak = DEFAULT_SLOTS;
-const volatile __u32 inflight_mask __weak = 0;
-const volatile bool timing __weak = true;
+const volatile __u32 nr_slots = DEFAULT_SLOTS;
+const volatile __u32 inflight_mask = 0;
+const volatile bool timing = true;
 /* Syscall numbers resolved by the loader from libseccomp, so none is typed by hand here. */
-const volatile __u32 nr_execve __weak = 0;
-const volatile __u32 nr_execveat __weak = 0;
-const volatile __u32 nr_rt_sigreturn __weak = 0;
-const volatile __u32 nr_fork __weak = 0;
-const volatile __u32 nr_vfork __weak = 0;
-const volatile __u32 nr_clone __weak = 0;
-const volatile __u32 nr_clone3 __weak = 0;
-const volatile __u8 io_kind_of[MAX_SYSCALLS] __weak = {};
-const volatile __u8 io_request_arg[IO_KINDS] __weak = {};
+const volatile __u32 nr_execve = 0;
+const volatile __u32 nr_execveat = 0;
+const volatile __u32 nr_rt_sigreturn = 0;
+const volatile __u32 nr_fork = 0;
+const volatile __u32 nr_vfork = 0;
+const volatile __u32 nr_clone = 0;
+const volatile __u32 nr_clone3 = 0;
+const volatile __u8 io_kind_of[MAX_SYSCALLS] = {};
+const volatile __u8 io_request_arg[IO_KINDS] = {};
 
 /*
  * serve: slots stand for labels (cgroup, and comm with --comm) instead of processes, every
  * process on the machine is counted under its label, and slots are never recycled.
  */
-const volatile bool serve __weak = false;
-const volatile bool label_comm __weak = false;
-const volatile __u32 nr_cgroup_filters __weak = 0;
-const volatile __u64 cgroup_filter_id[MAX_CGROUP_FILTERS] __weak = {};
-const volatile __u32 cgroup_filter_level[MAX_CGROUP_FILTERS] __weak = {};
+const volatile bool serve = false;
+const volatile bool label_comm = false;
+const volatile __u32 nr_cgroup_filters = 0;
+const volatile __u64 cgroup_filter_id[MAX_CGROUP_FILTERS] = {};
+const volatile __u32 cgroup_filter_level[MAX_CGROUP_FILTERS] = {};
 
 /* serve (bpf/proc.bpf.c): labels the current process tgid and returns its slot. */
 int serve_label_slot(__u32 tgid, __u64 comm_addr);
 
 /* Allocation bitmap of slots; the loader frees a slot after harvesting its counters. */
-__u64 slot_used[MAX_SLOTS / 64] __weak = {};
-__u64 drops[DROP_COUNTERS] __weak = {};
+__u64 slot_used[MAX_SLOTS / 64] = {};
+__u64 drops[DROP_COUNTERS] = {};
 
 /*
  * A kernel pointer re-typed as "untrusted": loads through it (and through the pointers read
@@ -96,7 +95,7 @@ __u64 drops[DROP_COUNTERS] __weak = {};
  * a constant (read-only data is frozen) and drops the branch not taken.
  */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
-const volatile __u32 kernel_type_id[KERNEL_CAST_TYPES] __weak = {};
+const volatile __u32 kernel_type_id[KERNEL_CAST_TYPES] = {};
 #define UNTRUSTED(name, p)                                                                  \
 	((struct name *)bpf_rdonly_cast((p), kernel_type_id[KT_##name] ?:                   \
 						     bpf_core_type_id_kernel(struct name)))

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
+ * Part of bpf/iotrace.bpf.c, which builds every part into one object.
+ *
  * Page cache and readahead per (traced process, file), from the readahead:* and filemap:*
  * tracepoints. All of them fire in the reading or faulting task itself, synchronously:
  *
@@ -12,14 +14,6 @@
  * Readahead pages and requested pages are kept in per-(process, file) bitmaps so that
  * "unused readahead" (brought in, never requested) is exact, not a resident-minus-read guess.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
-#include "maps.bpf.h"
-
-char LICENSE[] SEC("license") = "GPL";
-
 #define PAGE_SHIFT 12
 #define S_IFMT 00170000
 #define S_IFREG 0100000

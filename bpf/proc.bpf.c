@@ -1,17 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
+ * Part of bpf/iotrace.bpf.c, which builds every part into one object.
+ *
  * Process tree of the traced command: new processes inherit tracing from a traced
  * parent, exec and rename refresh the name, and the last thread's exit retires the
  * process so the loader can harvest and recycle its slot.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
-#include "maps.bpf.h"
-
-char LICENSE[] SEC("license") = "GPL";
-
 /* Lowest clear bit of a word that is not all ones, as an index 0..63. */
 static __always_inline __u32 lowest_clear_bit(__u64 word)
 {

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
+ * Part of bpf/iotrace.bpf.c, which builds every part into one object.
+ *
  * Per-process syscall counters and read/write-family histograms, aggregated in the
  * kernel. This is the hot path: it runs for every syscall on the machine, so an
  * untraced task costs one task lookup and one inlined array read, and a traced one
@@ -13,14 +15,6 @@
  * kernel skips a run that would nest in a running one (the per-program "active" count of
  * bpf_trace_run). A locked add costs ~20 cycles; a read accounts up to seven of them.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
-#include "maps.bpf.h"
-
-char LICENSE[] SEC("license") = "GPL";
-
 /* Largest syscall return value that is an error: the kernel's -MAX_ERRNO..-1 range. */
 #define MAX_ERRNO 4095
 /* iovec entries read to size a readv/writev request; longer arrays count as unknown. */

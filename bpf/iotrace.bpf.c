@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tracer's kernel programs: one file per concern, built as this one translation unit.
+ * Not objects linked by `bpftool gen object`: libbpf 1.1's static linker cannot link two
+ * objects that both call the bpf_rdonly_cast kfunc ("failed to resolve size of underlying
+ * type"), and the syscall, page-cache and block programs all walk kernel pointers with it
+ * (UNTRUSTED in maps.bpf.h).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "maps.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#include "proc.bpf.c"      /* process tree, slots, serve's labels */
+#include "syscalls.bpf.c"  /* syscall counters, the per-file ledger's syscall side */
+#include "pagecache.bpf.c" /* page cache and readahead per (process, file) */
+#include "block.bpf.c"     /* block I/O per process, disk and file */
