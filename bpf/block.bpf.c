@@ -45,6 +45,17 @@ struct {
 	__type(value, struct dirtier_info);
 } dirtier SEC(".maps");
 
+/* Per (owner, file, disk, op); the loader harvests one epoch while the other fills. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_FILE_BLOCKS);
+	__type(key, struct file_block_key);
+	__type(value, struct block_stat);
+} file_blocks SEC(".maps");
+
+/* The generation (0 or 1) of file_blocks keys being filled; flipped by the loader. */
+__u32 block_epoch = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22); /* snoop's size; run mode shrinks it to one page */
@@ -72,20 +83,34 @@ static __always_inline __u32 chargeable_tgid(struct task_struct *task)
 	return serve ? *entry : task->tgid;
 }
 
+/* Pages a traced process dirties, on its ledger entry for the file (run mode and serve). */
+static __always_inline void count_dirtied(struct task_struct *task, struct inode *host,
+					  struct folio *folio)
+{
+	struct file_stat *st;
+	__u32 idx;
+
+	if (snoop || !regular_file(host))
+		return;
+	st = file_stat_of(task, thread_state(task), host, &idx);
+	if (st)
+		__sync_fetch_and_add(&st->dirtied_pages, 1ULL << (folio_order(folio) & 31));
+}
+
 SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(handle_writeback_dirty_folio, struct folio *folio, struct address_space *mapping)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	/* Probe reads, not field walks of the trusted argument: see UNTRUSTED in maps.bpf.h. */
-	struct inode *host = mapping ? BPF_CORE_READ(mapping, host) : NULL;
+	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
 	struct dirtier_info *known, who = { .tgid = chargeable_tgid(task) };
 	struct path_key key;
 
 	if (!who.tgid || !host)
 		return 0;
-	key.dev = BPF_CORE_READ(host, i_sb, s_dev);
+	count_dirtied(task, host, UNTRUSTED(folio, folio));
+	key.dev = host->i_sb->s_dev;
 	key.pad = 0;
-	key.ino = BPF_CORE_READ(host, i_ino);
+	key.ino = host->i_ino;
 	known = bpf_map_lookup_elem(&dirtier, &key);
 	if (known && known->tgid == who.tgid)
 		return 0;
@@ -127,6 +152,8 @@ struct done {
 	__u64 now, sector;
 	__u32 flags, bytes;
 	int error;
+	__u32 fdev; /* the file it is charged to (ino 0: none) */
+	__u64 ino;
 };
 
 static void account(struct block_key *key, struct block_rq_info *info, struct done *d);
@@ -160,7 +187,8 @@ static __always_inline bool known_request(struct request *rq)
 	key.dev = old->dev;
 	key.op = old->op;
 	key.pad = 0;
-	struct done d = { .sector = old->sector, .flags = old->flags, .bytes = old->bytes };
+	struct done d = { .sector = old->sector, .flags = old->flags, .bytes = old->bytes,
+			  .fdev = old->fdev, .ino = old->ino };
 
 	if (snoop)
 		emit(old, &key, &d, true);
@@ -169,6 +197,24 @@ static __always_inline bool known_request(struct request *rq)
 	__sync_fetch_and_add(&drops[DROP_BLOCK_UNSEEN], 1);
 	bpf_map_delete_elem(&block_inflight, &rq);
 	return false;
+}
+
+/*
+ * An O_DIRECT request's pages are the process's own buffer, not the file's: its file is the
+ * one of the O_DIRECT call this thread is in (iomap_dio_rw_begin noted it).
+ */
+static __always_inline void direct_io_file(struct task_struct *task, struct path_key *file)
+{
+	__u32 key = task->pid & (THREAD_STATES - 1);
+	struct thread_state *t;
+
+	if (file->ino || (task->flags & PF_KTHREAD))
+		return;
+	t = bpf_map_lookup_elem(&thread_states, &key);
+	if (t && t->tid == task->pid && t->dio_ino) {
+		file->dev = t->dio_dev;
+		file->ino = t->dio_ino;
+	}
 }
 
 static __always_inline void start_request(struct request *rq, bool issued)
@@ -189,7 +235,9 @@ static __always_inline void start_request(struct request *rq, bool issued)
 	info.sector = rq->__sector;
 	info.dev = disk_dev(rq);
 	file = first_page_file(rq);
+	direct_io_file(task, &file);
 	info.ino = file.ino;
+	info.fdev = file.dev;
 	info.tgid = chargeable_tgid(task);
 	if (info.tgid) {
 		info.charge = CHARGE_SUBMITTER;
@@ -259,15 +307,12 @@ static __always_inline bool has_flag(__u32 flags, int bit)
 	return flags & (1U << bit);
 }
 
-static void account(struct block_key *key, struct block_rq_info *info, struct done *d)
+static void add_request(struct block_stat *st, struct block_rq_info *info, struct done *d)
 {
-	struct block_stat *st = lookup_or_init(&block_stats, key, &zero_stat, DROP_BLOCK_KEYS, NULL);
 	__u32 flags = d->flags, bytes = d->bytes;
 	__u64 now = d->now, sector = d->sector;
 	int error = d->error;
 
-	if (!st)
-		return;
 	__sync_fetch_and_add(&st->requests, 1);
 	__sync_fetch_and_add(&st->bytes, bytes);
 	if (error)
@@ -296,6 +341,24 @@ static void account(struct block_key *key, struct block_rq_info *info, struct do
 		__sync_fetch_and_add(&st->qlat_hist[log2_bucket(now - info->start_ns)], 1);
 		__sync_fetch_and_add(&st->qlat_ns, now - info->start_ns);
 	}
+}
+
+/* A completed request, on its (owner, disk, op) and on its (owner, file, disk, op). */
+static void account(struct block_key *key, struct block_rq_info *info, struct done *d)
+{
+	struct block_stat *st = lookup_or_init(&block_stats, key, &zero_stat, DROP_BLOCK_KEYS, NULL);
+	struct file_block_key fk = {
+		.owner = key->owner, .fdev = d->ino ? d->fdev : 0, .ino = d->ino, .disk = key->dev,
+		.op = key->op, .epoch = block_epoch & 1,
+	};
+
+	if (st)
+		add_request(st, info, d);
+	if (serve) /* serve reports labels, never files */
+		return;
+	st = lookup_or_init(&file_blocks, &fk, &zero_stat, DROP_FILE_BLOCKS, NULL);
+	if (st)
+		add_request(st, info, d);
 }
 
 static void emit(struct block_rq_info *info, struct block_key *key, struct done *d, bool late)
@@ -348,6 +411,7 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 
 	struct done d = {
 		.now = now, .sector = sector, .flags = flags, .bytes = nr_bytes, .error = error,
+		.fdev = info ? info->fdev : 0, .ino = info ? info->ino : 0,
 	};
 
 	if (snoop) {

@@ -34,7 +34,7 @@
  * the one list of them: the enum below, the loader's names (user/tracer.c) and the build's
  * list of ids to record (Makefile, which reads this line) all come from it.
  */
-#define KERNEL_CAST_STRUCTS(X) X(address_space) X(folio) X(inode) X(kiocb)
+#define KERNEL_CAST_STRUCTS(X) X(address_space) X(file) X(folio) X(inode) X(kiocb) X(task_struct)
 
 #define KT_ENUM_ENTRY(name) KT_##name,
 enum kernel_cast_type { KERNEL_CAST_STRUCTS(KT_ENUM_ENTRY) KERNEL_CAST_TYPES };
@@ -93,11 +93,27 @@ struct io_stat {
 	__u64 lat_hist[HIST_BUCKETS];  /* timed calls by latency in ns */
 };
 
-/* In-flight syscall of one thread, kept from sys_enter to sys_exit. */
-struct inflight {
-	__u32 tid; /* tag: the slot is shared by tids equal modulo its size */
-	__u32 nr;
-	__u64 start_ns;
+/* Per thread: which file each recently used fd was, for the ledger (see thread_io). */
+#define FD_CACHE 4
+struct fd_cache {
+	__u64 file; /* the struct file the fd pointed to */
+	__u64 ino;  /* its inode number: the address of a freed file may come back */
+	__u32 fd;
+	__u32 idx;  /* its ledger entry (file_stats index) */
+	__u32 gen;  /* the entry's gen then: a recycled entry has another */
+	__u32 pad;
+};
+
+/*
+ * One thread's syscall state, from sys_enter to sys_exit, in an array indexed by
+ * tid & mask and tagged by tid (tids equal modulo its size take turns).
+ */
+struct thread_io {
+	__u32 tid;
+	__u32 nr;       /* the syscall in flight (sys_enter) */
+	__u64 start_ns; /* its start, when timed */
+	__u32 close_idx, close_gen; /* close(): its file's entry + 1, resolved at sys_enter */
+	struct fd_cache fds[FD_CACHE]; /* direct-mapped by fd */
 };
 
 /* Drop and collision counters, one array in .bss, printed in every report. */
@@ -107,11 +123,13 @@ enum drop_counter {
 	DROP_UNTIMED,       /* sys_exit without a matching sys_enter timestamp */
 	DROP_FILES,         /* page-cache events of (process, file) pairs beyond MAX_FILES */
 	DROP_CHUNKS,        /* 2 MiB page-bitmap chunks that did not fit: unused readahead inexact */
-	DROP_PATHS,         /* files whose path did not fit in the path table */
+	DROP_PATHS,         /* files whose name did not fit in the name table */
+	DROP_FILE_ROWS,     /* file syscalls not counted per file: the row table was full */
 	DROP_BLOCK_INFLIGHT, /* block requests started when the in-flight table was full */
 	DROP_BLOCK_KEYS,    /* completions of (process, disk, op) beyond the stats table */
 	DROP_BLOCK_EVENTS,  /* snoop events the ring buffer had no room for */
 	DROP_BLOCK_UNSEEN,  /* completions the kernel skipped (nested in an IRQ), counted late */
+	DROP_FILE_BLOCKS,   /* completions not counted per file: the per-file table was full */
 	DROP_COUNTERS,
 };
 
@@ -137,16 +155,69 @@ struct iot_proc_event {
 
 _Static_assert(sizeof(struct syscall_stat) == 24, "syscall_stat layout");
 _Static_assert(sizeof(struct io_stat) == 8 * (7 + 2 * HIST_BUCKETS), "io_stat layout");
-_Static_assert(sizeof(struct inflight) == 16, "inflight layout");
+_Static_assert(sizeof(struct thread_io) == 24 + 32 * FD_CACHE, "thread_io layout");
 _Static_assert(sizeof(struct iot_proc_event) == 32 + COMM_LEN + ARGS_LEN, "proc_event layout");
+
+/* ---- the per-file ledger (bpf/ledger.bpf.c) ---- */
+
+#define MAX_FILES 8192       /* (owner, file) entries in the kernel at once */
+#define MAX_FILE_ROWS 16384  /* (entry, syscall) rows at once */
+#define MAX_NAMES 8192       /* file names not yet read by the loader */
+#define MAX_CHUNKS 65536
+#define NAME_BUF 768         /* a path's names, leaf first, NUL-terminated each */
+#define NAME_PART_MAX 256    /* NAME_MAX + 1 */
+
+/*
+ * Syscalls counted per (process, file), as strace names them; the loader resolves their
+ * numbers (file_op_of) and where each finds its file descriptor (fd_arg). A copy between two
+ * files counts on both: the source under its name, the destination under NAME_dst (fd2_arg,
+ * fd2_op), reported under the syscall's name too.
+ */
+#define FILE_OPS(X)                                                                               \
+	X(read) X(write) X(pread64) X(pwrite64) X(readv) X(writev) X(preadv) X(pwritev)           \
+	X(preadv2) X(pwritev2) X(sendfile) X(sendfile_dst) X(copy_file_range)                     \
+	X(copy_file_range_dst) X(splice) X(splice_dst) X(fsync) X(fdatasync) X(sync_file_range)   \
+	X(fallocate) X(ftruncate) X(open) X(openat) X(openat2) X(creat) X(close) X(mmap) X(lseek) \
+	X(getdents64) X(fadvise64) X(readahead)
+#define FOP_ENUM_ENTRY(name) FOP_##name,
+enum file_op { FOP_NONE = 0, FILE_OPS(FOP_ENUM_ENTRY) FILE_OPS_END };
+#define FILE_OP_SLOTS 32
+
+/* Where a file op finds its fd: an argument, its return value (opens), or sys_enter (close). */
+enum fd_arg { FD_NONE = 0, FD_ARG1, FD_ARG2, FD_ARG3, FD_ARG5, FD_RET, FD_ENTER };
+
+/* One syscall's numbers on one (owner, file). */
+struct file_row {
+	__u64 calls;
+	__u64 errors;
+	__u64 requested;   /* bytes asked for (read/write family) */
+	__u64 transferred; /* bytes moved by successful calls, on this file's side */
+	__u64 total_ns;    /* time of the timed calls */
+	__u64 lat_hist[HIST_BUCKETS];
+};
+
+/* What kind of file a name belongs to. */
+enum file_kind {
+	FK_FILE = 0, FK_DIR, FK_PIPE, FK_FIFO, FK_SOCKET, FK_CHR, FK_BLK, FK_LINK, FK_ANON, FK_MEMFD,
+	FK_KINDS,
+};
+
+/* A file's name as the kernel side saw it when the ledger first met the file. */
+struct file_name {
+	__u32 kind;    /* enum file_kind */
+	__u32 deleted; /* no link left (i_nlink 0) */
+	__u32 rdev;    /* device number of a character or block device (kernel dev_t) */
+	__u16 sock_family, sock_type;
+	__u16 sock_protocol;
+	__u16 nparts;    /* names in buf, leaf first */
+	__u32 truncated; /* deeper or longer than buf: the top of the path is missing */
+	__u32 done;      /* written completely: the loader may read it */
+	__u32 pad;
+	char buf[NAME_BUF + NAME_PART_MAX];
+};
 
 /* ---- page cache and readahead (bpf/pagecache.bpf.c) ---- */
 
-#define MAX_FILES 4096 /* (process, file) pairs with page-cache counters */
-#define MAX_PATHS 1024 /* distinct files whose path is recorded */
-#define MAX_CHUNKS 65536
-#define PATH_PARTS 12  /* dentry names kept, leaf first */
-#define PART_LEN 64
 /* The used/readahead page bitmaps come in chunks of 512 pages (2 MiB of 4 KiB pages). */
 #define CHUNK_SHIFT 9
 #define CHUNK_WORDS ((1 << CHUNK_SHIFT) / 64)
@@ -179,8 +250,13 @@ struct file_key {
 	__u64 ino;
 };
 
+/* A ledger entry: one (owner, file). */
 struct file_stat {
 	struct file_key key;
+	__u32 gen;   /* bumped by the loader when it recycles the entry */
+	__u32 epoch; /* ledger_epoch when the entry was last touched */
+	__u32 row[FILE_OP_SLOTS]; /* file_rows index + 1 of each op's row; 0: none yet */
+	__u64 dirtied_pages;   /* pages this process dirtied in the file (writeback_dirty_folio) */
 	__u64 requested_pages; /* pages asked for by buffered reads (page-cache lookups) */
 	__u64 miss_pages;      /* requested pages the read had to add to the cache */
 	__u64 added_pages;     /* every page this process added to the cache for the file */
@@ -218,13 +294,8 @@ struct path_key {
 	__u64 ino;
 };
 
-struct path_parts {
-	__u32 nparts;     /* names in part[], leaf first; the last one is the fs root's child */
-	__u32 truncated;  /* deeper than PATH_PARTS */
-	char part[PATH_PARTS][PART_LEN];
-};
-
 _Static_assert(sizeof(struct file_key) == 16, "file_key layout");
+_Static_assert(FILE_OPS_END <= FILE_OP_SLOTS, "file ops fit their slots");
 _Static_assert(sizeof(struct chunk_bits) == 128, "chunk_bits layout");
 
 /* ---- block I/O (bpf/block.bpf.c) ---- */
@@ -258,12 +329,28 @@ struct block_stat {
 	__u64 lat_ns, qlat_ns;          /* sums */
 };
 
+/*
+ * Block I/O of one (owner, file, disk, op); ino 0 is I/O of no file (journal, metadata,
+ * swap). epoch: the loader reads one generation while the kernel fills the other.
+ */
+#define MAX_FILE_BLOCKS 8192
+struct file_block_key {
+	__u32 owner;
+	__u32 fdev; /* the file's filesystem (s_dev), 0 with ino 0 */
+	__u64 ino;
+	__u32 disk; /* kernel dev_t of the disk */
+	__u16 op;   /* enum block_op */
+	__u16 epoch;
+};
+
 /* A started request, until it completes (block_inflight, keyed by struct request *). */
 struct block_rq_info {
 	__u64 start_ns, issue_ns;
 	__u64 sector;
 	__u64 cgroup;
-	__u64 ino;
+	__u64 ino;  /* the file the request is charged to (its first page's, or O_DIRECT's) */
+	__u32 fdev; /* ... and its filesystem */
+	__u32 pad;
 	__u32 tgid, dev;
 	__u32 charge, flags;
 	__u64 rq_id; /* bio pointer: with sector, tells a reused request struct from the same one */

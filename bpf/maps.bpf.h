@@ -35,11 +35,11 @@ struct {
 	__uint(max_entries, 1);
 } io_stats SEC(".maps");
 
-/* Start of each thread's current syscall, indexed by tid & inflight_mask (set at load). */
+/* Each thread's syscall state (thread_io), indexed by tid & inflight_mask (set at load). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
-	__type(value, struct inflight);
+	__type(value, struct thread_io);
 	__uint(max_entries, 1);
 } inflight SEC(".maps");
 

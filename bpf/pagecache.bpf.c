@@ -15,38 +15,10 @@
  * "unused readahead" (brought in, never requested) is exact, not a resident-minus-read guess.
  */
 #define PAGE_SHIFT 12
-#define S_IFMT 00170000
-#define S_IFREG 0100000
 #define FMODE_RANDOM 0x1000
 #define O_DIRECT 040000
 /* Threads with page-cache state at once; tids equal modulo this share a slot (tag check). */
 #define THREAD_STATES 4096
-
-/* (process, file) -> index into file_stats */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_FILES);
-	__type(key, struct file_key);
-	__type(value, __u32);
-} file_index SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, MAX_FILES);
-	__type(key, __u32);
-	__type(value, struct file_stat);
-} file_stats SEC(".maps");
-
-/*
- * file_stats entries of exited processes, handed back by the loader after it read them
- * (run mode), so long runs and process storms keep their page-cache counters.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_QUEUE);
-	__uint(max_entries, MAX_FILES);
-	__type(value, __u32);
-} free_files SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -55,14 +27,6 @@ struct {
 	__type(key, struct chunk_key);
 	__type(value, struct chunk_bits);
 } page_bits SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, MAX_PATHS);
-	__type(key, struct path_key);
-	__type(value, struct path_parts);
-} file_paths SEC(".maps");
 
 /* Per-thread links between events; see the header comment. */
 struct thread_state {
@@ -85,7 +49,9 @@ struct thread_state {
 	__u32 used_gen, used_file;
 	void *cached_inode; /* file_stat_of()'s last answer */
 	__u64 cached_ino;
-	__u32 cached_idx, pad2;
+	__u32 cached_idx, cached_gen;
+	__u32 dio_dev, pad2; /* the file of the O_DIRECT call in progress (block.bpf.c) */
+	__u64 dio_ino;
 };
 
 struct {
@@ -95,10 +61,7 @@ struct {
 	__type(value, struct thread_state);
 } thread_states SEC(".maps");
 
-__u32 nr_files = 0;
-
 static const struct chunk_bits zero_bits;
-static const struct path_parts zero_parts;
 
 /* The current task if its process is traced (and past its execve), else NULL. */
 static __always_inline struct task_struct *traced_task(void)
@@ -140,82 +103,6 @@ static __always_inline __u64 last_page(struct inode *inode)
 	return size > 0 ? ((__u64)size - 1) >> PAGE_SHIFT : 0;
 }
 
-struct path_walk {
-	struct dentry *d;
-	struct path_parts *pp;
-	bool done;
-};
-
-static long path_step(__u32 i, void *data)
-{
-	struct path_walk *w = data;
-	struct dentry *d = w->d; /* CO-RE reads must start from a kernel type, not ours */
-	struct dentry *parent = BPF_CORE_READ(d, d_parent);
-
-	if (!parent || parent == d || i >= PATH_PARTS) {
-		w->done = true;
-		return 1;
-	}
-	bpf_probe_read_kernel_str(w->pp->part[i], PART_LEN, BPF_CORE_READ(d, d_name.name));
-	w->pp->nparts = i + 1;
-	w->d = parent;
-	return 0;
-}
-
-/* Names from the file's dentry up to its filesystem root, recorded once per file. */
-static void record_path(struct inode *inode, struct path_key *pk)
-{
-	struct hlist_node *alias = BPF_CORE_READ(inode, i_dentry.first);
-	struct path_parts *pp;
-	bool created;
-
-	if (!alias)
-		return;
-	pp = lookup_or_init(&file_paths, pk, &zero_parts, DROP_PATHS, &created);
-	if (!pp || !created)
-		return;
-	struct path_walk w = { .d = container_of(alias, struct dentry, d_u.d_alias), .pp = pp };
-
-	/* bpf_loop: the verifier checks one step, not PATH_PARTS unrolled copies. */
-	if (bpf_loop(PATH_PARTS, path_step, &w, 0) == PATH_PARTS && !w.done)
-		pp->truncated = 1;
-}
-
-/*
- * Index of (owner, file) in file_stats, created on first use; -1 when the table is full.
- * Global, so the verifier checks it once rather than in every program that calls it; the
- * inode comes as a plain address and is read with probe reads here.
- */
-__noinline int file_index_of(__u32 owner, __u32 dev, __u64 ino, __u64 inode_addr)
-{
-	struct file_key key = { .owner = owner, .dev = dev, .ino = ino };
-	struct path_key pk = { .dev = dev, .ino = ino };
-	struct file_stat *st;
-	__u32 *found, idx;
-	bool created;
-
-	found = bpf_map_lookup_elem(&file_index, &key);
-	if (found)
-		return *found;
-	if (bpf_map_pop_elem(&free_files, &idx))
-		idx = __sync_fetch_and_add(&nr_files, 1);
-	if (idx >= MAX_FILES) {
-		__sync_fetch_and_add(&drops[DROP_FILES], 1);
-		return -1;
-	}
-	found = lookup_or_init(&file_index, &key, &idx, DROP_FILES, &created);
-	if (!created) {
-		/* Another CPU created it first (use its index), or the hash is full. */
-		bpf_map_push_elem(&free_files, &idx, 0);
-		return found ? *found : -1;
-	}
-	st = bpf_map_lookup_elem(&file_stats, &idx);
-	if (st)
-		st->key = key;
-	record_path((struct inode *)inode_addr, &pk);
-	return idx;
-}
-
 static __always_inline struct file_stat *file_stat_lookup(struct task_struct *task,
 							  struct inode *inode, __u32 *idxp)
 {
@@ -232,7 +119,7 @@ static __always_inline struct file_stat *file_stat_lookup(struct task_struct *ta
 	}
 	/* Global functions take scalars only: copy the pointer's value out as a number. */
 	bpf_probe_read_kernel(&addr, sizeof(addr), &inode);
-	idx = file_index_of(owner, inode->i_sb->s_dev, inode->i_ino, addr);
+	idx = file_index_of(owner, addr, 0);
 
 	if (idx < 0)
 		return NULL;
@@ -254,20 +141,23 @@ static __always_inline struct file_stat *file_stat_of(struct task_struct *task,
 						      __u32 *idxp)
 {
 	if (t && t->cached_inode == inode && t->cached_ino == inode->i_ino) {
-		struct file_stat *cached;
+		/* A recycled entry has another gen; a reused tid another owner. */
+		struct file_stat *cached = entry_at(t->cached_idx, t->cached_gen);
 
 		*idxp = t->cached_idx;
-		cached = bpf_map_lookup_elem(&file_stats, idxp);
-		/* A reused tid may find a recycled entry: trust it only if it is still ours. */
 		if (cached && (serve || cached->key.owner == task->tgid))
 			return cached;
 	}
 	struct file_stat *st = file_stat_lookup(task, inode, idxp);
 
-	if (st && t) {
+	if (!st)
+		return NULL;
+	st->epoch = ledger_epoch;
+	if (t) {
 		t->cached_inode = inode;
 		t->cached_ino = inode->i_ino;
 		t->cached_idx = *idxp;
+		t->cached_gen = st->gen;
 	}
 	return st;
 }
@@ -701,15 +591,21 @@ int BPF_PROG(handle_iomap_dio_rw_begin, struct kiocb *iocb, struct iov_iter *ite
 	struct task_struct *task = traced_task();
 	struct inode *inode = UNTRUSTED(kiocb, iocb)->ki_filp->f_inode;
 	__u64 bytes = iter->count;
-	struct thread_state *t = NULL;
+	struct thread_state *t;
 	struct file_stat *st;
 	__u32 idx;
 
 	if (!task || !regular_file(inode))
 		return 0;
+	t = thread_state(task);
 	st = file_stat_of(task, t, inode, &idx);
 	if (!st)
 		return 0;
+	if (t) {
+		/* Its block requests follow in this thread (block.bpf.c, direct_io_file). */
+		t->dio_dev = inode->i_sb->s_dev;
+		t->dio_ino = inode->i_ino;
+	}
 	st->advice |= ADVICE_DIRECT;
 	st->i_size = inode->i_size;
 	/* data_source: the iterator supplies data, i.e. a write. */
@@ -720,5 +616,31 @@ int BPF_PROG(handle_iomap_dio_rw_begin, struct kiocb *iocb, struct iov_iter *ite
 		__sync_fetch_and_add(&st->direct_reads, 1);
 		__sync_fetch_and_add(&st->direct_read_bytes, bytes);
 	}
+	return 0;
+}
+
+/* The O_DIRECT call has submitted its requests: later ones of this thread are not its. */
+static __always_inline void direct_io_done(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 key = task->pid & (THREAD_STATES - 1);
+	struct thread_state *t = bpf_map_lookup_elem(&thread_states, &key);
+
+	if (t && t->tid == task->pid)
+		t->dio_ino = 0;
+}
+
+/* A synchronous O_DIRECT call ends (in its thread); an asynchronous one is queued. */
+SEC("tp_btf/iomap_dio_complete")
+int BPF_PROG(handle_iomap_dio_complete, struct kiocb *iocb, int error, ssize_t ret)
+{
+	direct_io_done();
+	return 0;
+}
+
+SEC("tp_btf/iomap_dio_rw_queued")
+int BPF_PROG(handle_iomap_dio_rw_queued, struct inode *inode, loff_t offset, u64 length)
+{
+	direct_io_done();
 	return 0;
 }

@@ -34,25 +34,58 @@ static __always_inline __u32 current_slot(struct task_struct *task, __u16 **entr
 	return entry ? *entry : 0;
 }
 
+/* The current thread's syscall state; another thread's leftovers are cleared first. */
+static __always_inline struct thread_io *thread_io_of(struct task_struct *task)
+{
+	__u32 key = task->pid & inflight_mask;
+	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
+
+	if (ti && ti->tid != task->pid) {
+		__builtin_memset(ti, 0, sizeof(*ti));
+		ti->tid = task->pid;
+	}
+	return ti;
+}
+
+/*
+ * close(): the fd is gone when it returns, so its file is found on the way in. Global:
+ * verified once, apart from sys_enter's few instructions.
+ */
+__noinline int note_closing_file(__u64 fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 key = task->pid & inflight_mask, idx;
+	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
+	struct file_stat *st;
+
+	if (!ti || ti->tid != task->pid)
+		return 0;
+	st = entry_of_fd(task, ti, fd, &idx);
+	ti->close_idx = st ? idx + 1 : 0;
+	ti->close_gen = st ? st->gen : 0;
+	return 0;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct inflight *f;
+	struct thread_io *ti;
 	__u16 *entry;
-	__u32 key;
 
 	__u32 slot = current_slot(task, &entry);
 
 	if (!slot || (serve && slot == SLOT_NONE))
 		return 0;
-	key = task->pid & inflight_mask;
-	f = bpf_map_lookup_elem(&inflight, &key);
-	if (!f)
+	ti = thread_io_of(task);
+	if (!ti)
 		return 0;
-	f->tid = task->pid;
-	f->nr = id;
-	f->start_ns = bpf_ktime_get_ns();
+	ti->close_idx = 0;
+	if (!serve && !(slot & SLOT_PENDING) && (__u64)id < MAX_SYSCALLS &&
+	    fd_arg[file_op_of[id] & (FILE_OP_SLOTS - 1)] == FD_ENTER)
+		note_closing_file(regs->di);
+	ti->nr = id;
+	ti->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -84,17 +117,24 @@ static __always_inline __u64 requested_bytes(struct pt_regs *regs, __u32 kind, b
 	return sum;
 }
 
-static __always_inline void account_io(struct pt_regs *regs, __u32 cpu, __u32 slot, __u32 kind,
-				       long ret, __u64 lat_ns, bool timed)
+/* What a call did, for the counters it goes to. */
+struct call {
+	long ret;
+	__u64 lat_ns;
+	__u64 req; /* bytes asked for, when known */
+	bool known, timed, data; /* data: a read/write-family call (ret is a byte count) */
+};
+
+static __always_inline void account_io(struct call *c, __u32 cpu, __u32 slot, __u32 kind)
 {
 	__u32 key = (cpu * nr_slots + slot) * IO_KINDS + kind;
 	struct io_stat *io = bpf_map_lookup_elem(&io_stats, &key);
-	bool known;
-	__u64 req;
+	long ret = c->ret;
+	__u64 lat_ns = c->lat_ns, req = c->req;
+	bool known = c->known, timed = c->timed;
 
 	if (!io)
 		return;
-	req = requested_bytes(regs, kind, &known);
 	if (known)
 		io->requested += req;
 	else
@@ -116,6 +156,89 @@ static __always_inline void account_io(struct pt_regs *regs, __u32 cpu, __u32 sl
 	}
 }
 
+/* One call on one ledger entry, in the row of its syscall. */
+static __always_inline void count_row(struct file_stat *st, __u32 idx, __u32 op, struct call *c)
+{
+	struct file_row *row = file_row_of(st, idx, op);
+
+	if (!row)
+		return;
+	__sync_fetch_and_add(&row->calls, 1);
+	if (c->ret < 0 && c->ret >= -MAX_ERRNO)
+		__sync_fetch_and_add(&row->errors, 1);
+	else if (c->data)
+		__sync_fetch_and_add(&row->transferred, c->ret);
+	if (c->data && c->known)
+		__sync_fetch_and_add(&row->requested, c->req);
+	if (c->timed) {
+		__sync_fetch_and_add(&row->total_ns, c->lat_ns);
+		__sync_fetch_and_add(&row->lat_hist[log2_bucket(c->lat_ns)], 1);
+	}
+}
+
+static __always_inline __u64 fd_value(struct pt_regs *regs, __u32 arg, long ret)
+{
+	switch (arg) {
+	case FD_ARG1:
+		return regs->di;
+	case FD_ARG2:
+		return regs->si;
+	case FD_ARG3:
+		return regs->dx;
+	case FD_ARG5:
+		return regs->r8;
+	case FD_RET:
+		return ret; /* an error is negative: no fd */
+	}
+	return -1;
+}
+
+/* A requested size that was not known (an iovec array too long to read). */
+#define REQ_UNKNOWN (~0ULL)
+
+/*
+ * One call on the file behind fd (for close, the file sys_enter found), in the row of op.
+ * Global: the verifier checks it once, not inlined twice (both ends of a copy) in sys_exit.
+ * lat_ns 0: not timed; ops before FOP_fsync are the read/write family (ret is bytes).
+ */
+__noinline int file_count(__u32 op, __u64 fd, long ret, __u64 lat_ns, __u64 req)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 key = task->pid & inflight_mask, idx;
+	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
+	struct call c = { .ret = ret, .lat_ns = lat_ns, .timed = lat_ns != 0, .req = req,
+			  .known = req != REQ_UNKNOWN, .data = op < FOP_fsync };
+	struct file_stat *st;
+
+	op &= FILE_OP_SLOTS - 1;
+	if (!ti || ti->tid != task->pid || !op)
+		return 0;
+	if (fd_arg[op] == FD_ENTER) {
+		idx = ti->close_idx - 1;
+		st = ti->close_idx ? entry_at(idx, ti->close_gen) : NULL;
+		ti->close_idx = 0;
+	} else {
+		st = entry_of_fd(task, ti, fd, &idx);
+	}
+	if (st)
+		count_row(st, idx, op, &c);
+	return 0;
+}
+
+/* The ledger's side of a call: its row on each file it used (both ends of a copy). */
+static __always_inline void account_files(struct pt_regs *regs, __u32 nr, struct call *c)
+{
+	__u32 op = file_op_of[nr] & (FILE_OP_SLOTS - 1);
+	__u64 lat = c->timed ? c->lat_ns | !c->lat_ns : 0; /* a timed 0 ns is still timed */
+	__u64 req = c->known ? c->req : REQ_UNKNOWN;
+
+	if (!op)
+		return;
+	file_count(op, fd_value(regs, fd_arg[op], c->ret), c->ret, lat, req);
+	if (fd2_arg[op])
+		file_count(fd2_op[op], fd_value(regs, fd2_arg[op], c->ret), c->ret, lat, req);
+}
+
 /*
  * Calls are counted when they return, as strace -c counts them: exit and exit_group
  * never return and are not counted, and neither is anything a task did before the
@@ -133,9 +256,9 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct call c = { .ret = ret };
 	struct syscall_stat *st;
-	__u64 lat_ns = 0;
-	bool timed = false;
+	struct thread_io *ti;
 	__u32 slot, nr, key, cpu, kind;
 	__u16 *entry;
 	long id;
@@ -164,15 +287,13 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		if (entry)
 			*entry = slot;
 	}
+	ti = thread_io_of(task);
 	if (timing) {
-		key = task->pid & inflight_mask;
-		struct inflight *f = bpf_map_lookup_elem(&inflight, &key);
-
-		if (f && f->tid == task->pid) {
-			lat_ns = bpf_ktime_get_ns() - f->start_ns;
-			id = f->nr;
-			timed = true;
-			f->tid = 0;
+		if (ti && ti->start_ns) {
+			c.lat_ns = bpf_ktime_get_ns() - ti->start_ns;
+			id = ti->nr;
+			c.timed = true;
+			ti->start_ns = 0;
 		} else {
 			__sync_fetch_and_add(&drops[DROP_UNTIMED], 1);
 		}
@@ -189,10 +310,15 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	st->calls++;
 	if (ret < 0 && ret >= -MAX_ERRNO)
 		st->errors++;
-	if (timed)
-		st->total_ns += lat_ns;
+	if (c.timed)
+		st->total_ns += c.lat_ns;
 	kind = io_kind_of[nr];
-	if (kind)
-		account_io(regs, cpu, slot, kind, ret, lat_ns, timed);
+	if (kind) {
+		c.data = true;
+		c.req = requested_bytes(regs, kind, &c.known);
+		account_io(&c, cpu, slot, kind);
+	}
+	if (!serve)
+		account_files(regs, nr, &c);
 	return 0;
 }

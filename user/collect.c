@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collect.h"
+#include "files.h"
+#include "names.h"
 
 struct collector {
 	struct tracer *tracer;
@@ -12,12 +14,21 @@ struct collector {
 	size_t nprocs, cap;
 	uint32_t *index_of_pid; /* pid -> index + 1 of its newest record, 0 when none */
 	struct dense_profile scratch; /* one slot's counters while they are summed */
+	struct proc_record other; /* files of I/O no traced process caused (owner 0) */
+	struct names *names;      /* every file name the kernel side recorded */
+	uint64_t ticks;
 	int error;              /* first allocation failure */
 };
 
 struct collector *collector_new(void)
 {
-	return calloc(1, sizeof(struct collector));
+	struct collector *c = calloc(1, sizeof(struct collector));
+
+	if (c && !(c->names = names_new())) {
+		free(c);
+		return NULL;
+	}
+	return c;
 }
 
 int collector_start(struct collector *c, struct tracer *t)
@@ -41,6 +52,8 @@ void collector_free(struct collector *c)
 	if (!c)
 		return;
 	free_procs(c->procs, c->nprocs);
+	files_free(&c->other);
+	names_free(c->names);
 	free(c->index_of_pid);
 	free(c);
 }
@@ -114,31 +127,84 @@ int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot
 	return 0;
 }
 
-/* Moves an exited process's page-cache records out of the kernel (room for new ones). */
+/* Ledger entries read from the kernel, each added to its process's record of the file. */
+static void give_entries(struct collector *c, struct ledger_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct proc_record *p = collector_find(c, e[i].st.key.owner);
+
+		/* Owner 0: an entry recycled, or made by a CPU that then found the key taken. */
+		if (p && files_add_entry(p, &e[i]))
+			c->error = -ENOMEM;
+		ledger_entry_free(&e[i]);
+	}
+	free(e);
+}
+
+/* An exited process's ledger entries leave the kernel (room for new ones). */
 static void take_files(struct collector *c, struct proc_record *p)
 {
-	struct file_record *recs, *grown;
+	struct ledger_entry *e;
 	size_t n;
 
-	if (tracer_take_files(c->tracer, p->pid, &recs, &n) || !n)
-		return;
-	grown = realloc(p->files, (p->nfiles + n) * sizeof(*grown));
-	if (!grown) {
+	if (tracer_take_files(c->tracer, p->pid, &e, &n)) {
 		c->error = -ENOMEM;
-		for (size_t i = 0; i < n; i++) {
-			free(recs[i].path);
-			free(recs[i].bits.chunks);
-		}
-		free(recs);
 		return;
 	}
-	/* The bitmaps are counted now: only the numbers stay until the end. */
-	for (size_t i = 0; i < n; i++)
-		model_derive_file(&recs[i]);
-	memcpy(grown + p->nfiles, recs, n * sizeof(*recs));
-	p->files = grown;
-	p->nfiles += n;
-	free(recs);
+	give_entries(c, e, n);
+	/* Its bitmaps are final: count them now and keep only the numbers. */
+	files_count_readahead(p);
+}
+
+static void note_name(const struct path_key *key, const struct file_name *name, void *ctx)
+{
+	struct collector *c = ctx;
+
+	if (names_add(c->names, key, name))
+		c->error = -ENOMEM;
+}
+
+/* A per-file block record goes to its process's file; owner 0's to the other I/O's rows. */
+static void give_file_block(const struct file_block_key *key, const struct block_stat *st,
+			    void *ctx)
+{
+	struct collector *c = ctx;
+	struct proc_record *p = key->owner ? collector_find(c, key->owner) : NULL;
+	struct file_block_key k = *key;
+
+	struct file_record *f;
+
+	if (!p) {
+		/* Untraced processes' files stay together, apart from the metadata. */
+		p = &c->other;
+		k.fdev = k.ino ? k.disk : 0;
+		k.ino = k.ino ? OTHER_FILES_INO : 0;
+	}
+	if (files_add_block(p, &k, st))
+		c->error = -ENOMEM;
+	if (p == &c->other && k.ino && (f = files_get(p, k.fdev, k.ino)))
+		f->kind = FK_METADATA;
+}
+
+/* Every this many ticks, the per-file block table changes generation and is read. */
+#define FILE_BLOCK_TICKS 20
+
+void collector_tick(struct collector *c)
+{
+	struct ledger_entry *e;
+	size_t n;
+
+	tracer_tick(c->tracer);
+	if (tracer_take_names(c->tracer, note_name, c))
+		c->error = -ENOMEM;
+	/* Entries whose file was not used in the last two ticks (~100 ms) leave the kernel. */
+	if (tracer_evict_idle(c->tracer, 2, &e, &n))
+		c->error = -ENOMEM;
+	else
+		give_entries(c, e, n);
+	if (++c->ticks % FILE_BLOCK_TICKS == 0 &&
+	    tracer_take_file_blocks(c->tracer, false, give_file_block, c))
+		c->error = -ENOMEM;
 }
 
 /* Reads the slot's counters into the record and gives the slot back to the kernel. */
@@ -215,81 +281,53 @@ int collector_on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static char *full_path(uint32_t kdev, const char *rel)
+/* A file's name from the names the kernel recorded, and what of it is cached now. */
+static void resolve_file(struct collector *c, struct file_record *f)
 {
-	const char *mnt = mount_point_of(kdev);
-	char *path;
+	const char *name;
+	struct residency res;
 
-	if (!mnt || !rel)
-		return NULL;
-	if (asprintf(&path, "%s/%s", strcmp(mnt, "/") ? mnt : "", rel) < 0)
-		return NULL;
-	return path;
-}
-
-/* Moves one file record to its process (by owner); false when it has none. */
-static bool give_file(struct collector *c, struct file_record *f)
-{
-	struct proc_record *p = collector_find(c, f->st.key.owner);
-	struct file_record *grown;
-
-	/* Empty (owner 0): recycled, or allocated by a CPU that then found it taken. */
-	if (!f->st.key.owner || !p)
-		return false;
-	grown = realloc(p->files, (p->nfiles + 1) * sizeof(*grown));
-	if (!grown) {
-		c->error = -ENOMEM;
-		return false;
+	if (f->kind == FK_METADATA)
+		return;
+	name = names_find(c->names, f->key.dev, f->key.ino, &f->kind, &f->deleted);
+	free(f->path);
+	f->path = name ? strdup(name) : NULL;
+	if (f->kind != FK_FILE) {
+		f->residency_missing = "not a regular file";
+		return;
 	}
-	model_derive_file(f);
-	p->files = grown;
-	p->files[p->nfiles++] = *f;
-	return true;
-}
-
-/* Full path (mount point + path below it) and residency of every file, read now. */
-static void resolve_files(struct collector *c)
-{
-	for (size_t i = 0; i < c->nprocs; i++)
-		for (size_t j = 0; j < c->procs[i].nfiles; j++) {
-			struct file_record *f = &c->procs[i].files[j];
-			char *path = full_path(f->st.key.dev, f->path);
-			struct residency res;
-
-			free(f->path);
-			f->path = path;
-			f->residency_missing = residency_read(f->path, f->st.key.dev, f->st.key.ino,
-							      &res);
-			f->res = (struct residency_view){
-				.resident_pages = res.cached_pages,
-				.dirty_pages = res.dirty_pages,
-				.writeback_pages = res.writeback_pages,
-				.evicted_pages = res.evicted_pages,
-				.recently_evicted_pages = res.recently_evicted_pages,
-				.size_bytes = res.size_bytes,
-			};
-		}
+	f->residency_missing = f->deleted ? "deleted"
+					  : residency_read(f->path, f->key.dev, f->key.ino, &res);
+	if (f->residency_missing)
+		return;
+	f->res = (struct residency_view){
+		.resident_pages = res.cached_pages,
+		.dirty_pages = res.dirty_pages,
+		.writeback_pages = res.writeback_pages,
+		.evicted_pages = res.evicted_pages,
+		.recently_evicted_pages = res.recently_evicted_pages,
+		.size_bytes = res.size_bytes,
+	};
 }
 
 /*
- * Gives each process the files it touched that are still in the kernel (those of exited
- * processes were taken at their exit), then resolves every file's path and its residency
- * now, at the end.
+ * Gives each process the entries still in the kernel (those of exited processes and idle
+ * files were taken on the way), the last names and per-file block records, then resolves
+ * every file's name and its residency now, at the end.
  */
 static int attach_files(struct collector *c)
 {
-	struct file_record *recs;
+	struct ledger_entry *e;
 	size_t n;
 
-	if (tracer_read_files(c->tracer, &recs, &n))
+	if (tracer_take_names(c->tracer, note_name, c) || tracer_read_files(c->tracer, &e, &n))
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		if (!give_file(c, &recs[i])) {
-			free(recs[i].path);
-			free(recs[i].bits.chunks);
-		}
-	free(recs);
-	resolve_files(c);
+	give_entries(c, e, n);
+	if (tracer_take_file_blocks(c->tracer, true, give_file_block, c))
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nprocs; i++)
+		for (size_t j = 0; j < c->procs[i].nfiles; j++)
+			resolve_file(c, &c->procs[i].files[j]);
 	return 0;
 }
 
@@ -358,6 +396,8 @@ int collector_finish(struct collector *c, struct run_result *r)
 	r->direct_io_missing = tracer_hooks_missing(t, HOOKS_DIRECT_IO);
 	r->procs = c->procs;
 	r->nprocs = c->nprocs;
+	r->other_files = c->other;
+	memset(&c->other, 0, sizeof(c->other));
 	c->procs = NULL;
 	c->nprocs = c->cap = 0;
 	if (model_derive(r))

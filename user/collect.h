@@ -21,6 +21,12 @@ void collector_free(struct collector *c);
 /* Record for a process iotrace started or attached to itself. */
 int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot,
 		       const char *comm, const char *args, uint64_t start_ns);
+/*
+ * Every RUN_POLL_MS while the run goes on: a new ledger epoch, the names recorded so far,
+ * entries of files not used lately and, now and then, the per-file block records leave the
+ * kernel for the process records.
+ */
+void collector_tick(struct collector *c);
 /* Ring-buffer callback: handles one struct iot_proc_event. */
 int collector_on_event(void *ctx, void *data, size_t size);
 /*

@@ -14,12 +14,14 @@
 
 #define SC_sc_row(...) FIELD_ENTRY(struct sc_row, __VA_ARGS__)
 #define SC_io_summary(...) FIELD_ENTRY(struct io_summary, __VA_ARGS__)
+#define SC_file_io(...) FIELD_ENTRY(struct file_io, __VA_ARGS__)
 #define SC_page_cache_view(...) FIELD_ENTRY(struct page_cache_view, __VA_ARGS__)
 #define SC_residency_view(...) FIELD_ENTRY(struct residency_view, __VA_ARGS__)
 #define SC_block_view(...) FIELD_ENTRY(struct block_view, __VA_ARGS__)
 
 TABLE(syscall_fields, "syscalls", sc_row, SYSCALL_FIELDS);
 TABLE(io_fields, "io", io_summary, IO_FIELDS);
+TABLE(file_io_fields, "files.io", file_io, FILE_IO_FIELDS);
 TABLE(page_cache_fields, "page_cache", page_cache_view, PAGE_CACHE_FIELDS);
 TABLE(residency_fields, "files", residency_view, RESIDENCY_FIELDS);
 TABLE(block_fields, "block", block_view, BLOCK_FIELDS);
@@ -47,6 +49,10 @@ static void print_table(FILE *out, const struct field_table *t)
 #define BLOCK_HIST_LINE(...) HIST_LINE("block", __VA_ARGS__)
 #define BLOCK_TEXT_LINE(name, column, unit, help)                                                  \
 	fprintf(out, "block\t%s\t%s\t-\t%s\t%s (text only)\n", #name, column, unit, help);
+#define FILE_SUMMARY_LINE(name, column, width, format, help)                                  \
+	fprintf(out, "files\t%s\t%s\t-\t%s\t%s (text only)\n", #name, column,              \
+		format == 'b' || format == 'P' ? "bytes" : format == 't' ? "ns"              \
+		: format == 'p' ? "%" : "calls", help);
 #define RA_KIND_LINE(kind, help)                                                                   \
 	fprintf(out, "page_cache\treadahead_windows.%s\t-\t"                                       \
 		     "iotrace_readahead_windows_total{kind=\"%s\"}, "                              \
@@ -59,6 +65,9 @@ void fields_print(FILE *out)
 	print_table(out, &syscall_fields);
 	print_table(out, &io_fields);
 	IO_HISTS(IO_HIST_LINE)
+	print_table(out, &file_io_fields);
+	fputs("files.io\tlatency_ns\t-\t-\tns\tLatency per timed call on the file\n", out);
+	FILE_SUMMARY_FIELDS(FILE_SUMMARY_LINE)
 	print_table(out, &page_cache_fields);
 	RA_KIND_FIELDS(RA_KIND_LINE)
 	print_table(out, &residency_fields);

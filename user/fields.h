@@ -42,6 +42,17 @@
 	X(transferred_bytes, COL("xfer bytes", 13), NULL, NULL, NULL, "bytes", 0,                  \
 	  "Bytes returned by successful calls")
 
+/* One syscall on one file: a row of the per-file ledger (its histogram is latency_ns). */
+#define FILE_IO_FIELDS(X)                                                                          \
+	X(calls, NOCOL, NULL, NULL, NULL, "calls", 0, "Calls on the file that returned")           \
+	X(errors, NOCOL, NULL, NULL, NULL, "calls", 0, "Calls on the file that failed")            \
+	X(requested_bytes, NOCOL, NULL, NULL, NULL, "bytes", 0,                                    \
+	  "Bytes asked for by read/write-family calls on the file")                                \
+	X(transferred_bytes, NOCOL, NULL, NULL, NULL, "bytes", 0,                                  \
+	  "Bytes through the file by successful read/write-family calls (a copy counts on "        \
+	  "both: out of the source, into the destination)")                                        \
+	X(total_ns, NOCOL, NULL, NULL, NULL, "ns", 0, "Time of the timed calls on the file")
+
 /* Histograms: X(member, text unit, metric, unit, description). */
 #define IO_HISTS(X)                                                                                \
 	X(size_bytes, "B", "iotrace_syscall_io_bytes", "bytes",                                    \
@@ -69,6 +80,9 @@
 	  "pages", FIELD_GAUGE | FIELD_NEEDS_EXACT_BITMAPS,                                        \
 	  "Pages read ahead and never requested by this process (page bitmaps; "                   \
 	  "null when they overflowed)")                                                            \
+	X(dirtied_pages, NOCOL, "iotrace_page_cache_dirtied_pages_total", NULL, NULL, "pages", 0,  \
+	  "Pages this process dirtied in the file (writeback_dirty_folio): its writes "            \
+	  "that writeback will carry to the disk")                                                 \
 	X(readahead_fallbacks, NOCOL, NULL, NULL, NULL, "windows", 0,                              \
 	  "Large-folio windows redone page by page (not new windows)")                             \
 	X(faults, NOCOL, "iotrace_page_cache_faults_total", NULL, NULL, "faults", 0,               \
@@ -146,6 +160,28 @@
 #define COL(header, width) header, width
 #define NOCOL NULL, 0
 
+/*
+ * The per-file table of the text report (derived: model.c, file_summary_of): X(member,
+ * column, width, format, description). Formats: 'n' count, 'b' bytes, 't' time (ns),
+ * 'p' percent, 'P' pages shown as bytes.
+ */
+#define FILE_SUMMARY_FIELDS(X)                                                                     \
+	X(read_calls, "calls", 6, 'n', "Read-family calls on the file (read, pread64, readv, "     \
+	  "preadv, preadv2; the source side of sendfile, copy_file_range, splice)")                \
+	X(read_bytes, "bytes", 6, 'b', "Bytes they read")                                          \
+	X(write_calls, "calls", 6, 'n', "Write-family calls (the destination side of copies "      \
+	  "too)")                                                                                  \
+	X(write_bytes, "bytes", 6, 'b', "Bytes they wrote")                                        \
+	X(sync_calls, "sync", 4, 'n', "fsync, fdatasync and sync_file_range calls")                \
+	X(io_ns, "time", 6, 't', "Time of the file's timed syscalls")                              \
+	X(hit_pct, "hit%", 4, 'p', "Requested pages found in the page cache, percent")             \
+	X(readahead_pages, "all", 5, 'P', "Pages read ahead of any request (as bytes)")            \
+	X(unused_readahead_pages, "unused", 6, 'P', "Readahead never requested (as bytes)")        \
+	X(block_read_bytes, "read", 6, 'b', "Block I/O read for the file")                         \
+	X(block_write_bytes, "write", 6, 'b', "Block I/O written for the file (writeback "         \
+	  "included)")                                                                             \
+	X(block_p99_ns, "p99", 5, 't', "99th percentile of its block requests' latency")
+
 /* Members of the model's structs, from the lists above. */
 #define FIELD_MEMBER(name, ...) uint64_t name;
 
@@ -173,7 +209,7 @@ struct field_table {
 	size_t n;
 };
 
-extern const struct field_table syscall_fields, io_fields, page_cache_fields,
+extern const struct field_table syscall_fields, io_fields, file_io_fields, page_cache_fields,
 	residency_fields, block_fields;
 
 /* The uint64_t a field names in a record of its table's struct. */

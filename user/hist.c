@@ -1,7 +1,52 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stdlib.h>
+#include <string.h>
 #include <linux/types.h>
 #include "iotrace.h"
 #include "hist.h"
+
+int sparse_hist_add(struct sparse_hist *s, const __u64 *dense)
+{
+	__u64 merged[HIST_BUCKETS];
+	struct hist_bin *bins;
+	uint32_t n = 0;
+
+	sparse_hist_dense(s, merged);
+	for (int b = 0; b < HIST_BUCKETS; b++) {
+		merged[b] += dense[b];
+		n += merged[b] != 0;
+	}
+	if (n == s->n) { /* no new bucket: add in place */
+		for (uint32_t i = 0; i < s->n; i++)
+			s->bins[i].count = merged[s->bins[i].b];
+		return 0;
+	}
+	bins = malloc(n * sizeof(*bins));
+	if (!bins)
+		return -1;
+	n = 0;
+	for (int b = 0; b < HIST_BUCKETS; b++)
+		if (merged[b])
+			bins[n++] = (struct hist_bin){ .b = b, .count = merged[b] };
+	free(s->bins);
+	s->bins = bins;
+	s->n = n;
+	return 0;
+}
+
+void sparse_hist_dense(const struct sparse_hist *s, __u64 *dense)
+{
+	memset(dense, 0, HIST_BUCKETS * sizeof(*dense));
+	for (uint32_t i = 0; i < s->n; i++)
+		dense[s->bins[i].b % HIST_BUCKETS] = s->bins[i].count;
+}
+
+void sparse_hist_free(struct sparse_hist *s)
+{
+	free(s->bins);
+	s->bins = NULL;
+	s->n = 0;
+}
 
 uint64_t hist_bucket_lo(int b)
 {

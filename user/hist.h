@@ -16,6 +16,21 @@ struct hist_summary {
 	uint64_t p50, p99; /* valid when count */
 };
 
+/* A histogram with its non-empty buckets only (per-file rows, which have few). */
+struct sparse_hist {
+	uint32_t n;
+	struct hist_bin {
+		uint32_t b;
+		uint64_t count;
+	} *bins; /* by bucket */
+};
+
+/* Adds a dense histogram into s; -1 out of memory. */
+int sparse_hist_add(struct sparse_hist *s, const __u64 *dense);
+/* s as a dense histogram (dense must hold HIST_BUCKETS). */
+void sparse_hist_dense(const struct sparse_hist *s, __u64 *dense);
+void sparse_hist_free(struct sparse_hist *s);
+
 /* Inclusive bounds of bucket b: [0,0], [1,1], [2,3], [4,7], ... */
 uint64_t hist_bucket_lo(int b);
 uint64_t hist_bucket_hi(int b);

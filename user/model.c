@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "files.h"
 #include "model.h"
 #include "syscall_table.h"
 
@@ -180,13 +181,13 @@ static void profile_derive(struct profile *p)
 
 /* ---- page cache ---- */
 
-void page_cache_reset(struct page_cache_view *v)
+void page_cache_reset(struct page_cache_sum *s)
 {
-	memset(v, 0, sizeof(*v));
-	v->unused_exact = true;
+	memset(s, 0, sizeof(*s));
+	s->v.unused_exact = true;
 }
 
-void page_cache_add(struct page_cache_view *sum, const struct page_cache_view *v)
+static void view_add(struct page_cache_view *sum, const struct page_cache_view *v)
 {
 	for (size_t i = 0; i < page_cache_fields.n; i++) {
 		uint64_t *dst = (uint64_t *)((char *)sum + page_cache_fields.f[i].offset);
@@ -197,10 +198,21 @@ void page_cache_add(struct page_cache_view *sum, const struct page_cache_view *v
 		sum->ra_windows[k] += v->ra_windows[k];
 		sum->ra_window_pages[k] += v->ra_window_pages[k];
 	}
-	for (int b = 0; b < HIST_BUCKETS; b++)
-		sum->window_hist[b] += v->window_hist[b];
 	sum->unused_exact &= v->unused_exact;
-	sum->files += v->files;
+}
+
+void page_cache_add(struct page_cache_sum *sum, const struct page_cache_view *v)
+{
+	view_add(&sum->v, v);
+	sum->files++;
+}
+
+void page_cache_merge(struct page_cache_sum *sum, const struct page_cache_sum *other)
+{
+	view_add(&sum->v, &other->v);
+	for (int b = 0; b < HIST_BUCKETS; b++)
+		sum->window_hist[b] += other->window_hist[b];
+	sum->files += other->files;
 }
 
 const char *page_cache_field_unknown(const struct field *f, const struct page_cache_view *v,
@@ -213,50 +225,27 @@ const char *page_cache_field_unknown(const struct field *f, const struct page_ca
 	return NULL;
 }
 
-/* Readahead pages of the file's chunks that its process requested, and those it never did. */
-static void count_readahead_use(const struct page_bits *bits, uint64_t *used, uint64_t *unused)
+void page_cache_add_raw(struct page_cache_view *v, const struct file_stat *st)
 {
-	*used = *unused = 0;
-	for (size_t i = 0; i < bits->n; i++) {
-		const struct chunk_bits *c = &bits->chunks[i];
-
-		for (int w = 0; w < CHUNK_WORDS; w++) {
-			*unused += __builtin_popcountll(c->ra[w] & ~c->used[w]);
-			*used += __builtin_popcountll(c->ra[w] & c->used[w]);
-		}
-	}
-}
-
-void model_derive_file(struct file_record *f)
-{
-	const struct file_stat *st = &f->st;
-	struct page_cache_view *v = &f->pc;
-	uint64_t used;
-
-	page_cache_reset(v);
-	v->files = 1;
-	v->requested_pages = st->requested_pages;
-	v->hit_pages = st->requested_pages - st->miss_pages;
-	v->miss_pages = st->miss_pages;
-	v->added_pages = st->added_pages;
+	v->requested_pages += st->requested_pages;
+	v->hit_pages += st->requested_pages - st->miss_pages;
+	v->miss_pages += st->miss_pages;
+	v->added_pages += st->added_pages;
+	v->dirtied_pages += st->dirtied_pages;
 	/* Read ahead of any request: window pages minus those the triggering read needed. */
-	v->readahead_pages = st->ra_pages - st->ra_requested_pages;
-	v->readahead_window_added_pages = st->ra_pages;
-	count_readahead_use(&f->bits, &used, &v->unused_readahead_pages);
-	v->unused_exact = !f->chunks_lost;
-	v->readahead_fallbacks = st->ra_fallbacks;
-	v->faults = st->faults;
-	v->fault_around_pages = st->map_pages;
-	v->direct_reads = st->direct_reads;
-	v->direct_read_bytes = st->direct_read_bytes;
-	v->direct_writes = st->direct_writes;
-	v->direct_write_bytes = st->direct_write_bytes;
-	memcpy(v->ra_windows, st->ra_windows, sizeof(v->ra_windows));
-	memcpy(v->ra_window_pages, st->ra_window_pages, sizeof(v->ra_window_pages));
-	memcpy(v->window_hist, st->window_hist, sizeof(v->window_hist));
-	free(f->bits.chunks);
-	f->bits.chunks = NULL;
-	f->bits.n = 0;
+	v->readahead_pages += st->ra_pages - st->ra_requested_pages;
+	v->readahead_window_added_pages += st->ra_pages;
+	v->readahead_fallbacks += st->ra_fallbacks;
+	v->faults += st->faults;
+	v->fault_around_pages += st->map_pages;
+	v->direct_reads += st->direct_reads;
+	v->direct_read_bytes += st->direct_read_bytes;
+	v->direct_writes += st->direct_writes;
+	v->direct_write_bytes += st->direct_write_bytes;
+	for (int k = 0; k < RA_KINDS; k++) {
+		v->ra_windows[k] += st->ra_windows[k];
+		v->ra_window_pages[k] += st->ra_window_pages[k];
+	}
 }
 
 /* ---- block ---- */
@@ -386,6 +375,37 @@ int block_by_disk_of_run(const struct run_result *r, struct block_record **out, 
 	return 0;
 }
 
+int file_block_records(const struct file_record *f, struct block_record **out, size_t *n)
+{
+	*out = calloc(f->nblocks ? f->nblocks : 1, sizeof(**out));
+	*n = 0;
+	if (!*out)
+		return -1;
+	for (size_t i = 0; i < f->nblocks; i++) {
+		const struct file_block *b = &f->blocks[i];
+		struct block_record *r = &(*out)[(*n)++];
+
+		r->key = (struct block_key){ .owner = f->key.owner, .dev = b->disk, .op = b->op };
+		r->st.requests = b->c.requests;
+		r->st.bytes = b->c.bytes;
+		r->st.errors = b->c.errors;
+		r->st.sync = b->c.sync;
+		r->st.readahead = b->c.readahead;
+		r->st.meta = b->c.meta;
+		r->st.fua = b->c.fua;
+		r->st.preflush = b->c.preflush;
+		r->st.writeback = b->c.writeback;
+		r->st.sequential = b->c.sequential;
+		r->st.lat_ns = b->c.latency_sum_ns;
+		r->st.qlat_ns = b->c.queue_latency_sum_ns;
+		sparse_hist_dense(&b->size, r->st.size_hist);
+		sparse_hist_dense(&b->lat, r->st.lat_hist);
+		sparse_hist_dense(&b->qlat, r->st.qlat_hist);
+		block_record_derive(r);
+	}
+	return 0;
+}
+
 /* ---- the run ---- */
 
 int model_derive(struct run_result *r)
@@ -395,15 +415,19 @@ int model_derive(struct run_result *r)
 		struct proc_record *p = &r->procs[i];
 
 		profile_derive(&p->prof);
+		files_finish(p);
 		page_cache_reset(&p->pc);
+		memcpy(p->pc.window_hist, p->window_hist, sizeof(p->window_hist));
 		for (size_t j = 0; j < p->nfiles; j++)
-			page_cache_add(&p->pc, &p->files[j].pc);
-		page_cache_add(&r->pc, &p->pc);
+			if (p->files[j].kind != FK_METADATA)
+				page_cache_add(&p->pc, &p->files[j].pc);
+		page_cache_merge(&r->pc, &p->pc);
 		for (size_t j = 0; j < p->nblocks; j++)
 			block_record_derive(&p->blocks[j]);
 	}
 	for (size_t j = 0; j < r->nother_blocks; j++)
 		block_record_derive(&r->other_blocks[j]);
+	files_finish(&r->other_files);
 	profile_derive(&r->overflow);
 	profile_derive(&r->totals);
 	return 0;
@@ -414,14 +438,11 @@ void run_result_free(struct run_result *r)
 	for (size_t i = 0; i < r->nprocs; i++) {
 		free(r->procs[i].args);
 		profile_free(&r->procs[i].prof);
-		for (size_t j = 0; j < r->procs[i].nfiles; j++) {
-			free(r->procs[i].files[j].path);
-			free(r->procs[i].files[j].bits.chunks);
-		}
-		free(r->procs[i].files);
+		files_free(&r->procs[i]);
 		free(r->procs[i].blocks);
 	}
 	free(r->other_blocks);
+	files_free(&r->other_files);
 	free(r->procs);
 	profile_free(&r->overflow);
 	profile_free(&r->totals);

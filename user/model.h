@@ -49,14 +49,22 @@ struct page_cache_view {
 	PAGE_CACHE_FIELDS(FIELD_MEMBER)
 	uint64_t ra_windows[RA_KINDS];
 	uint64_t ra_window_pages[RA_KINDS];
+	bool unused_exact; /* no page-bitmap chunk was lost */
+};
+
+/* Files summed: a process's, a run's, a label's. */
+struct page_cache_sum {
+	struct page_cache_view v;
 	__u64 window_hist[HIST_BUCKETS]; /* readahead window sizes in pages */
-	bool unused_exact;               /* no page-bitmap chunk was lost */
 	uint64_t files;                  /* how many files were summed */
 };
 
-/* A file's page bitmaps as read from the kernel, until the model counts them. */
+/* A file's page bitmaps (chunks with their numbers), until the model counts them. */
 struct page_bits {
-	struct chunk_bits *chunks;
+	struct page_chunk {
+		uint64_t chunk; /* page index >> CHUNK_SHIFT */
+		struct chunk_bits bits;
+	} *chunks;
 	size_t n;
 };
 
@@ -64,17 +72,57 @@ struct residency_view {
 	RESIDENCY_FIELDS(FIELD_MEMBER)
 };
 
-/* One file a process touched through the page cache (or O_DIRECT). */
+/* One syscall on one file (a ledger row), summed over the entries the file had. */
+struct file_io {
+	uint32_t op; /* enum file_op */
+	FILE_IO_FIELDS(FIELD_MEMBER)
+	struct sparse_hist lat;
+	/* derived */
+	struct hist_summary latency_ns;
+};
+
+/* Block I/O for one file on one disk and operation. */
+struct file_block {
+	uint32_t disk, op;
+	struct block_stat_view {
+		BLOCK_FIELDS(FIELD_MEMBER)
+	} c;
+	struct sparse_hist size, lat, qlat;
+};
+
+/* The per-file table's numbers (FILE_SUMMARY_FIELDS): derived from the rows above. */
+#define FILE_SUMMARY_MEMBER(name, ...) uint64_t name;
+#define FILE_SUMMARY_NONE UINT64_MAX /* hit%, p99: nothing to take them from */
+struct file_summary {
+	FILE_SUMMARY_FIELDS(FILE_SUMMARY_MEMBER)
+	uint64_t opens, closes, maps;
+};
+
+/* One file in the ledger of one process: every layer, syscall to disk. */
 struct file_record {
-	struct file_stat st;    /* raw kernel counters (iotrace.h) */
-	struct page_bits bits;  /* raw, freed once counted (model_derive_file) */
+	struct file_key key;    /* owner, dev, ino (the owner of the metadata rows: 0) */
+	uint32_t kind;          /* enum file_kind, or FK_METADATA */
+	uint32_t advice;        /* enum advice_bit, OR of all seen */
+	uint64_t added_folios;
+	char *path;             /* its name as /proc/PID/fd shows it, or NULL when unknown */
+	bool deleted;
 	bool chunks_lost;       /* some chunk of some file did not fit: counts inexact */
-	char *path;             /* full path, or NULL when unknown */
+	bool final;             /* its process exited: nothing more comes */
+	struct page_bits bits;  /* raw, freed once counted (file_finish) */
+	struct file_io *io;
+	size_t nio;
+	struct file_block *blocks;
+	size_t nblocks;
 	const char *residency_missing; /* NULL, or why residency is unknown */
 	struct residency_view res;
 	/* derived */
-	struct page_cache_view pc;
+	struct page_cache_view pc; /* summed over its entries; unused readahead at the end */
+	struct file_summary sum;
 };
+/* A row of block I/O that belongs to no file: journal, metadata, swap (kind of its record). */
+#define FK_METADATA FK_KINDS
+/* The other I/O's row of files of untraced processes (its ino; kind FK_METADATA too). */
+#define OTHER_FILES_INO 1
 
 /* Block I/O of one (process, disk, operation). */
 struct block_record {
@@ -105,8 +153,10 @@ struct proc_record {
 	size_t nfiles;
 	struct block_record *blocks;
 	size_t nblocks;
+	__u64 window_hist[HIST_BUCKETS]; /* readahead window sizes of its files' entries */
+	struct file_index *file_index;   /* (dev, ino) -> files[] (files.c) */
 	/* derived */
-	struct page_cache_view pc; /* its files summed */
+	struct page_cache_sum pc; /* its files summed */
 };
 
 /* Block records grouped: per operation over all disks, and everything. */
@@ -134,9 +184,10 @@ struct run_result {
 	const char *direct_io_missing;  /* NULL, or why O_DIRECT hooks are not attached */
 	struct block_record *other_blocks; /* I/O not charged to a traced process */
 	size_t nother_blocks;
+	struct proc_record other_files; /* ... by file: metadata per disk, others' files */
 	bool synced; /* --sync flushed dirty data before the report */
 	/* derived */
-	struct page_cache_view pc; /* every process's files */
+	struct page_cache_sum pc; /* every process's files */
 };
 
 /* Every syscall number's slot, for summing profiles before they are compacted. */
@@ -159,16 +210,18 @@ void dense_merge(struct dense_profile *d, const struct dense_profile *src);
 int dense_to_profile(const struct dense_profile *d, struct profile *out);
 void profile_free(struct profile *p);
 
-/* Page cache: a file's numbers from its raw counters and bitmaps; sums of views. */
-void model_derive_file(struct file_record *f);
-void page_cache_add(struct page_cache_view *sum, const struct page_cache_view *v);
-void page_cache_reset(struct page_cache_view *v);
+/* Page cache: sums of files' views. */
+void page_cache_add(struct page_cache_sum *sum, const struct page_cache_view *v);
+void page_cache_merge(struct page_cache_sum *sum, const struct page_cache_sum *other);
+void page_cache_reset(struct page_cache_sum *s);
 /*
  * Why a page-cache field has no value (unused readahead when page-bitmap chunks were lost,
  * O_DIRECT counts without their hook: direct_missing), or NULL when it has one.
  */
 const char *page_cache_field_unknown(const struct field *f, const struct page_cache_view *v,
 				     const char *direct_missing);
+/* A file view's derived page-cache numbers from a ledger entry's raw counters, added. */
+void page_cache_add_raw(struct page_cache_view *v, const struct file_stat *st);
 void block_record_add(struct block_record *dst, const struct block_record *src);
 /* A block record's derived view (averages, quantiles) from its raw counters. */
 void block_record_derive(struct block_record *r);
@@ -180,6 +233,8 @@ int block_add_unseen(struct block_record **recs, size_t *n, const struct block_r
 		     size_t nunseen);
 /* Per-operation and overall sums of block records, derived. */
 void block_sums_of(struct block_sums *s, const struct block_record *recs, size_t n);
+/* A file's block rows as block records (one per disk and op), derived; -1 out of memory. */
+int file_block_records(const struct file_record *f, struct block_record **out, size_t *n);
 /*
  * Every process's block records and the other I/O merged by (disk, operation), derived:
  * the run's totals per disk. Returns 0 with a malloc'ed array, or -1.

@@ -19,6 +19,8 @@ struct options {
 	const char *user; /* -u: run CMD as this user */
 	const char *prom_file; /* --prom-file: Prometheus text format, written atomically */
 	uint32_t max_procs;
+	uint32_t files; /* --files: rows of each process's files table; 0 = all */
+	bool wide;      /* --wide: every column of the files table */
 };
 
 #endif

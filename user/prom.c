@@ -254,9 +254,9 @@ static void page_cache_fields_out(FILE *out, const struct prom_report *r, bool d
 				const struct prom_group *gr = &r->groups[g];
 
 				if (gr->pc_seen &&
-				    !page_cache_field_unknown(m, &gr->pc, r->direct_io_missing))
+				    !page_cache_field_unknown(m, &gr->pc.v, r->direct_io_missing))
 					sample(out, m->metric, &gr->lab, m->label ? pairs : NULL,
-					       field_get(m, &gr->pc));
+					       field_get(m, &gr->pc.v));
 			}
 		}
 	}
@@ -269,7 +269,7 @@ static void by_kind(FILE *out, const struct prom_report *r, const char *name, co
 	family(out, name, "counter", help);
 	for (size_t g = 0; g < r->ngroups; g++)
 		for (int k = 0; k < RA_KINDS && r->groups[g].pc_seen; k++) {
-			const struct page_cache_view *pc = &r->groups[g].pc;
+			const struct page_cache_view *pc = &r->groups[g].pc.v;
 			const char *pairs[] = { "kind", ra_kind_names[k], NULL };
 
 			sample(out, name, &r->groups[g].lab, pairs,

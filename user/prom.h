@@ -20,7 +20,7 @@ struct prom_labels {
 struct prom_group {
 	struct prom_labels lab;
 	const struct dense_profile *d; /* io[].calls/errors filled in (dense_finish_io) */
-	struct page_cache_view pc;
+	struct page_cache_sum pc;
 	bool pc_seen; /* some file was touched: page-cache series are written */
 };
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
+#include "names.h"
 #include "report.h"
 #include "syscall_table.h"
 
@@ -178,32 +179,105 @@ static const char *residency_unknown(const struct field *f, const void *rec, con
 	return ((const struct file_record *)file)->residency_missing;
 }
 
-static cJSON *file_json(const struct file_record *f, const struct run_result *r)
+/* The syscalls on the file by name; a copy's destination side under the syscall's name too. */
+static cJSON *file_io_json(const struct file_record *f, bool timing)
 {
 	cJSON *obj = cJSON_CreateObject();
-	char dev[32], adv[64];
+	__u64 lat[HIST_BUCKETS];
+	char key[64];
 
-	if (f->path)
-		cJSON_AddStringToObject(obj, "path", f->path);
-	else
-		add_null_reason(obj, "path", "not recorded (deep path or path table full)");
-	kdev_format(f->st.key.dev, dev, sizeof(dev));
-	cJSON_AddStringToObject(obj, "dev", dev);
-	add_u64(obj, "ino", f->st.key.ino);
-	if (advice_name(f->st.advice, adv, sizeof(adv)))
-		cJSON_AddStringToObject(obj, "advice", adv);
-	else
-		add_null_reason(obj, "advice", "no readahead decision or O_DIRECT call seen");
-	add_page_cache(obj, &f->pc, r);
-	add_u64(obj, "added_folios", f->st.added_folios);
-	add_fields(obj, &residency_fields, &f->res, residency_unknown, f);
+	for (size_t i = 0; i < f->nio; i++) {
+		const struct file_io *io = &f->io[i];
+		const char *name = io->op < FILE_OPS_END ? file_ops[io->op].name : "?";
+		cJSON *row = cJSON_CreateObject();
+
+		/* Both sides of one copy on one file (copy_file_range within it): two entries. */
+		snprintf(key, sizeof(key), cJSON_HasObjectItem(obj, name) ? "%s (destination)" : "%s",
+			 name);
+		add_fields(row, &file_io_fields, io, NULL, NULL);
+		cJSON_DeleteItemFromObject(row, "total_ns"); /* the histogram carries the time */
+		sparse_hist_dense(&io->lat, lat);
+		if (timing)
+			cJSON_AddItemToObject(row, "latency_ns", hist_json(lat, &io->latency_ns));
+		else
+			cJSON_AddNullToObject(row, "latency_ns");
+		cJSON_AddItemToObject(obj, key, row);
+	}
 	return obj;
 }
 
-static cJSON *page_cache_json(const struct page_cache_view *v, const struct run_result *r)
+static cJSON *blocks_json(const struct block_record *recs, size_t n);
+
+static cJSON *file_block_json(const struct file_record *f)
+{
+	struct block_record *recs;
+	size_t n;
+	cJSON *obj;
+
+	if (file_block_records(f, &recs, &n))
+		return cJSON_CreateNull();
+	obj = blocks_json(recs, n);
+	free(recs);
+	return obj;
+}
+
+/* path, kind, dev, ino: a metadata row names its disk. */
+static void add_file_name(cJSON *obj, const struct file_record *f)
+{
+	char dev[32];
+
+	if (f->kind == FK_METADATA)
+		cJSON_AddStringToObject(obj, "path", f->key.ino == OTHER_FILES_INO
+							     ? "(other processes' files)"
+							     : "(filesystem metadata)");
+	else if (f->path)
+		cJSON_AddStringToObject(obj, "path", f->path);
+	else
+		add_null_reason(obj, "path", "no name recorded (name table full)");
+	cJSON_AddStringToObject(obj, "kind", file_kind_name(f->kind));
+	if (f->kind == FK_METADATA)
+		cJSON_AddStringToObject(obj, "dev", disk_name(f->key.dev, dev, sizeof(dev)));
+	else
+		cJSON_AddStringToObject(obj, "dev", (kdev_format(f->key.dev, dev, sizeof(dev)), dev));
+	add_u64(obj, "ino", f->kind == FK_METADATA ? 0 : f->key.ino);
+}
+
+static cJSON *file_json(const struct file_record *f, const struct run_result *r)
 {
 	cJSON *obj = cJSON_CreateObject();
-	struct hist_summary windows = hist_summary_of(v->window_hist, false, 0, 0);
+	char adv[64];
+
+	add_file_name(obj, f);
+	if (f->kind != FK_METADATA) {
+		/* With no fadvise call seen, the advice is the default. */
+		cJSON_AddStringToObject(obj, "advice", advice_name(f->advice, adv, sizeof(adv))
+							       ?: "normal");
+		if (r->page_cache_missing)
+			cJSON_AddStringToObject(obj, "page_cache_reason", r->page_cache_missing);
+		else
+			add_page_cache(obj, &f->pc, r);
+		add_u64(obj, "added_folios", f->added_folios);
+		add_fields(obj, &residency_fields, &f->res, residency_unknown, f);
+		cJSON_AddItemToObject(obj, "io", file_io_json(f, r->timing));
+	}
+	cJSON_AddItemToObject(obj, "block", file_block_json(f));
+	return obj;
+}
+
+static cJSON *files_json(const struct proc_record *p, const struct run_result *r)
+{
+	cJSON *files = cJSON_CreateArray();
+
+	for (size_t i = 0; i < p->nfiles; i++)
+		cJSON_AddItemToArray(files, file_json(&p->files[i], r));
+	return files;
+}
+
+static cJSON *page_cache_json(const struct page_cache_sum *sum, const struct run_result *r)
+{
+	cJSON *obj = cJSON_CreateObject();
+	struct hist_summary windows = hist_summary_of(sum->window_hist, false, 0, 0);
+	const struct page_cache_view *v = &sum->v;
 
 	if (r->page_cache_missing) {
 		cJSON_AddBoolToObject(obj, "available", false);
@@ -211,9 +285,10 @@ static cJSON *page_cache_json(const struct page_cache_view *v, const struct run_
 		return obj;
 	}
 	cJSON_AddBoolToObject(obj, "available", true);
-	add_u64(obj, "files", v->files);
+	add_u64(obj, "files", sum->files);
 	add_page_cache(obj, v, r);
-	cJSON_AddItemToObject(obj, "readahead_window_pages", hist_json(v->window_hist, &windows));
+	cJSON_AddItemToObject(obj, "readahead_window_pages",
+			      hist_json(sum->window_hist, &windows));
 	return obj;
 }
 
@@ -276,7 +351,7 @@ static cJSON *blocks_json(const struct block_record *recs, size_t n)
 
 static cJSON *process_json(const struct proc_record *p, const struct run_result *r)
 {
-	cJSON *files = cJSON_CreateArray(), *obj = cJSON_CreateObject();
+	cJSON *obj = cJSON_CreateObject();
 
 	add_u64(obj, "pid", p->pid);
 	add_u64(obj, "ppid", p->ppid);
@@ -292,14 +367,7 @@ static cJSON *process_json(const struct proc_record *p, const struct run_result 
 	cJSON_AddItemToObject(obj, "exit", exit_json(p->exit_seen, p->exit_status));
 	cJSON_AddBoolToObject(obj, "in_overflow", p->overflow);
 	add_profile(obj, &p->prof, r->timing);
-	for (size_t i = 0; i < p->nfiles; i++)
-		cJSON_AddItemToArray(files, file_json(&p->files[i], r));
-	if (r->page_cache_missing) {
-		cJSON_Delete(files);
-		add_null_reason(obj, "files", r->page_cache_missing);
-	} else {
-		cJSON_AddItemToObject(obj, "files", files);
-	}
+	cJSON_AddItemToObject(obj, "files", files_json(p, r));
 	cJSON_AddItemToObject(obj, "page_cache", page_cache_json(&p->pc, r));
 	cJSON_AddItemToObject(obj, "block", blocks_json(p->blocks, p->nblocks));
 	return obj;
@@ -317,6 +385,7 @@ static cJSON *other_io_json(const struct run_result *r)
 				"block I/O not charged to a traced process: journal, metadata, "
 				"writeback of others' pages, other processes");
 	cJSON_AddItemToObject(obj, "block", blocks_json(r->other_blocks, r->nother_blocks));
+	cJSON_AddItemToObject(obj, "files", files_json(&r->other_files, r));
 	return obj;
 }
 

@@ -11,7 +11,7 @@
 struct comm_group {
 	char comm[COMM_LEN];
 	struct dense_profile d;
-	struct page_cache_view pc;
+	struct page_cache_sum pc;
 	bool pc_seen;
 };
 
@@ -60,7 +60,7 @@ int report_prom_file(const char *path, const struct run_result *r)
 		if (!(g = group_of(&groups, &ngroups, p->comm)))
 			goto out;
 		dense_add(&g->d, &p->prof);
-		page_cache_add(&g->pc, &p->pc);
+		page_cache_merge(&g->pc, &p->pc);
 		g->pc_seen |= p->nfiles > 0;
 	}
 	if (r->overflow_used) {

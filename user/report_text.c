@@ -182,14 +182,6 @@ static void print_profile(FILE *out, const struct profile *p, const struct optio
 
 /* ---- page cache ---- */
 
-/* Last `width` characters of a path, so the file name stays visible. */
-static const char *path_tail(const char *path, int width)
-{
-	size_t len = strlen(path);
-
-	return len > (size_t)width ? path + len - width : path;
-}
-
 static const char *page_cache_unknown(const struct field *f, const void *rec, const void *run)
 {
 	const struct run_result *r = run;
@@ -201,62 +193,18 @@ static void print_page_cache_header(FILE *out)
 {
 	fprintf(out, "\n%-*s", PATH_COLUMN, "page cache (4 KiB pages)");
 	print_headers(out, &page_cache_fields);
-	print_headers(out, &residency_fields);
 	fputc('\n', out);
 }
 
-static void print_file_detail(FILE *out, const struct file_record *f)
+/* The files table, and why its page-cache or O_DIRECT columns are missing if they are. */
+static void print_files(FILE *out, const struct proc_record *p, const struct run_result *r,
+			const struct options *o)
 {
-	char dev[32], adv[64];
-	uint64_t windows = 0;
-
-	kdev_format(f->st.key.dev, dev, sizeof(dev));
-	fprintf(out, "    %s ino %llu, advice %s, windows", dev, (unsigned long long)f->st.key.ino,
-		advice_name(f->st.advice, adv, sizeof(adv)) ?: "n/a (none seen)");
-	for (int k = 0; k < RA_KINDS; k++) {
-		windows += f->pc.ra_windows[k];
-		if (f->pc.ra_windows[k])
-			fprintf(out, " %s %llu (%llu pages)", ra_kind_names[k],
-				(unsigned long long)f->pc.ra_windows[k],
-				(unsigned long long)f->pc.ra_window_pages[k]);
-	}
-	if (!windows)
-		fputs(" none", out);
-	if (f->pc.faults)
-		fprintf(out, ", faults %llu", (unsigned long long)f->pc.faults);
-	if (f->pc.direct_reads || f->pc.direct_writes)
-		fprintf(out, ", O_DIRECT read %llu B write %llu B (bypass the cache)",
-			(unsigned long long)f->pc.direct_read_bytes,
-			(unsigned long long)f->pc.direct_write_bytes);
-	fputc('\n', out);
-}
-
-static const char *residency_unknown(const struct field *f, const void *rec, const void *file)
-{
-	return ((const struct file_record *)file)->residency_missing;
-}
-
-static void print_files(FILE *out, const struct proc_record *p, const struct run_result *r)
-{
-	if (r->page_cache_missing) {
+	if (r->page_cache_missing)
 		fprintf(out, "\npage cache: n/a (%s)\n", r->page_cache_missing);
-		return;
-	}
-	if (!p->nfiles)
-		return;
-	print_page_cache_header(out);
-	if (r->direct_io_missing)
-		fprintf(out, "(O_DIRECT counts n/a: %s)\n", r->direct_io_missing);
-	for (size_t i = 0; i < p->nfiles; i++) {
-		const struct file_record *f = &p->files[i];
-
-		fprintf(out, "%-*s", PATH_COLUMN,
-			f->path ? path_tail(f->path, PATH_COLUMN) : "(path unknown)");
-		print_values(out, &page_cache_fields, &f->pc, page_cache_unknown, r);
-		print_values(out, &residency_fields, &f->res, residency_unknown, f);
-		fputc('\n', out);
-		print_file_detail(out, f);
-	}
+	else if (r->direct_io_missing)
+		fprintf(out, "\n(O_DIRECT counts n/a: %s)\n", r->direct_io_missing);
+	report_files(out, p, o);
 }
 
 static void print_page_cache_total(FILE *out, const struct run_result *r)
@@ -267,7 +215,7 @@ static void print_page_cache_total(FILE *out, const struct run_result *r)
 	}
 	print_page_cache_header(out);
 	fprintf(out, "%-*s", PATH_COLUMN, "all files");
-	print_values(out, &page_cache_fields, &r->pc, page_cache_unknown, r);
+	print_values(out, &page_cache_fields, &r->pc.v, page_cache_unknown, r);
 	fputc('\n', out);
 }
 
@@ -345,8 +293,8 @@ static void print_process(FILE *out, const struct proc_record *p, const struct r
 			  const struct options *o, bool hists)
 {
 	print_process_header(out, p);
+	print_files(out, p, r, o);
 	print_profile(out, &p->prof, o, hists);
-	print_files(out, p, r);
 	print_block_table(out, "block I/O", p->blocks, p->nblocks);
 }
 
@@ -407,5 +355,6 @@ void report_text(FILE *out, const struct run_result *r, const struct options *o)
 	if (r->nother_blocks)
 		fputs("    (not charged to a traced process: journal, metadata, others' writeback, "
 		      "other processes)\n", out);
+	report_files(out, &r->other_files, o);
 	print_drops(out, r);
 }

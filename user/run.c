@@ -124,10 +124,15 @@ static void on_signal(struct session *s)
 static int event_loop(struct session *s)
 {
 	struct epoll_event evs[4];
+	uint64_t next_tick = now_ns() + RUN_POLL_MS * 1000000ULL;
 
 	while (!s->done) {
 		int n = epoll_wait(s->epoll_fd, evs, 4, RUN_POLL_MS);
 
+		if (now_ns() >= next_tick) {
+			collector_tick(s->coll);
+			next_tick = now_ns() + RUN_POLL_MS * 1000000ULL;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "files.h"
 #include "serve_scrape.h"
 
 struct label {
@@ -92,27 +93,32 @@ static void read_counters(struct scrape *s)
 	}
 }
 
+/* Each label's files: their page-cache numbers summed (serve reports no file by name). */
 static void read_files(struct scrape *s)
 {
 	struct tracer *t = s->cfg->tracer;
-	struct file_record *files;
+	struct ledger_entry *e;
 	size_t n;
 
 	if (tracer_hooks_missing(t, HOOKS_PAGE_CACHE) && tracer_hooks_missing(t, HOOKS_DIRECT_IO))
 		return;
-	if (tracer_read_files(t, &files, &n))
+	if (tracer_read_files(t, &e, &n))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		struct prom_group *g = s->group_of_slot[files[i].st.key.owner % MAX_SLOTS];
+		struct prom_group *g = s->group_of_slot[e[i].st.key.owner % MAX_SLOTS];
+		struct page_cache_view v = { .unused_exact = !e[i].chunks_lost };
 
-		model_derive_file(&files[i]);
-		free(files[i].path);
-		if (!g)
-			continue;
-		page_cache_add(&g->pc, &files[i].pc);
-		g->pc_seen = true;
+		if (g && e[i].st.key.owner) {
+			page_cache_add_raw(&v, &e[i].st);
+			v.unused_readahead_pages = page_bits_unused(&e[i].bits);
+			page_cache_add(&g->pc, &v);
+			for (int b = 0; b < HIST_BUCKETS; b++)
+				g->pc.window_hist[b] += e[i].st.window_hist[b];
+			g->pc_seen = true;
+		}
+		ledger_entry_free(&e[i]);
 	}
-	free(files);
+	free(e);
 }
 
 static int read_blocks(struct scrape *s)
@@ -158,7 +164,7 @@ static size_t merge_groups(struct prom_group *g, size_t n)
 		}
 		/* g[j].d points into its label's own storage: add i's counters there. */
 		dense_merge((struct dense_profile *)g[j].d, g[i].d);
-		page_cache_add(&g[j].pc, &g[i].pc);
+		page_cache_merge(&g[j].pc, &g[i].pc);
 		g[j].pc_seen |= g[i].pc_seen;
 	}
 	return out;

@@ -27,6 +27,44 @@ const struct io_kind_info io_kinds[IO_KINDS] = {
 	[IO_SPLICE] = { "splice", REQ_ARG5 },
 };
 
+/* Reads and writes name their side; a copy's destination side is the NAME_dst op. */
+const struct file_op_info file_ops[FILE_OPS_END] = {
+	[FOP_read] = { "read", FD_ARG1, 0, 0, FOC_READ },
+	[FOP_write] = { "write", FD_ARG1, 0, 0, FOC_WRITE },
+	[FOP_pread64] = { "pread64", FD_ARG1, 0, 0, FOC_READ },
+	[FOP_pwrite64] = { "pwrite64", FD_ARG1, 0, 0, FOC_WRITE },
+	[FOP_readv] = { "readv", FD_ARG1, 0, 0, FOC_READ },
+	[FOP_writev] = { "writev", FD_ARG1, 0, 0, FOC_WRITE },
+	[FOP_preadv] = { "preadv", FD_ARG1, 0, 0, FOC_READ },
+	[FOP_pwritev] = { "pwritev", FD_ARG1, 0, 0, FOC_WRITE },
+	[FOP_preadv2] = { "preadv2", FD_ARG1, 0, 0, FOC_READ },
+	[FOP_pwritev2] = { "pwritev2", FD_ARG1, 0, 0, FOC_WRITE },
+	/* sendfile(out_fd, in_fd, ...): the source is the second argument. */
+	[FOP_sendfile] = { "sendfile", FD_ARG2, FD_ARG1, FOP_sendfile_dst, FOC_READ },
+	[FOP_sendfile_dst] = { "sendfile", FD_NONE, 0, 0, FOC_WRITE },
+	[FOP_copy_file_range] = { "copy_file_range", FD_ARG1, FD_ARG3, FOP_copy_file_range_dst,
+				  FOC_READ },
+	[FOP_copy_file_range_dst] = { "copy_file_range", FD_NONE, 0, 0, FOC_WRITE },
+	[FOP_splice] = { "splice", FD_ARG1, FD_ARG3, FOP_splice_dst, FOC_READ },
+	[FOP_splice_dst] = { "splice", FD_NONE, 0, 0, FOC_WRITE },
+	[FOP_fsync] = { "fsync", FD_ARG1, 0, 0, FOC_SYNC },
+	[FOP_fdatasync] = { "fdatasync", FD_ARG1, 0, 0, FOC_SYNC },
+	[FOP_sync_file_range] = { "sync_file_range", FD_ARG1, 0, 0, FOC_SYNC },
+	[FOP_fallocate] = { "fallocate", FD_ARG1, 0, 0, FOC_OTHER },
+	[FOP_ftruncate] = { "ftruncate", FD_ARG1, 0, 0, FOC_OTHER },
+	[FOP_open] = { "open", FD_RET, 0, 0, FOC_OPEN },
+	[FOP_openat] = { "openat", FD_RET, 0, 0, FOC_OPEN },
+	[FOP_openat2] = { "openat2", FD_RET, 0, 0, FOC_OPEN },
+	[FOP_creat] = { "creat", FD_RET, 0, 0, FOC_OPEN },
+	[FOP_close] = { "close", FD_ENTER, 0, 0, FOC_CLOSE },
+	/* mmap(addr, len, prot, flags, fd, off) */
+	[FOP_mmap] = { "mmap", FD_ARG5, 0, 0, FOC_MAP },
+	[FOP_lseek] = { "lseek", FD_ARG1, 0, 0, FOC_OTHER },
+	[FOP_getdents64] = { "getdents64", FD_ARG1, 0, 0, FOC_OTHER },
+	[FOP_fadvise64] = { "fadvise64", FD_ARG1, 0, 0, FOC_OTHER },
+	[FOP_readahead] = { "readahead", FD_ARG1, 0, 0, FOC_OTHER },
+};
+
 static char *names[MAX_SYSCALLS];
 static int kind_nr[IO_KINDS];
 
@@ -61,4 +99,11 @@ int syscall_nr(const char *name)
 int io_kind_nr(int kind)
 {
 	return kind > 0 && kind < IO_KINDS ? kind_nr[kind] : -1;
+}
+
+int file_op_nr(int op)
+{
+	if (op <= 0 || op >= FILE_OPS_END || file_ops[op].fd_arg == FD_NONE)
+		return -1;
+	return syscall_nr(file_ops[op].name);
 }

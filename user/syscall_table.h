@@ -4,6 +4,8 @@
 #define IOTRACE_SYSCALL_TABLE_H
 
 #include <stdint.h>
+#include <linux/types.h>
+#include "iotrace.h"
 
 struct io_kind_info {
 	const char *name;  /* syscall name, as strace prints it */
@@ -11,6 +13,19 @@ struct io_kind_info {
 };
 
 extern const struct io_kind_info io_kinds[];
+
+/* What a syscall does to a file, for the per-file table's columns. */
+enum file_op_class { FOC_READ = 1, FOC_WRITE, FOC_SYNC, FOC_OPEN, FOC_CLOSE, FOC_MAP, FOC_OTHER };
+
+/* The per-file ledger's syscalls (enum file_op, FILE_OPS in iotrace.h). */
+struct file_op_info {
+	const char *name;    /* the syscall, as strace names it (JSON key) */
+	int fd_arg;          /* enum fd_arg: where its fd is */
+	int fd2_arg, fd2_op; /* a copy's destination: its fd and the op it counts under */
+	int cls;             /* enum file_op_class */
+};
+
+extern const struct file_op_info file_ops[FILE_OPS_END];
 
 /* Resolves the names above to numbers; call once before the lookups below. */
 int syscall_table_init(void);
@@ -20,5 +35,7 @@ const char *syscall_name(uint32_t nr);
 int syscall_nr(const char *name);
 /* Syscall number of an io kind, or -1 when this kernel's table lacks it. */
 int io_kind_nr(int kind);
+/* Syscall number of a file op (the copies' _dst ops: -1), or -1 when the kernel lacks it. */
+int file_op_nr(int op);
 
 #endif

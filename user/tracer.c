@@ -17,8 +17,11 @@
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 #define NOTES_PATH "/sys/kernel/notes"
-/* Enough timestamps that tids collide only on machines with pid_max above it. */
-#define INFLIGHT_MAX (1U << 16)
+/*
+ * Per-thread syscall states (struct thread_io): threads whose tids are equal modulo this
+ * take turns in one, which costs them their fd cache and, when timed, a timestamp.
+ */
+#define INFLIGHT_MAX (1U << 14)
 
 static bool verbose_libbpf;
 static char last_libbpf_warning[512]; /* the first warning of a failure */
@@ -156,7 +159,11 @@ static void probe_hooks(struct tracer *t, bool full)
 		s->progs.handle_mm_filemap_add_to_page_cache, s->progs.handle_mm_filemap_get_pages,
 		s->progs.handle_mm_filemap_fault, s->progs.handle_mm_filemap_map_pages,
 	};
-
+	static const char *const dio_tps[] = { "iomap_dio_rw_begin", "iomap_dio_complete",
+					       "iomap_dio_rw_queued" };
+	struct bpf_program *dio_progs[] = { s->progs.handle_iomap_dio_rw_begin,
+					    s->progs.handle_iomap_dio_complete,
+					    s->progs.handle_iomap_dio_rw_queued };
 	const char *why;
 
 	for (size_t i = 0; i < sizeof(page_cache_tps) / sizeof(page_cache_tps[0]); i++) {
@@ -168,11 +175,15 @@ static void probe_hooks(struct tracer *t, bool full)
 	if (t->missing[HOOKS_PAGE_CACHE])
 		for (size_t i = 0; i < sizeof(pc_progs) / sizeof(pc_progs[0]); i++)
 			bpf_program__set_autoload(pc_progs[i], false);
-	if (!kernel_has_tracepoint(vmlinux, "iomap_dio_rw_begin", &why)) {
-		snprintf(dio_reason, sizeof(dio_reason), "tracepoint iomap_dio_rw_begin %s", why);
+	for (size_t i = 0; i < sizeof(dio_tps) / sizeof(dio_tps[0]); i++) {
+		if (kernel_has_tracepoint(vmlinux, dio_tps[i], &why))
+			continue;
+		snprintf(dio_reason, sizeof(dio_reason), "tracepoint %s %s", dio_tps[i], why);
 		t->missing[HOOKS_DIRECT_IO] = dio_reason;
-		bpf_program__set_autoload(s->progs.handle_iomap_dio_rw_begin, false);
 	}
+	if (t->missing[HOOKS_DIRECT_IO])
+		for (size_t i = 0; i < sizeof(dio_progs) / sizeof(dio_progs[0]); i++)
+			bpf_program__set_autoload(dio_progs[i], false);
 	btf__free(vmlinux);
 }
 
@@ -197,6 +208,20 @@ static void configure_snoop(struct iotrace_bpf *s, const struct tracer_config *c
 	s->rodata->snoop_tgid = cfg->snoop_tgid;
 	s->rodata->snoop_dev = cfg->snoop_dev;
 	s->rodata->snoop_cgroup = cfg->snoop_cgroup;
+}
+
+/* The ledger's syscalls and where each finds its fds (FILE_OPS in iotrace.h). */
+static void configure_file_ops(struct iotrace_bpf *s)
+{
+	for (int op = 1; op < FILE_OPS_END; op++) {
+		int nr = file_op_nr(op);
+
+		if (nr >= 0)
+			s->rodata->file_op_of[nr] = op;
+		s->rodata->fd_arg[op] = file_ops[op].fd_arg;
+		s->rodata->fd2_arg[op] = file_ops[op].fd2_arg;
+		s->rodata->fd2_op[op] = file_ops[op].fd2_op;
+	}
 }
 
 static void configure(struct tracer *t, const struct tracer_config *cfg)
@@ -226,6 +251,7 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 			s->rodata->io_kind_of[nr] = k;
 		s->rodata->io_request_arg[k] = io_kinds[k].request_arg;
 	}
+	configure_file_ops(s);
 	/* Slot 0 means untraced and 1 is the overflow slot; slots past nr_slots don't exist. */
 	for (uint32_t slot = 0; slot < MAX_SLOTS; slot++)
 		if (slot <= OVERFLOW_SLOT || slot >= t->nr_slots)
@@ -374,7 +400,8 @@ static int map_counters(struct tracer *t, const struct tracer_config *cfg,
 	t->sc = map_mmap(t->skel->maps.syscall_stats, &t->sc_len);
 	t->io = map_mmap(t->skel->maps.io_stats, &t->io_len);
 	t->files = map_mmap(t->skel->maps.file_stats, &t->files_len);
-	if (!t->proc_slot || !t->sc || !t->io || !t->files) {
+	t->rows = map_mmap(t->skel->maps.file_rows, &t->rows_len);
+	if (!t->proc_slot || !t->sc || !t->io || !t->files || !t->rows) {
 		report_failure("map the BPF counters", -errno);
 		return -1;
 	}
@@ -494,6 +521,8 @@ void tracer_close(struct tracer *t)
 		munmap(t->io, t->io_len);
 	if (t->files)
 		munmap(t->files, t->files_len);
+	if (t->rows)
+		munmap(t->rows, t->rows_len);
 	iotrace_bpf__destroy(t->skel);
 	free(t);
 }

@@ -68,13 +68,36 @@ void tracer_wait_block_idle(struct tracer *t, int max_ms);
 
 /* Adds slot's counters of every CPU into d; take: zero them in the kernel too. */
 void tracer_read_slot(struct tracer *t, uint32_t slot, struct dense_profile *d, bool take);
+/* ---- the per-file ledger (tracer_files.c) ---- */
+
+struct ledger_entry;
 /*
- * Every (owner, file) page-cache record with its page bitmaps and its path inside its
- * filesystem ("dir/file", or NULL). Returns 0, or -1 out of memory.
+ * Every ledger entry still in the kernel (its counters, syscall rows and page bitmaps), for
+ * the end of a run or a serve scrape. Returns 0 with a malloc'ed array, or -1.
  */
-int tracer_read_files(struct tracer *t, struct file_record **out, size_t *n);
-/* The same for one owner that exited, removed from the kernel's tables for reuse. */
-int tracer_take_files(struct tracer *t, uint32_t owner, struct file_record **out, size_t *n);
+int tracer_read_files(struct tracer *t, struct ledger_entry **out, size_t *n);
+/* The entries of an owner that exited, removed from the kernel's tables for reuse. */
+int tracer_take_files(struct tracer *t, uint32_t owner, struct ledger_entry **out, size_t *n);
+/*
+ * Entries not used during the last `age` epochs (tracer_tick), when the table is over half
+ * full: read and removed while the run goes on, after a grace period that lets every
+ * program still using them finish (membarrier).
+ */
+int tracer_evict_idle(struct tracer *t, uint32_t age, struct ledger_entry **out, size_t *n);
+/* Starts a new ledger epoch (the loader's clock for "not used lately"). */
+void tracer_tick(struct tracer *t);
+/* Complete file names, handed to fn and removed from the kernel's table. */
+typedef void (*tracer_name_fn)(const struct path_key *key, const struct file_name *name,
+			       void *ctx);
+int tracer_take_names(struct tracer *t, tracer_name_fn fn, void *ctx);
+/*
+ * Per-file block records, handed to fn and removed: the generation the kernel filled until
+ * now (it switches to the other first, then a grace period), or with all, every record
+ * (once the programs are detached).
+ */
+typedef void (*tracer_file_block_fn)(const struct file_block_key *key,
+				     const struct block_stat *st, void *ctx);
+int tracer_take_file_blocks(struct tracer *t, bool all, tracer_file_block_fn fn, void *ctx);
 /* Every (owner, disk, op) block record; owner 0 is I/O not charged to a traced process. */
 int tracer_read_blocks(struct tracer *t, struct block_record **out, size_t *n);
 /*

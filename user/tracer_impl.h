@@ -14,10 +14,23 @@ struct tracer {
 	struct syscall_stat *sc;      /* mmap of syscall_stats */
 	struct io_stat *io;           /* mmap of io_stats */
 	struct file_stat *files;      /* mmap of file_stats */
-	size_t proc_slot_len, sc_len, io_len, files_len;
+	struct file_row *rows;        /* mmap of file_rows */
+	size_t proc_slot_len, sc_len, io_len, files_len, rows_len;
 	uint32_t pid_max, ncpus, nr_slots;
 	const char *missing[TRACER_HOOK_GROUPS]; /* why a hook group is off, or NULL */
 };
+
+/* Returns true to stop the walk. */
+typedef bool (*map_visit_fn)(const void *key, const void *value, void *ctx);
+
+/*
+ * Calls visit on every element of a hash map, read in batches (tracer_read.c); elements
+ * added or removed meanwhile may or may not be seen, as with any walk of a live map.
+ */
+int map_walk(int fd, uint32_t ksize, uint32_t vsize, map_visit_fn visit, void *ctx);
+#define MAP_WALK(t, map, visit, ctx)                                                          \
+	map_walk(bpf_map__fd((t)->skel->maps.map), bpf_map__key_size((t)->skel->maps.map),    \
+		 bpf_map__value_size((t)->skel->maps.map), visit, ctx)
 
 typedef bool (*inflight_visit_fn)(const struct block_rq_info *info, void *ctx);
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Readers: the kernel's maps copied into the model's plain records. No arithmetic on what
- * they read (sums over CPUs and conversions are the model's: dense_add_counters,
- * model_derive_file); one walker for every hash map.
+ * they read (sums over CPUs and conversions are the model's: dense_add_counters, files.c);
+ * one walker for every hash map. The per-file ledger's readers are in tracer_files.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,9 +12,6 @@
 
 /* Elements per bpf() call of the walker; a hash bucket longer than this makes it grow. */
 #define WALK_BATCH 256
-
-/* Returns true to stop the walk. */
-typedef bool (*map_visit_fn)(const void *key, const void *value, void *ctx);
 
 /* The fallback for kernels or maps without batch lookups: one key at a time. */
 static int walk_by_key(int fd, uint32_t ksize, char *key, char *value, map_visit_fn visit,
@@ -56,7 +53,7 @@ static int grow_batch(char **keys, char **values, uint32_t *cap, uint32_t ksize,
  * BPF_MAP_LOOKUP_BATCH (one syscall per batch instead of two per element). Elements added
  * or removed meanwhile may or may not be seen, as with any walk of a live map.
  */
-static int map_walk(int fd, uint32_t ksize, uint32_t vsize, map_visit_fn visit, void *ctx)
+int map_walk(int fd, uint32_t ksize, uint32_t vsize, map_visit_fn visit, void *ctx)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	uint32_t cap = WALK_BATCH;
@@ -92,10 +89,6 @@ static int map_walk(int fd, uint32_t ksize, uint32_t vsize, map_visit_fn visit, 
 	free(values);
 	return err;
 }
-
-#define MAP_WALK(t, map, visit, ctx)                                                          \
-	map_walk(bpf_map__fd((t)->skel->maps.map), bpf_map__key_size((t)->skel->maps.map),    \
-		 bpf_map__value_size((t)->skel->maps.map), visit, ctx)
 
 /* ---- syscall counters ---- */
 
@@ -155,154 +148,6 @@ void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *c
 	struct inflight_walk w = { visit, ctx };
 
 	MAP_WALK(t, block_inflight, visit_inflight, &w);
-}
-
-/* ---- page cache ---- */
-
-/* "dir/sub/name" from the leaf-first dentry names the kernel side recorded. */
-static char *join_path(const struct path_parts *pp)
-{
-	size_t len = 1;
-	char *path;
-
-	for (uint32_t i = 0; i < pp->nparts && i < PATH_PARTS; i++)
-		len += strnlen(pp->part[i], PART_LEN) + 1;
-	path = calloc(1, len);
-	for (int i = (int)(pp->nparts < PATH_PARTS ? pp->nparts : PATH_PARTS) - 1; path && i >= 0;
-	     i--) {
-		strncat(path, pp->part[i], PART_LEN);
-		if (i)
-			strcat(path, "/");
-	}
-	return path;
-}
-
-/* The path recorded for a file entry ("dir/name" below its mount), or NULL. */
-static char *recorded_path(struct tracer *t, const struct file_key *key)
-{
-	struct path_key pk = { .dev = key->dev, .ino = key->ino };
-	struct path_parts pp;
-
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.file_paths), &pk, &pp) ||
-	    !pp.nparts || pp.truncated)
-		return NULL;
-	return join_path(&pp);
-}
-
-static int add_chunk(struct page_bits *bits, const struct chunk_bits *chunk)
-{
-	struct chunk_bits *grown = realloc(bits->chunks, (bits->n + 1) * sizeof(*grown));
-
-	if (!grown)
-		return -ENOMEM;
-	bits->chunks = grown;
-	bits->chunks[bits->n++] = *chunk;
-	return 0;
-}
-
-/* A record of entry i of file_stats, raw: counters, path, whether chunks were lost. */
-static void file_record_of(struct tracer *t, struct file_record *r, const struct file_stat *st)
-{
-	memset(r, 0, sizeof(*r));
-	r->st = *st;
-	r->chunks_lost = t->skel->bss->drops[DROP_CHUNKS] != 0;
-	r->path = recorded_path(t, &st->key);
-}
-
-struct chunk_walk {
-	struct file_record *recs;
-	uint32_t n;
-	int err;
-};
-
-static bool visit_chunk(const void *key, const void *value, void *ctx)
-{
-	const struct chunk_key *k = key;
-	struct chunk_walk *w = ctx;
-
-	if (k->file < w->n && add_chunk(&w->recs[k->file].bits, value))
-		w->err = -ENOMEM;
-	return false;
-}
-
-int tracer_read_files(struct tracer *t, struct file_record **out, size_t *n)
-{
-	uint32_t count = t->skel->bss->nr_files;
-	struct chunk_walk w;
-
-	*out = NULL;
-	*n = 0;
-	if (count > MAX_FILES)
-		count = MAX_FILES;
-	w = (struct chunk_walk){ .recs = calloc(count ? count : 1, sizeof(*w.recs)), .n = count };
-	if (!w.recs)
-		return -1;
-	for (uint32_t i = 0; i < count; i++)
-		file_record_of(t, &w.recs[i], &t->files[i]);
-	if (MAP_WALK(t, page_bits, visit_chunk, &w) || w.err) {
-		for (uint32_t i = 0; i < count; i++) {
-			free(w.recs[i].path);
-			free(w.recs[i].bits.chunks);
-		}
-		free(w.recs);
-		return -1;
-	}
-	*out = w.recs;
-	*n = count;
-	return 0;
-}
-
-/* Entry i's page-bitmap chunks, read into r and removed from the kernel. */
-static void take_chunks(struct tracer *t, uint32_t i, struct file_record *r)
-{
-	int fd = bpf_map__fd(t->skel->maps.page_bits);
-
-	for (__u64 c = 0; c < r->st.chunk_end; c++) {
-		struct chunk_key ck = { .file = i, .chunk = c };
-		struct chunk_bits bits;
-
-		if (bpf_map_lookup_elem(fd, &ck, &bits))
-			continue;
-		if (add_chunk(&r->bits, &bits))
-			r->chunks_lost = true;
-		bpf_map_delete_elem(fd, &ck);
-	}
-}
-
-/* The process is gone, so nothing writes entry i any more: give it back to the kernel. */
-static void free_file_entry(struct tracer *t, uint32_t i)
-{
-	struct file_key key = t->files[i].key;
-
-	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.file_index), &key);
-	memset(&t->files[i], 0, sizeof(t->files[i]));
-	bpf_map_update_elem(bpf_map__fd(t->skel->maps.free_files), NULL, &i, BPF_ANY);
-}
-
-int tracer_take_files(struct tracer *t, uint32_t owner, struct file_record **out, size_t *n)
-{
-	uint32_t count = t->files ? t->skel->bss->nr_files : 0;
-	struct file_record *recs = NULL, *grown;
-
-	*out = NULL;
-	*n = 0;
-	if (!count || !owner)
-		return 0;
-	if (count > MAX_FILES)
-		count = MAX_FILES;
-	for (uint32_t i = 0; i < count; i++) {
-		if (t->files[i].key.owner != owner)
-			continue;
-		grown = realloc(recs, (*n + 1) * sizeof(*recs));
-		if (!grown)
-			break; /* left in the kernel: collected at the end */
-		recs = grown;
-		file_record_of(t, &recs[*n], &t->files[i]);
-		take_chunks(t, i, &recs[(*n)++]);
-		free_file_entry(t, i);
-	}
-	*out = recs;
-	return 0;
 }
 
 /* ---- block ---- */

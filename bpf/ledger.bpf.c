@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Part of bpf/iotrace.bpf.c, which builds every part into one object.
+ *
+ * The per-file ledger: one entry per (owner, file) in file_stats, found through file_index,
+ * with a row per syscall in file_rows, the file's name in file_names, its page-cache
+ * counters (pagecache.bpf.c) and the pages it dirtied. The loader reads the entries of
+ * exited processes, and of files no longer in use, while the run goes on and gives their
+ * indexes back (free_files, free_rows), so the tables hold what is in use: gen tells a
+ * per-thread cache that an index was given to another file, epoch when an entry was last
+ * touched (user/tracer_read.c, ledger_evict).
+ *
+ * A file is (dev, inode number), except anonymous-inode files (eventfd, epoll, timerfd...),
+ * which all share one inode: those are told apart by the name of their dentry, as
+ * /proc/PID/fd shows them ("anon_inode:[eventfd]").
+ */
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+#define S_IFLNK 0120000
+#define S_IFREG 0100000
+#define S_IFBLK 0060000
+#define S_IFDIR 0040000
+#define S_IFCHR 0020000
+#define S_IFIFO 0010000
+#define PIPEFS_MAGIC 0x50495045
+#define ANON_INODE_FS_MAGIC 0x09041934
+#define TMPFS_MAGIC 0x01021994
+/* Key inode numbers of anonymous-inode files: a hash of the name, with this bit set. */
+#define ANON_KEY_BIT (1ULL << 63)
+#define ANON_NAME_LEN 32
+
+/* (owner, file) -> index into file_stats */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_FILES);
+	__type(key, struct file_key);
+	__type(value, __u32);
+} file_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MAX_FILES);
+	__type(key, __u32);
+	__type(value, struct file_stat);
+} file_stats SEC(".maps");
+
+/* file_stats indexes the loader read and gave back. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, MAX_FILES);
+	__type(value, __u32);
+} free_files SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MAX_FILE_ROWS);
+	__type(key, __u32);
+	__type(value, struct file_row);
+} file_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, MAX_FILE_ROWS);
+	__type(value, __u32);
+} free_rows SEC(".maps");
+
+/* (dev, ino) -> the file's name; the loader moves complete names to user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, MAX_NAMES);
+	__type(key, struct path_key);
+	__type(value, struct file_name);
+} file_names SEC(".maps");
+
+__u32 nr_files = 0;
+__u32 nr_rows = 0;
+/* Advanced by the loader on every poll: an entry's epoch says when it was last used. */
+__u32 ledger_epoch = 0;
+
+/* Set by the loader: the file op of each syscall and where it finds its fds. */
+const volatile __u8 file_op_of[MAX_SYSCALLS] = {};
+const volatile __u8 fd_arg[FILE_OP_SLOTS] = {};
+const volatile __u8 fd2_arg[FILE_OP_SLOTS] = {}; /* the other side of a copy ... */
+const volatile __u8 fd2_op[FILE_OP_SLOTS] = {};  /* ... and its op */
+
+static const struct file_name zero_name;
+static const struct file_row zero_row;
+
+/* ---- names ---- */
+
+struct name_walk {
+	__u64 d; /* struct dentry *, kept as a number: CO-RE reads start from it */
+	struct file_name *n;
+	__u32 off;
+	bool done;
+};
+
+static long name_step(__u32 i, void *data)
+{
+	struct name_walk *w = data;
+	struct dentry *d = (struct dentry *)w->d;
+	struct dentry *parent = BPF_CORE_READ(d, d_parent);
+	__u32 off = w->off;
+	long len;
+
+	if (!parent || parent == d) {
+		w->done = true;
+		return 1;
+	}
+	/* buf has NAME_PART_MAX bytes of room past NAME_BUF for the last name. */
+	if (off > NAME_BUF)
+		return 1;
+	len = bpf_probe_read_kernel_str(w->n->buf + off, NAME_PART_MAX,
+					BPF_CORE_READ(d, d_name.name));
+	if (len <= 0)
+		return 1;
+	w->off = off + len;
+	w->n->nparts = i + 1;
+	w->d = (__u64)parent;
+	return 0;
+}
+
+/* Names from the dentry up to its filesystem's root, leaf first. */
+static void walk_names(struct file_name *n, __u64 d)
+{
+	struct name_walk w = { .d = d, .n = n };
+
+	/* bpf_loop: the verifier checks one step, not every level unrolled. */
+	bpf_loop(64, name_step, &w, 0);
+	n->truncated = !w.done;
+}
+
+static __always_inline __u32 kind_of(__u32 mode, __u64 magic)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR:
+		return FK_DIR;
+	case S_IFIFO:
+		return magic == PIPEFS_MAGIC ? FK_PIPE : FK_FIFO;
+	case S_IFSOCK:
+		return FK_SOCKET;
+	case S_IFCHR:
+		return FK_CHR;
+	case S_IFBLK:
+		return FK_BLK;
+	case S_IFLNK:
+		return FK_LINK;
+	}
+	return magic == ANON_INODE_FS_MAGIC ? FK_ANON : FK_FILE;
+}
+
+static void socket_of(struct file_name *n, struct file *file)
+{
+	struct socket *sock = BPF_CORE_READ(file, private_data);
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+
+	n->sock_family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	n->sock_type = BPF_CORE_READ(sk, sk_type);
+	n->sock_protocol = BPF_CORE_READ(sk, sk_protocol);
+}
+
+/*
+ * The file's name, recorded once per file, at its first ledger entry: a path from its
+ * dentry (the file's own when there is a file, for hard links), or what /proc/PID/fd would
+ * show for pipes, sockets and anonymous inodes (the loader formats those).
+ */
+static void record_name(struct path_key *pk, struct inode *inode, struct file *file)
+{
+	struct hlist_node *alias;
+	struct file_name *n;
+	__u64 d = 0;
+	bool created;
+
+	n = lookup_or_init(&file_names, pk, &zero_name, DROP_PATHS, &created);
+	if (!n || !created)
+		return;
+	n->kind = kind_of(inode->i_mode, inode->i_sb->s_magic);
+	n->deleted = !inode->__i_nlink;
+	n->rdev = inode->i_rdev;
+	/* memfd_create makes an unlinked file on the kernel's shm mount, "memfd:NAME". */
+	if (n->kind == FK_FILE && inode->i_sb->s_magic == TMPFS_MAGIC && file && n->deleted)
+		n->kind = FK_MEMFD;
+	if (file) {
+		d = (__u64)BPF_CORE_READ(file, f_path.dentry);
+	} else {
+		alias = BPF_CORE_READ(inode, i_dentry.first);
+		if (alias)
+			d = (__u64)container_of(alias, struct dentry, d_u.d_alias);
+	}
+	if (n->kind == FK_SOCKET && file)
+		socket_of(n, file);
+	if (d && n->kind != FK_PIPE && n->kind != FK_SOCKET)
+		walk_names(n, d);
+	n->done = 1;
+}
+
+/* ---- entries ---- */
+
+struct hash_ctx {
+	const char *s;
+	__u64 h;
+};
+
+static long fnv_step(__u32 i, void *data)
+{
+	struct hash_ctx *c = data;
+	char ch = c->s[i & (ANON_NAME_LEN - 1)];
+
+	if (!ch)
+		return 1;
+	c->h = (c->h ^ (__u8)ch) * 1099511628211ULL;
+	return 0;
+}
+
+/* The ledger's key of a file: its device and inode number, or for an anonymous inode a
+ * hash of its name. */
+static __always_inline void file_key_of(struct inode *inode, struct file *file, __u32 *dev,
+					__u64 *ino)
+{
+	char name[ANON_NAME_LEN] = {};
+	struct hash_ctx h = { .s = name, .h = 14695981039346656037ULL };
+
+	*dev = inode->i_sb->s_dev;
+	*ino = inode->i_ino;
+	if (!file || inode->i_sb->s_magic != ANON_INODE_FS_MAGIC)
+		return;
+	bpf_probe_read_kernel_str(name, sizeof(name), file->f_path.dentry->d_name.name);
+	bpf_loop(ANON_NAME_LEN, fnv_step, &h, 0);
+	*ino = h.h | ANON_KEY_BIT;
+}
+
+/*
+ * Index of (owner, file) in file_stats, created on first use; -1 when the table is full.
+ * Global, so the verifier checks it once rather than in every program that calls it;
+ * the inode and file (0: none, as in page-cache events) come as plain addresses.
+ */
+__noinline int file_index_of(__u32 owner, __u64 inode_addr, __u64 file_addr)
+{
+	struct inode *inode = UNTRUSTED(inode, (void *)inode_addr);
+	struct file *file = file_addr ? UNTRUSTED(file, (void *)file_addr) : NULL;
+	struct file_key key = { .owner = owner };
+	struct path_key pk = {};
+	struct file_stat *st;
+	__u32 *found, idx;
+	bool created;
+
+	file_key_of(inode, file, &key.dev, &key.ino);
+	found = bpf_map_lookup_elem(&file_index, &key);
+	if (found)
+		return *found;
+	if (bpf_map_pop_elem(&free_files, &idx))
+		idx = __sync_fetch_and_add(&nr_files, 1);
+	if (idx >= MAX_FILES) {
+		__sync_fetch_and_add(&drops[DROP_FILES], 1);
+		return -1;
+	}
+	found = lookup_or_init(&file_index, &key, &idx, DROP_FILES, &created);
+	if (!created) {
+		/* Another CPU created it first (use its index), or the hash is full. */
+		bpf_map_push_elem(&free_files, &idx, 0);
+		return found ? *found : -1;
+	}
+	st = bpf_map_lookup_elem(&file_stats, &idx);
+	if (st)
+		st->key = key;
+	pk.dev = key.dev;
+	pk.ino = key.ino;
+	if (!serve) /* serve reports labels, never files */
+		record_name(&pk, inode, file);
+	return idx;
+}
+
+/* ---- rows ---- */
+
+/* A new row for op on entry idx; 0 when the table is full, else its index + 1. */
+__noinline __u32 file_row_alloc(__u32 idx, __u32 op)
+{
+	struct file_stat *st = bpf_map_lookup_elem(&file_stats, &idx);
+	__u32 row, old;
+	struct file_row *r;
+
+	if (!st)
+		return 0;
+	if (bpf_map_pop_elem(&free_rows, &row))
+		row = __sync_fetch_and_add(&nr_rows, 1);
+	if (row >= MAX_FILE_ROWS) {
+		__sync_fetch_and_add(&drops[DROP_FILE_ROWS], 1);
+		return 0;
+	}
+	r = bpf_map_lookup_elem(&file_rows, &row);
+	if (r)
+		*r = zero_row;
+	/* Another thread of the process may have made the row meanwhile: keep the first. */
+	old = __sync_val_compare_and_swap(&st->row[op & (FILE_OP_SLOTS - 1)], 0, row + 1);
+	if (old) {
+		bpf_map_push_elem(&free_rows, &row, 0);
+		return old;
+	}
+	return row + 1;
+}
+
+static __always_inline struct file_row *file_row_of(struct file_stat *st, __u32 idx, __u32 op)
+{
+	__u32 row = st->row[op & (FILE_OP_SLOTS - 1)];
+
+	if (!row)
+		row = file_row_alloc(idx, op);
+	if (!row)
+		return NULL;
+	row--;
+	return bpf_map_lookup_elem(&file_rows, &row);
+}
+
+/* The entry at idx if it still is the one a cache saw with gen, else NULL. */
+static __always_inline struct file_stat *entry_at(__u32 idx, __u32 gen)
+{
+	struct file_stat *st = bpf_map_lookup_elem(&file_stats, &idx);
+
+	if (!st || st->gen != gen || !st->key.owner)
+		return NULL;
+	st->epoch = ledger_epoch;
+	return st;
+}
+
+/* ---- fds ---- */
+
+/* The struct file behind fd in the current task's table, or NULL (no PROBE_MEM fault). */
+static __always_inline struct file *fd_file(struct task_struct *task, __u64 fd)
+{
+	struct files_struct *files = UNTRUSTED(task_struct, task)->files;
+	struct fdtable *fdt;
+	void *slot;
+
+	if (!files)
+		return NULL;
+	fdt = files->fdt;
+	if (!fdt || fd >= fdt->max_fds)
+		return NULL;
+	/*
+	 * fdt->fd is an array of pointers, which a BTF walk cannot index: read the slot as the
+	 * first member of a struct that starts with a struct file * (kiocb's ki_filp).
+	 */
+	slot = (void *)((__u64)fdt->fd + fd * sizeof(void *));
+	return UNTRUSTED(kiocb, slot)->ki_filp;
+}
+
+/*
+ * The ledger entry of fd for the current process, from the thread's small cache when the
+ * fd still holds the same file, else through file_index (creating the entry). *idxp gets
+ * its index.
+ */
+static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
+						     struct thread_io *ti, __u64 fd, __u32 *idxp)
+{
+	struct file *file = fd_file(task, fd);
+	struct fd_cache *c = &ti->fds[fd & (FD_CACHE - 1)];
+	__u64 inode_addr = 0, file_addr = 0;
+	struct inode *inode;
+	struct file_stat *st;
+	int idx;
+
+	if (!file)
+		return NULL;
+	inode = file->f_inode;
+	if (!inode)
+		return NULL;
+	if (c->file == (__u64)file && c->fd == fd && c->ino == inode->i_ino) {
+		st = entry_at(c->idx, c->gen);
+		if (st) {
+			*idxp = c->idx;
+			return st;
+		}
+	}
+	/* Global functions take scalars only: copy the pointers' values out as numbers. */
+	bpf_probe_read_kernel(&inode_addr, sizeof(inode_addr), &inode);
+	bpf_probe_read_kernel(&file_addr, sizeof(file_addr), &file);
+	idx = file_index_of(task->tgid, inode_addr, file_addr);
+	if (idx < 0)
+		return NULL;
+	*idxp = idx;
+	st = bpf_map_lookup_elem(&file_stats, idxp);
+	if (!st)
+		return NULL;
+	c->file = (__u64)file;
+	c->fd = fd;
+	c->ino = inode->i_ino;
+	c->idx = idx;
+	c->gen = st->gen;
+	st->epoch = ledger_epoch;
+	return st;
+}

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-process ledger of files in user space: kernel entries merged by file, their
+ * syscall rows by syscall, their block I/O by disk and operation, and, at the end, every
+ * derived number of a file (unused readahead from the merged page bitmaps, the per-file
+ * table's summary).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "files.h"
+#include "syscall_table.h"
+
+/* (dev, ino) -> index + 1 into a process's files[]: open addressing, linear probing. */
+struct file_index {
+	size_t cap, n;
+	struct slot {
+		uint64_t ino;
+		uint32_t dev;
+		uint32_t idx1;
+	} *slots;
+};
+
+static size_t slot_of(const struct file_index *x, uint32_t dev, uint64_t ino)
+{
+	uint64_t h = (ino ^ ((uint64_t)dev << 32)) * 0x9E3779B97F4A7C15ULL;
+	size_t i = h & (x->cap - 1);
+
+	while (x->slots[i].idx1 && (x->slots[i].dev != dev || x->slots[i].ino != ino))
+		i = (i + 1) & (x->cap - 1);
+	return i;
+}
+
+/* Doubles the table (or makes the first one); -1 out of memory. */
+static int index_grow(struct file_index *x)
+{
+	struct file_index bigger = { .cap = x->cap ? x->cap * 2 : 16 };
+
+	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
+	if (!bigger.slots)
+		return -1;
+	for (size_t i = 0; i < x->cap; i++) {
+		const struct slot *s = &x->slots[i];
+
+		if (s->idx1)
+			bigger.slots[slot_of(&bigger, s->dev, s->ino)] = *s;
+	}
+	bigger.n = x->n;
+	free(x->slots);
+	*x = bigger;
+	return 0;
+}
+
+struct file_record *files_get(struct proc_record *p, uint32_t dev, uint64_t ino)
+{
+	struct file_index *x = p->file_index;
+	struct file_record *grown;
+	size_t i;
+
+	if (!x && !(x = p->file_index = calloc(1, sizeof(*x))))
+		return NULL;
+	if ((x->n + 1) * 10 > x->cap * 7 && index_grow(x))
+		return NULL;
+	i = slot_of(x, dev, ino);
+	if (x->slots[i].idx1)
+		return &p->files[x->slots[i].idx1 - 1];
+	grown = realloc(p->files, (p->nfiles + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	p->files = grown;
+	grown = &p->files[p->nfiles++];
+	memset(grown, 0, sizeof(*grown));
+	grown->key = (struct file_key){ .owner = p->pid, .dev = dev, .ino = ino };
+	grown->pc.unused_exact = true;
+	x->slots[i] = (struct slot){ .ino = ino, .dev = dev, .idx1 = p->nfiles };
+	x->n++;
+	return grown;
+}
+
+void ledger_entry_free(struct ledger_entry *e)
+{
+	free(e->bits.chunks);
+	free(e->rows);
+	memset(e, 0, sizeof(*e));
+}
+
+/* ---- page bitmaps: the union of a file's entries, by chunk ---- */
+
+static int cmp_chunk(const void *a, const void *b)
+{
+	const struct page_chunk *x = a, *y = b;
+
+	return (x->chunk > y->chunk) - (x->chunk < y->chunk);
+}
+
+/*
+ * ORs add's chunks into bits (both end sorted). A page read ahead under one entry and
+ * requested under a later one of the same file is used, as it would have been with one.
+ */
+static int bits_union(struct page_bits *bits, const struct page_bits *add)
+{
+	struct page_chunk *out;
+	size_t i = 0, j = 0, n = 0;
+
+	out = malloc((bits->n + add->n) * sizeof(*out) + 1);
+	if (!out)
+		return -1;
+	while (i < bits->n || j < add->n) {
+		if (j == add->n || (i < bits->n && bits->chunks[i].chunk < add->chunks[j].chunk)) {
+			out[n++] = bits->chunks[i++];
+		} else if (i == bits->n || add->chunks[j].chunk < bits->chunks[i].chunk) {
+			out[n++] = add->chunks[j++];
+		} else {
+			out[n] = bits->chunks[i++];
+			for (int w = 0; w < CHUNK_WORDS; w++) {
+				out[n].bits.ra[w] |= add->chunks[j].bits.ra[w];
+				out[n].bits.used[w] |= add->chunks[j].bits.used[w];
+			}
+			n++;
+			j++;
+		}
+	}
+	free(bits->chunks);
+	bits->chunks = out;
+	bits->n = n;
+	return 0;
+}
+
+/* ---- rows ---- */
+
+static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
+{
+	struct file_io *io = NULL, *grown;
+
+	for (size_t i = 0; i < f->nio && !io; i++)
+		if (f->io[i].op == op)
+			io = &f->io[i];
+	if (!io) {
+		grown = realloc(f->io, (f->nio + 1) * sizeof(*grown));
+		if (!grown)
+			return -1;
+		f->io = grown;
+		io = &f->io[f->nio++];
+		memset(io, 0, sizeof(*io));
+		io->op = op;
+	}
+	io->calls += r->calls;
+	io->errors += r->errors;
+	io->requested_bytes += r->requested;
+	io->transferred_bytes += r->transferred;
+	io->total_ns += r->total_ns;
+	return sparse_hist_add(&io->lat, r->lat_hist);
+}
+
+int files_add_entry(struct proc_record *p, const struct ledger_entry *e)
+{
+	struct file_record *f = files_get(p, e->st.key.dev, e->st.key.ino);
+	struct page_bits sorted = e->bits;
+	int err = 0;
+
+	if (!f)
+		return -1;
+	page_cache_add_raw(&f->pc, &e->st);
+	f->advice |= e->st.advice;
+	f->added_folios += e->st.added_folios;
+	f->chunks_lost |= e->chunks_lost;
+	for (int b = 0; b < HIST_BUCKETS; b++)
+		p->window_hist[b] += e->st.window_hist[b];
+	qsort(sorted.chunks, sorted.n, sizeof(*sorted.chunks), cmp_chunk);
+	if (sorted.n && bits_union(&f->bits, &sorted))
+		err = -1;
+	for (size_t i = 0; i < e->nrows; i++)
+		if (add_row(f, e->rows[i].op, &e->rows[i].row))
+			err = -1;
+	return err;
+}
+
+/* ---- block ---- */
+
+int files_add_block(struct proc_record *p, const struct file_block_key *k,
+		    const struct block_stat *st)
+{
+	struct file_record *f = k->ino ? files_get(p, k->fdev, k->ino) : files_get(p, k->disk, 0);
+	struct file_block *b = NULL, *grown;
+	int err = 0;
+
+	if (!f)
+		return -1;
+	if (!k->ino)
+		f->kind = FK_METADATA;
+	for (size_t i = 0; i < f->nblocks && !b; i++)
+		if (f->blocks[i].disk == k->disk && f->blocks[i].op == k->op)
+			b = &f->blocks[i];
+	if (!b) {
+		grown = realloc(f->blocks, (f->nblocks + 1) * sizeof(*grown));
+		if (!grown)
+			return -1;
+		f->blocks = grown;
+		b = &f->blocks[f->nblocks++];
+		memset(b, 0, sizeof(*b));
+		b->disk = k->disk;
+		b->op = k->op;
+	}
+	b->c.requests += st->requests;
+	b->c.bytes += st->bytes;
+	b->c.errors += st->errors;
+	b->c.sync += st->sync;
+	b->c.readahead += st->readahead;
+	b->c.meta += st->meta;
+	b->c.fua += st->fua;
+	b->c.preflush += st->preflush;
+	b->c.writeback += st->writeback;
+	b->c.sequential += st->sequential;
+	b->c.latency_sum_ns += st->lat_ns;
+	b->c.queue_latency_sum_ns += st->qlat_ns;
+	err |= sparse_hist_add(&b->size, st->size_hist);
+	err |= sparse_hist_add(&b->lat, st->lat_hist);
+	err |= sparse_hist_add(&b->qlat, st->qlat_hist);
+	return err ? -1 : 0;
+}
+
+/* ---- the end ---- */
+
+uint64_t page_bits_unused(const struct page_bits *bits)
+{
+	uint64_t unused = 0;
+
+	for (size_t i = 0; i < bits->n; i++) {
+		const struct chunk_bits *c = &bits->chunks[i].bits;
+
+		for (int w = 0; w < CHUNK_WORDS; w++)
+			unused += __builtin_popcountll(c->ra[w] & ~c->used[w]);
+	}
+	return unused;
+}
+
+/* Reads, writes, syncs, time: the per-file table's syscall columns. */
+static void summarize_io(struct file_record *f)
+{
+	struct file_summary *s = &f->sum;
+	__u64 lat[HIST_BUCKETS];
+
+	for (size_t i = 0; i < f->nio; i++) {
+		struct file_io *io = &f->io[i];
+		int cls = io->op < FILE_OPS_END ? file_ops[io->op].cls : FOC_OTHER;
+
+		sparse_hist_dense(&io->lat, lat);
+		io->latency_ns = hist_summary_of(lat, false, 0, 0);
+		s->io_ns += io->total_ns;
+		s->read_calls += cls == FOC_READ ? io->calls : 0;
+		s->read_bytes += cls == FOC_READ ? io->transferred_bytes : 0;
+		s->write_calls += cls == FOC_WRITE ? io->calls : 0;
+		s->write_bytes += cls == FOC_WRITE ? io->transferred_bytes : 0;
+		s->sync_calls += cls == FOC_SYNC ? io->calls : 0;
+		s->opens += cls == FOC_OPEN ? io->calls : 0;
+		s->closes += cls == FOC_CLOSE ? io->calls : 0;
+		s->maps += cls == FOC_MAP ? io->calls : 0;
+	}
+}
+
+/* Block bytes by direction and the p99 of every request of the file. */
+static void summarize_blocks(struct file_record *f)
+{
+	struct file_summary *s = &f->sum;
+	__u64 all[HIST_BUCKETS] = {}, one[HIST_BUCKETS];
+
+	for (size_t i = 0; i < f->nblocks; i++) {
+		const struct file_block *b = &f->blocks[i];
+
+		s->block_read_bytes += b->op == BOP_READ ? b->c.bytes : 0;
+		s->block_write_bytes += b->op == BOP_WRITE ? b->c.bytes : 0;
+		sparse_hist_dense(&b->lat, one);
+		for (int k = 0; k < HIST_BUCKETS; k++)
+			all[k] += one[k];
+	}
+	s->block_p99_ns = hist_total(all) ? hist_quantile(all, 0.99, 0, UINT64_MAX)
+					  : FILE_SUMMARY_NONE;
+}
+
+void files_count_readahead(struct proc_record *p)
+{
+	for (size_t i = 0; i < p->nfiles; i++) {
+		struct file_record *f = &p->files[i];
+
+		f->pc.unused_readahead_pages += page_bits_unused(&f->bits);
+		f->pc.unused_exact = !f->chunks_lost;
+		free(f->bits.chunks);
+		f->bits = (struct page_bits){ 0 };
+	}
+}
+
+void files_finish(struct proc_record *p)
+{
+	files_count_readahead(p);
+	for (size_t i = 0; i < p->nfiles; i++) {
+		struct file_record *f = &p->files[i];
+
+		memset(&f->sum, 0, sizeof(f->sum));
+		summarize_io(f);
+		summarize_blocks(f);
+		f->sum.hit_pct = f->pc.requested_pages
+					 ? 100 * f->pc.hit_pages / f->pc.requested_pages
+					 : FILE_SUMMARY_NONE;
+		f->sum.readahead_pages = f->pc.readahead_pages;
+		f->sum.unused_readahead_pages = f->pc.unused_readahead_pages;
+	}
+}
+
+void files_free(struct proc_record *p)
+{
+	for (size_t i = 0; i < p->nfiles; i++) {
+		struct file_record *f = &p->files[i];
+
+		free(f->path);
+		free(f->bits.chunks);
+		for (size_t j = 0; j < f->nio; j++)
+			sparse_hist_free(&f->io[j].lat);
+		free(f->io);
+		for (size_t j = 0; j < f->nblocks; j++) {
+			sparse_hist_free(&f->blocks[j].size);
+			sparse_hist_free(&f->blocks[j].lat);
+			sparse_hist_free(&f->blocks[j].qlat);
+		}
+		free(f->blocks);
+	}
+	free(p->files);
+	p->files = NULL;
+	p->nfiles = 0;
+	if (p->file_index)
+		free(p->file_index->slots);
+	free(p->file_index);
+	p->file_index = NULL;
+}

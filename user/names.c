@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/* File names: the kernel's record (bpf/ledger.bpf.c, record_name) made into text. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include "names.h"
+#include "residency.h"
+
+struct names {
+	size_t cap, n;
+	struct named {
+		uint64_t ino;
+		uint32_t dev, kind;
+		bool deleted;
+		char *text;
+	} *slots; /* open addressing by (dev, ino) */
+};
+
+static const char *const kind_names[FK_KINDS + 1] = {
+	[FK_FILE] = "file", [FK_DIR] = "dir", [FK_PIPE] = "pipe", [FK_FIFO] = "fifo",
+	[FK_SOCKET] = "socket", [FK_CHR] = "chr", [FK_BLK] = "blk", [FK_LINK] = "link",
+	[FK_ANON] = "anon", [FK_MEMFD] = "memfd", [FK_KINDS] = "metadata",
+};
+
+const char *file_kind_name(uint32_t kind)
+{
+	return kind <= FK_KINDS && kind_names[kind] ? kind_names[kind] : "file";
+}
+
+/* lsof's names of the common socket families and protocols. */
+static const char *socket_name(const struct file_name *n)
+{
+	bool v6 = n->sock_family == AF_INET6;
+
+	switch (n->sock_family) {
+	case AF_UNIX:
+		return "UNIX";
+	case AF_NETLINK:
+		return "NETLINK";
+	case AF_INET:
+	case AF_INET6:
+		if (n->sock_protocol == IPPROTO_TCP)
+			return v6 ? "TCPv6" : "TCP";
+		if (n->sock_protocol == IPPROTO_UDP)
+			return v6 ? "UDPv6" : "UDP";
+		if (n->sock_protocol == IPPROTO_ICMP || n->sock_protocol == IPPROTO_ICMPV6)
+			return v6 ? "ICMPv6" : "ICMP";
+		return v6 ? "RAWv6" : "RAW";
+	case AF_PACKET:
+		return "PACKET";
+	}
+	return "socket";
+}
+
+/* The recorded names, leaf first in buf, as "a/b/c" (the top first). */
+static char *joined(const struct file_name *n)
+{
+	const char *part[64];
+	size_t len = 1, off = 0;
+	int k = 0;
+	char *out;
+
+	while (k < n->nparts && k < 64 && off < NAME_BUF + NAME_PART_MAX) {
+		part[k] = n->buf + off;
+		off += strnlen(part[k], NAME_BUF + NAME_PART_MAX - off) + 1;
+		len += strlen(part[k++]) + 1;
+	}
+	out = calloc(1, len);
+	for (int i = k - 1; out && i >= 0; i--) {
+		strcat(out, part[i]);
+		if (i)
+			strcat(out, "/");
+	}
+	return out;
+}
+
+/* A path: the filesystem's mount point, then the names below it. */
+static char *path_of(const struct path_key *key, const struct file_name *n)
+{
+	const char *mnt = mount_point_of(key->dev);
+	char *below = joined(n), *path = NULL;
+	int err;
+
+	if (!below)
+		return NULL;
+	if (n->truncated) /* the top is missing: say so rather than print a wrong path */
+		err = asprintf(&path, "…/%s", below);
+	else if (!mnt)
+		err = asprintf(&path, "%u:%u:/%s", key->dev >> 20, key->dev & 0xfffff, below);
+	else
+		err = asprintf(&path, "%s%s%s", strcmp(mnt, "/") ? mnt : "", *below ? "/" : "",
+			       *below || strcmp(mnt, "/") ? below : "/");
+	free(below);
+	return err < 0 ? NULL : path;
+}
+
+char *name_format(const struct path_key *key, const struct file_name *n)
+{
+	char *text = NULL, *base;
+	int err = 0;
+
+	switch (n->kind) {
+	case FK_PIPE:
+		err = asprintf(&text, "pipe:[%llu]", (unsigned long long)key->ino);
+		break;
+	case FK_SOCKET:
+		err = asprintf(&text, "socket:[%llu] (%s)", (unsigned long long)key->ino,
+			       socket_name(n));
+		break;
+	case FK_ANON:
+		base = joined(n);
+		err = asprintf(&text, "anon_inode:%s", base && *base ? base : "?");
+		free(base);
+		break;
+	case FK_MEMFD:
+		/* An unlinked file on tmpfs; memfd_create's are named "memfd:NAME". */
+		base = joined(n);
+		if (base && !strncmp(base, "memfd:", 6)) {
+			text = base;
+			break;
+		}
+		free(base);
+		/* fallthrough */
+	default:
+		text = path_of(key, n);
+		if (text && n->deleted) {
+			base = text;
+			err = asprintf(&text, "%s (deleted)", base);
+			free(base);
+		}
+	}
+	return err < 0 ? NULL : text;
+}
+
+struct names *names_new(void)
+{
+	return calloc(1, sizeof(struct names));
+}
+
+void names_free(struct names *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->cap; i++)
+		free(n->slots[i].text);
+	free(n->slots);
+	free(n);
+}
+
+static size_t slot_of(const struct names *n, uint32_t dev, uint64_t ino)
+{
+	size_t i = ((ino ^ ((uint64_t)dev << 32)) * 0x9E3779B97F4A7C15ULL) & (n->cap - 1);
+
+	while (n->slots[i].text && (n->slots[i].dev != dev || n->slots[i].ino != ino))
+		i = (i + 1) & (n->cap - 1);
+	return i;
+}
+
+static int grow(struct names *n)
+{
+	struct names bigger = { .cap = n->cap ? n->cap * 2 : 256 };
+
+	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
+	if (!bigger.slots)
+		return -1;
+	for (size_t i = 0; i < n->cap; i++)
+		if (n->slots[i].text)
+			bigger.slots[slot_of(&bigger, n->slots[i].dev, n->slots[i].ino)] =
+				n->slots[i];
+	bigger.n = n->n;
+	free(n->slots);
+	*n = bigger;
+	return 0;
+}
+
+int names_add(struct names *n, const struct path_key *key, const struct file_name *name)
+{
+	struct named *s;
+	char *text;
+
+	if ((n->n + 1) * 10 > n->cap * 7 && grow(n))
+		return -1;
+	text = name_format(key, name);
+	if (!text)
+		return -1;
+	s = &n->slots[slot_of(n, key->dev, key->ino)];
+	if (!s->text)
+		n->n++;
+	free(s->text); /* a newer name of the same (dev, ino): an inode number reused */
+	*s = (struct named){ .ino = key->ino, .dev = key->dev, .kind = name->kind,
+			     .deleted = name->deleted, .text = text };
+	return 0;
+}
+
+const char *names_find(const struct names *n, uint32_t dev, uint64_t ino, uint32_t *kind,
+		       bool *deleted)
+{
+	const struct named *s;
+
+	if (!n->cap)
+		return NULL;
+	s = &n->slots[slot_of(n, dev, ino)];
+	if (!s->text)
+		return NULL;
+	*kind = s->kind;
+	*deleted = s->deleted;
+	return s->text;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * File names as /proc/PID/fd shows them ("/etc/passwd", "pipe:[1234]", "socket:[5678]",
+ * "anon_inode:[eventfd]", "/dev/pts/0"), from what the kernel side recorded
+ * (struct file_name), kept by (dev, ino) for the whole run.
+ */
+#ifndef IOTRACE_NAMES_H
+#define IOTRACE_NAMES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "iotrace.h"
+
+struct names;
+
+struct names *names_new(void);
+void names_free(struct names *n);
+/* Formats and keeps the name of key (mount points are read now); -1 out of memory. */
+int names_add(struct names *n, const struct path_key *key, const struct file_name *name);
+/* The name of (dev, ino), its kind and whether it was deleted; NULL when none was recorded. */
+const char *names_find(const struct names *n, uint32_t dev, uint64_t ino, uint32_t *kind,
+		       bool *deleted);
+/* The name the kernel side recorded, formatted into a malloc'ed string (NULL: no memory). */
+char *name_format(const struct path_key *key, const struct file_name *name);
+/* "file", "dir", "pipe", "socket", ... ("metadata" for FK_KINDS). */
+const char *file_kind_name(uint32_t kind);
+
+#endif

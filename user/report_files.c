@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The text report's files table: one row per file of a process, every layer side by side
+ * (syscalls, page cache, block I/O), sorted by I/O time (by bytes without timing). Its
+ * columns are FILE_SUMMARY_FIELDS (fields.h); the model derived every number.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "names.h"
+#include "report.h"
+#include "residency.h"
+#include "syscall_table.h"
+
+/* Width of the file column; a longer name is shortened in its middle. */
+#define NAME_COLUMN 22
+#define ELLIPSIS "…"
+
+/* ---- cells ---- */
+
+/* Display width of UTF-8 text (each ellipsis is three bytes, one column). */
+static int text_width(const char *s)
+{
+	int w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xC0) != 0x80;
+	return w;
+}
+
+static void put_left(FILE *out, const char *s, int width)
+{
+	fprintf(out, "%s%*s", s, width > text_width(s) ? width - text_width(s) : 0, "");
+}
+
+/*
+ * name shortened to width columns in its middle, the file name kept whole
+ * ("/usr/lib/…/libc.so.6"); a file name longer than the column keeps its end.
+ */
+static const char *middle_cut(const char *name, int width, char *buf, size_t len)
+{
+	const char *base = strrchr(name, '/');
+	int n = text_width(name), keep;
+
+	if (n <= width)
+		return name;
+	base = base && base[1] ? base + 1 : name;
+	keep = width - 1 - text_width(base) - 1; /* "…" and "/" */
+	if (keep < 1 || strlen(base) + 8 > len) {
+		snprintf(buf, len, ELLIPSIS "%.*s", (int)len - 4, base + strlen(base) - (width - 1));
+		return buf;
+	}
+	snprintf(buf, len, "%.*s" ELLIPSIS "/%.*s", keep, name, (int)len - keep - 5, base);
+	return buf;
+}
+
+/* 512, 12k, 1.2M ... in width columns: counts. */
+static void put_count(FILE *out, uint64_t v, int width)
+{
+	char s[32];
+
+	if (v < 100000)
+		snprintf(s, sizeof(s), "%llu", (unsigned long long)v);
+	else if (v < 10000000)
+		snprintf(s, sizeof(s), "%lluk", (unsigned long long)(v / 1000));
+	else
+		snprintf(s, sizeof(s), "%.1fM", v / 1e6);
+	fprintf(out, " %*s", width, s);
+}
+
+/* 832, 8.0K, 500K, 64M, 1.2G: bytes, binary units. */
+static void put_bytes(FILE *out, uint64_t v, int width)
+{
+	static const char unit[] = "KMGTP";
+	double x = v;
+	int u = -1;
+	char s[32];
+
+	while (x >= 1024 && u < 4) {
+		x /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(s, sizeof(s), "%llu", (unsigned long long)v);
+	else
+		snprintf(s, sizeof(s), x < 10 ? "%.1f%c" : "%.0f%c", x, unit[u]);
+	fprintf(out, " %*s", width, s);
+}
+
+/* 850us, 1.2ms, 663ms, 1.30s: nanoseconds, to the precision a column shows. */
+static void put_time(FILE *out, uint64_t ns, int width)
+{
+	char s[32];
+
+	if (!ns)
+		snprintf(s, sizeof(s), "0");
+	else if (ns < 1000000)
+		snprintf(s, sizeof(s), "%lluus", (unsigned long long)((ns + 500) / 1000));
+	else if (ns < 10000000)
+		snprintf(s, sizeof(s), "%.1fms", ns / 1e6);
+	else if (ns < 1000000000)
+		snprintf(s, sizeof(s), "%llums", (unsigned long long)(ns / 1000000));
+	else
+		snprintf(s, sizeof(s), "%.2fs", ns / 1e9);
+	fprintf(out, " %*s", width, s);
+}
+
+#define SUMMARY_CELL(name, column, width, format, help)                                   \
+	if (s->name == FILE_SUMMARY_NONE)                                                 \
+		fprintf(out, " %*s", width, "-");                                         \
+	else if (format == 'n')                                                           \
+		put_count(out, s->name, width);                                           \
+	else if (format == 'b')                                                           \
+		put_bytes(out, s->name, width);                                           \
+	else if (format == 'P')                                                           \
+		put_bytes(out, s->name * 4096, width);                                    \
+	else if (format == 't')                                                           \
+		put_time(out, s->name, width);                                            \
+	else                                                                              \
+		fprintf(out, " %*llu%%", width - 1, (unsigned long long)s->name);
+
+static void put_summary(FILE *out, const struct file_summary *s)
+{
+	FILE_SUMMARY_FIELDS(SUMMARY_CELL)
+}
+
+/* ---- which files are listed ---- */
+
+/* Shared libraries and the like: mapped, at most their header read, never written. */
+static bool mapped_only(const struct file_record *f)
+{
+	return (f->sum.maps || f->pc.faults) && f->sum.read_bytes <= 4096 &&
+	       !f->sum.write_calls && !f->sum.sync_calls && f->kind == FK_FILE;
+}
+
+static int cmp_files(const void *a, const void *b, void *by_time)
+{
+	const struct file_record *x = *(const struct file_record *const *)a;
+	const struct file_record *y = *(const struct file_record *const *)b;
+	uint64_t kx = by_time ? x->sum.io_ns : x->sum.read_bytes + x->sum.write_bytes;
+	uint64_t ky = by_time ? y->sum.io_ns : y->sum.read_bytes + y->sum.write_bytes;
+
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	if (x->sum.block_read_bytes + x->sum.block_write_bytes !=
+	    y->sum.block_read_bytes + y->sum.block_write_bytes)
+		return x->sum.block_read_bytes + x->sum.block_write_bytes <
+		       y->sum.block_read_bytes + y->sum.block_write_bytes ? 1 : -1;
+	return strcmp(x->path ? x->path : "", y->path ? y->path : "");
+}
+
+/* The name a row shows: the file's, a metadata row's, or its inode when none was recorded. */
+static const char *row_name(const struct file_record *f, char *buf, size_t len)
+{
+	char disk[32];
+
+	if (f->kind == FK_METADATA) {
+		snprintf(buf, len, "(%s: %s)", disk_name(f->key.dev, disk, sizeof(disk)),
+			 f->key.ino == OTHER_FILES_INO ? "other processes' files"
+						       : "filesystem metadata");
+		return buf;
+	}
+	if (f->path)
+		return f->path;
+	kdev_format(f->key.dev, disk, sizeof(disk));
+	snprintf(buf, len, "(inode %llu on %s, no name recorded)", (unsigned long long)f->key.ino,
+		 disk);
+	return buf;
+}
+
+/* ---- the table ---- */
+
+struct column_group {
+	const char *label;
+	int fields; /* how many FILE_SUMMARY_FIELDS it spans */
+};
+
+/* Labels above the columns: reads (calls, bytes), writes (calls, bytes), ... */
+static const struct column_group groups[] = {
+	{ "reads", 2 }, { "writes", 2 }, { "", 1 }, { "I/O", 1 }, { "cache", 1 },
+	{ "readahead", 2 }, { "block", 3 },
+};
+
+#define SUMMARY_WIDTH(name, column, width, ...) width,
+static const int widths[] = { FILE_SUMMARY_FIELDS(SUMMARY_WIDTH) };
+#define SUMMARY_COLUMN(name, column, width, ...) fprintf(out, " %*s", width, column);
+
+static void print_group_line(FILE *out)
+{
+	int f = 0;
+
+	fprintf(out, "%*s", NAME_COLUMN, "");
+	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+		int span = -1, len = strlen(groups[g].label), left;
+
+		for (int k = 0; k < groups[g].fields; k++)
+			span += widths[f++] + 1;
+		left = (span - len) / 2;
+		fputc(' ', out);
+		for (int i = 0; i < span; i++)
+			fputc(i >= left && i < left + len ? groups[g].label[i - left]
+			      : len && span > len + 2 ? '-' : ' ', out);
+	}
+	fputc('\n', out);
+}
+
+static void print_header(FILE *out, size_t shown, size_t total, bool by_time)
+{
+	char title[64];
+
+	fputc('\n', out);
+	print_group_line(out);
+	snprintf(title, sizeof(title), "files (%zu of %zu, by %s)", shown, total,
+		 by_time ? "I/O time" : "bytes");
+	put_left(out, title, NAME_COLUMN);
+	FILE_SUMMARY_FIELDS(SUMMARY_COLUMN)
+	fputc('\n', out);
+}
+
+/* --wide: the file's other numbers under its row. */
+static void print_detail(FILE *out, const struct file_record *f)
+{
+	char dev[32], adv[64];
+
+	kdev_format(f->key.dev, dev, sizeof(dev));
+	fprintf(out, "    %s ino %llu, %s, advice %s, windows", dev,
+		(unsigned long long)f->key.ino, file_kind_name(f->kind),
+		advice_name(f->advice, adv, sizeof(adv)) ?: "normal");
+	for (int k = 0; k < RA_KINDS; k++)
+		if (f->pc.ra_windows[k])
+			fprintf(out, " %s %llu (%llu pages)", ra_kind_names[k],
+				(unsigned long long)f->pc.ra_windows[k],
+				(unsigned long long)f->pc.ra_window_pages[k]);
+	fprintf(out, "; opens %llu, closes %llu, mmaps %llu, requested %llu, misses %llu pages",
+		(unsigned long long)f->sum.opens, (unsigned long long)f->sum.closes,
+		(unsigned long long)f->sum.maps, (unsigned long long)f->pc.requested_pages,
+		(unsigned long long)f->pc.miss_pages);
+	fprintf(out, ", faults %llu, dirtied %llu", (unsigned long long)f->pc.faults,
+		(unsigned long long)f->pc.dirtied_pages);
+	if (!f->residency_missing)
+		fprintf(out, ", resident %llu", (unsigned long long)f->res.resident_pages);
+	if (f->pc.direct_reads || f->pc.direct_writes)
+		fprintf(out, ", O_DIRECT read %llu B write %llu B",
+			(unsigned long long)f->pc.direct_read_bytes,
+			(unsigned long long)f->pc.direct_write_bytes);
+	fputc('\n', out);
+}
+
+static void print_row(FILE *out, const struct file_record *f, bool wide)
+{
+	char name[512], cut[256];
+	const char *text = row_name(f, name, sizeof(name));
+
+	put_left(out, wide ? text : middle_cut(text, NAME_COLUMN, cut, sizeof(cut)), NAME_COLUMN);
+	if (wide && text_width(text) > NAME_COLUMN)
+		fprintf(out, "\n%*s", NAME_COLUMN, "");
+	put_summary(out, &f->sum);
+	fputc('\n', out);
+	if (wide)
+		print_detail(out, f);
+}
+
+/* The files not listed, in one line: how many, and what they hold. */
+static void print_rest(FILE *out, struct file_record *const *rest, size_t n)
+{
+	uint64_t reads = 0, rbytes = 0, writes = 0, wbytes = 0, resident = 0, faults = 0;
+	size_t mapped = 0;
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		mapped += mapped_only(rest[i]);
+		reads += rest[i]->sum.read_calls;
+		rbytes += rest[i]->sum.read_bytes;
+		writes += rest[i]->sum.write_calls;
+		wbytes += rest[i]->sum.write_bytes;
+		resident += rest[i]->residency_missing ? 0 : rest[i]->res.resident_pages;
+		faults += rest[i]->pc.faults;
+	}
+	fprintf(out, "+ %zu more file%s%s: %llu reads (%llu B), %llu writes (%llu B), "
+		     "%llu resident pages, %llu faults\n",
+		n, n == 1 ? "" : "s", mapped * 2 > n ? ", mostly mapped (shared libraries)" : "",
+		(unsigned long long)reads, (unsigned long long)rbytes,
+		(unsigned long long)writes, (unsigned long long)wbytes,
+		(unsigned long long)resident, (unsigned long long)faults);
+}
+
+/*
+ * Splits the process's files (metadata rows aside) into those listed, sorted, and the
+ * rest: beyond the limit, and with a limit the mapped-only ones. Returns how many are listed.
+ */
+static size_t choose(const struct proc_record *p, const struct options *o,
+		     struct file_record **order, size_t *nall)
+{
+	size_t n = 0, listed = 0, limit = o->files ? o->files : p->nfiles;
+	struct file_record **rest = order + p->nfiles;
+
+	for (size_t i = 0; i < p->nfiles; i++)
+		if (p->files[i].kind != FK_METADATA)
+			order[n++] = &p->files[i];
+	qsort_r(order, n, sizeof(*order), cmp_files, o->timing ? (void *)1 : NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (listed < limit && !(o->files && mapped_only(order[i])))
+			order[listed++] = order[i];
+		else
+			*rest++ = order[i];
+	}
+	/* The rest, after the listed ones. */
+	memmove(order + listed, order + p->nfiles, (n - listed) * sizeof(*order));
+	*nall = n;
+	return listed;
+}
+
+void report_files(FILE *out, const struct proc_record *p, const struct options *o)
+{
+	struct file_record **order = malloc((2 * p->nfiles + 1) * sizeof(*order));
+	size_t n, listed;
+
+	if (!order || !p->nfiles) {
+		free(order);
+		return;
+	}
+	listed = choose(p, o, order, &n);
+	print_header(out, listed, n, o->timing);
+	for (size_t i = 0; i < listed; i++)
+		print_row(out, order[i], o->wide);
+	print_rest(out, order + listed, n - listed);
+	for (size_t i = 0; i < p->nfiles; i++)
+		if (p->files[i].kind == FK_METADATA)
+			print_row(out, &p->files[i], o->wide);
+	free(order);
+}

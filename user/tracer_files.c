@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-file ledger's readers: entries with their syscall rows and page bitmaps, names,
+ * per-file block records. Entries leave the kernel while the run goes on (their process
+ * exited, or their file has not been used lately), so its tables hold what is in use.
+ *
+ * Taking an entry that programs may still be using: its key leaves file_index and its gen
+ * changes (so no new event finds it: the per-thread caches check gen), then a grace period
+ * (membarrier(MEMBARRIER_CMD_GLOBAL) is synchronize_rcu(); every tracepoint program runs
+ * inside an RCU read-side section) lets every program that found it before finish; then
+ * nothing writes it, and it is read and recycled. The same for the per-file block table,
+ * whose keys carry an epoch the kernel reads from block_epoch.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include "files.h"
+#include "tracer_impl.h"
+
+/* Waits until every BPF program that started before this call has finished. */
+static void grace_period(void)
+{
+	/* nohz_full kernels refuse it; programs run for microseconds, so a pause will do. */
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		usleep(20000);
+}
+
+static uint32_t nr_entries(struct tracer *t)
+{
+	uint32_t n = t->skel->bss->nr_files;
+
+	return n < MAX_FILES ? n : MAX_FILES;
+}
+
+/* Entry i's counters and rows, raw. */
+static int read_entry(struct tracer *t, uint32_t i, struct ledger_entry *e)
+{
+	const struct file_stat *st = &t->files[i];
+
+	memset(e, 0, sizeof(*e));
+	e->st = *st;
+	e->chunks_lost = t->skel->bss->drops[DROP_CHUNKS] != 0;
+	for (uint32_t op = 1; op < FILE_OP_SLOTS; op++) {
+		uint32_t row = e->st.row[op];
+		struct ledger_row *grown;
+
+		if (!row || row > MAX_FILE_ROWS)
+			continue;
+		grown = realloc(e->rows, (e->nrows + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		e->rows = grown;
+		e->rows[e->nrows++] = (struct ledger_row){ .op = op, .row = t->rows[row - 1] };
+	}
+	return 0;
+}
+
+static int add_chunk(struct page_bits *bits, uint64_t chunk, const struct chunk_bits *b)
+{
+	struct page_chunk *grown = realloc(bits->chunks, (bits->n + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	bits->chunks = grown;
+	bits->chunks[bits->n++] = (struct page_chunk){ .chunk = chunk, .bits = *b };
+	return 0;
+}
+
+/* Entry i's page-bitmap chunks, read into e and removed from the kernel. */
+static void take_chunks(struct tracer *t, uint32_t i, struct ledger_entry *e)
+{
+	int fd = bpf_map__fd(t->skel->maps.page_bits);
+
+	for (__u64 c = 0; c < e->st.chunk_end; c++) {
+		struct chunk_key ck = { .file = i, .chunk = c };
+		struct chunk_bits bits;
+
+		if (bpf_map_lookup_elem(fd, &ck, &bits))
+			continue;
+		if (add_chunk(&e->bits, c, &bits))
+			e->chunks_lost = true;
+		bpf_map_delete_elem(fd, &ck);
+	}
+}
+
+/* No new event can find entry i (its key and gen change); a grace period must follow. */
+static void retire_entry(struct tracer *t, uint32_t i)
+{
+	struct file_key key = t->files[i].key;
+
+	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.file_index), &key);
+	__atomic_add_fetch(&t->files[i].gen, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Entry i, read, back to the free lists: its rows, then itself (its gen kept). */
+static void recycle_entry(struct tracer *t, uint32_t i)
+{
+	struct file_stat *st = &t->files[i];
+	uint32_t gen = st->gen;
+
+	for (uint32_t op = 1; op < FILE_OP_SLOTS; op++) {
+		uint32_t row = st->row[op] - 1;
+
+		if (st->row[op] && row < MAX_FILE_ROWS)
+			bpf_map_update_elem(bpf_map__fd(t->skel->maps.free_rows), NULL, &row, BPF_ANY);
+	}
+	memset(st, 0, sizeof(*st));
+	st->gen = gen;
+	bpf_map_update_elem(bpf_map__fd(t->skel->maps.free_files), NULL, &i, BPF_ANY);
+}
+
+/* Reads and recycles the entries in idx[] (retired, grace period past). */
+static int take_entries(struct tracer *t, const uint32_t *idx, size_t n,
+			struct ledger_entry **out, size_t *nout)
+{
+	struct ledger_entry *e = calloc(n ? n : 1, sizeof(*e));
+	int err = 0;
+
+	*out = e;
+	*nout = 0;
+	if (!e)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		if (read_entry(t, idx[k], &e[*nout]))
+			err = -ENOMEM;
+		take_chunks(t, idx[k], &e[(*nout)++]);
+		recycle_entry(t, idx[k]);
+	}
+	return err;
+}
+
+int tracer_take_files(struct tracer *t, uint32_t owner, struct ledger_entry **out, size_t *n)
+{
+	uint32_t count = nr_entries(t), *idx = malloc(count * sizeof(*idx) + 1);
+	size_t k = 0;
+	int err;
+
+	if (!idx)
+		return -ENOMEM;
+	/* The owner exited: none of its threads can find its entries any more. */
+	for (uint32_t i = 0; owner && i < count; i++)
+		if (t->files[i].key.owner == owner) {
+			retire_entry(t, i);
+			idx[k++] = i;
+		}
+	err = take_entries(t, idx, k, out, n);
+	free(idx);
+	return err;
+}
+
+int tracer_evict_idle(struct tracer *t, uint32_t age, struct ledger_entry **out, size_t *n)
+{
+	uint32_t count = nr_entries(t), now = t->skel->bss->ledger_epoch, *idx;
+	size_t k = 0;
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	if (count < MAX_FILES / 2)
+		return 0;
+	idx = malloc(count * sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < count; i++)
+		if (t->files[i].key.owner && now - t->files[i].epoch >= age) {
+			retire_entry(t, i);
+			idx[k++] = i;
+		}
+	if (k)
+		grace_period();
+	err = take_entries(t, idx, k, out, n);
+	free(idx);
+	return err;
+}
+
+void tracer_tick(struct tracer *t)
+{
+	__atomic_add_fetch(&t->skel->bss->ledger_epoch, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- at the end, or for a scrape: every entry, left in place ---- */
+
+struct chunk_walk {
+	struct ledger_entry *e;
+	uint32_t n;
+	int err;
+};
+
+static bool visit_chunk(const void *key, const void *value, void *ctx)
+{
+	const struct chunk_key *k = key;
+	struct chunk_walk *w = ctx;
+
+	if (k->file < w->n && add_chunk(&w->e[k->file].bits, k->chunk, value))
+		w->err = -ENOMEM;
+	return false;
+}
+
+int tracer_read_files(struct tracer *t, struct ledger_entry **out, size_t *n)
+{
+	uint32_t count = nr_entries(t);
+	struct chunk_walk w = { .e = calloc(count ? count : 1, sizeof(*w.e)), .n = count };
+
+	*out = NULL;
+	*n = 0;
+	if (!w.e)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < count && !w.err; i++)
+		w.err = read_entry(t, i, &w.e[i]);
+	if (!w.err && !MAP_WALK(t, page_bits, visit_chunk, &w) && !w.err) {
+		*out = w.e;
+		*n = count;
+		return 0;
+	}
+	for (uint32_t i = 0; i < count; i++)
+		ledger_entry_free(&w.e[i]);
+	free(w.e);
+	return -ENOMEM;
+}
+
+/* ---- names ---- */
+
+struct key_list {
+	void *keys;
+	size_t n, size;
+	int err;
+};
+
+static void add_key(struct key_list *l, const void *key)
+{
+	char *grown = realloc(l->keys, (l->n + 1) * l->size);
+
+	if (!grown) {
+		l->err = -ENOMEM;
+		return;
+	}
+	l->keys = grown;
+	memcpy(grown + l->n++ * l->size, key, l->size);
+}
+
+struct name_walk {
+	tracer_name_fn fn;
+	void *ctx;
+	struct key_list done;
+};
+
+static bool visit_name(const void *key, const void *value, void *ctx)
+{
+	const struct file_name *name = value;
+	struct name_walk *w = ctx;
+
+	/* A name still being written is left for the next time. */
+	if (!__atomic_load_n(&name->done, __ATOMIC_ACQUIRE))
+		return false;
+	w->fn(key, name, w->ctx);
+	add_key(&w->done, key);
+	return false;
+}
+
+int tracer_take_names(struct tracer *t, tracer_name_fn fn, void *ctx)
+{
+	struct name_walk w = { fn, ctx, { .size = sizeof(struct path_key) } };
+	int fd = bpf_map__fd(t->skel->maps.file_names);
+	int err = MAP_WALK(t, file_names, visit_name, &w);
+
+	for (size_t i = 0; i < w.done.n; i++)
+		bpf_map_delete_elem(fd, (char *)w.done.keys + i * w.done.size);
+	free(w.done.keys);
+	return err ? err : w.done.err;
+}
+
+/* ---- per-file block records ---- */
+
+struct block_walk {
+	tracer_file_block_fn fn;
+	void *ctx;
+	int epoch; /* the generation to take, or -1 for all */
+	struct key_list taken;
+};
+
+static bool visit_file_block(const void *key, const void *value, void *ctx)
+{
+	const struct file_block_key *k = key;
+	struct block_walk *w = ctx;
+
+	if (w->epoch >= 0 && k->epoch != w->epoch)
+		return false;
+	w->fn(k, value, w->ctx);
+	add_key(&w->taken, key);
+	return false;
+}
+
+int tracer_take_file_blocks(struct tracer *t, bool all, tracer_file_block_fn fn, void *ctx)
+{
+	struct block_walk w = { fn, ctx, -1, { .size = sizeof(struct file_block_key) } };
+	int fd = bpf_map__fd(t->skel->maps.file_blocks);
+	int err;
+
+	if (!all) {
+		/* The kernel fills the other generation from now on. */
+		w.epoch = __atomic_fetch_add(&t->skel->bss->block_epoch, 1, __ATOMIC_SEQ_CST) & 1;
+		grace_period();
+	}
+	err = MAP_WALK(t, file_blocks, visit_file_block, &w);
+	for (size_t i = 0; i < w.taken.n; i++)
+		bpf_map_delete_elem(fd, (char *)w.taken.keys + i * w.taken.size);
+	free(w.taken.keys);
+	return err ? err : w.taken.err;
+}
