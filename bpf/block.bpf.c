@@ -109,7 +109,7 @@ int BPF_PROG(handle_writeback_dirty_folio, struct folio *folio, struct address_s
 		return 0;
 	count_dirtied(task, host, UNTRUSTED(folio, folio));
 	key.dev = host->i_sb->s_dev;
-	key.pad = 0;
+	key.igen = host->i_generation;
 	key.ino = host->i_ino;
 	known = bpf_map_lookup_elem(&dirtier, &key);
 	if (known && known->tgid == who.tgid)
@@ -144,6 +144,7 @@ static __always_inline struct path_key first_page_file(struct request *rq)
 		return key;
 	key.dev = BPF_CORE_READ(host, i_sb, s_dev);
 	key.ino = BPF_CORE_READ(host, i_ino);
+	key.igen = BPF_CORE_READ(host, i_generation);
 	return key;
 }
 
@@ -153,6 +154,7 @@ struct done {
 	__u32 flags, bytes;
 	int error;
 	__u32 fdev; /* the file it is charged to (ino 0: none) */
+	__u32 igen;
 	__u64 ino;
 };
 
@@ -188,7 +190,7 @@ static __always_inline bool known_request(struct request *rq)
 	key.op = old->op;
 	key.pad = 0;
 	struct done d = { .sector = old->sector, .flags = old->flags, .bytes = old->bytes,
-			  .fdev = old->fdev, .ino = old->ino };
+			  .fdev = old->fdev, .ino = old->ino, .igen = old->igen };
 
 	if (snoop)
 		emit(old, &key, &d, true);
@@ -214,6 +216,7 @@ static __always_inline void direct_io_file(struct task_struct *task, struct path
 	if (t && t->tid == task->pid && t->dio_ino) {
 		file->dev = t->dio_dev;
 		file->ino = t->dio_ino;
+		file->igen = t->dio_gen;
 	}
 }
 
@@ -238,6 +241,7 @@ static __always_inline void start_request(struct request *rq, bool issued)
 	direct_io_file(task, &file);
 	info.ino = file.ino;
 	info.fdev = file.dev;
+	info.igen = file.igen;
 	info.tgid = chargeable_tgid(task);
 	if (info.tgid) {
 		info.charge = CHARGE_SUBMITTER;
@@ -348,8 +352,9 @@ static void account(struct block_key *key, struct block_rq_info *info, struct do
 {
 	struct block_stat *st = lookup_or_init(&block_stats, key, &zero_stat, DROP_BLOCK_KEYS, NULL);
 	struct file_block_key fk = {
-		.owner = key->owner, .fdev = d->ino ? d->fdev : 0, .ino = d->ino, .disk = key->dev,
-		.op = key->op, .epoch = block_epoch & 1,
+		.owner = key->owner, .fdev = d->ino ? d->fdev : 0, .ino = d->ino,
+		.igen = d->ino ? d->igen : 0, .disk = key->dev, .op = key->op,
+		.epoch = block_epoch & 1,
 	};
 
 	if (st)
@@ -412,6 +417,7 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 	struct done d = {
 		.now = now, .sector = sector, .flags = flags, .bytes = nr_bytes, .error = error,
 		.fdev = info ? info->fdev : 0, .ino = info ? info->ino : 0,
+		.igen = info ? info->igen : 0,
 	};
 
 	if (snoop) {

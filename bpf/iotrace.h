@@ -162,7 +162,7 @@ _Static_assert(sizeof(struct iot_proc_event) == 32 + COMM_LEN + ARGS_LEN, "proc_
 
 #define MAX_FILES 8192       /* (owner, file) entries in the kernel at once */
 #define MAX_FILE_ROWS 16384  /* (entry, syscall) rows at once */
-#define MAX_NAMES 8192       /* file names not yet read by the loader */
+#define MAX_NAMED 16384      /* files whose current name the kernel side remembers */
 #define MAX_CHUNKS 65536
 #define NAME_BUF 768         /* a path's names, leaf first, NUL-terminated each */
 #define NAME_PART_MAX 256    /* NAME_MAX + 1 */
@@ -202,8 +202,14 @@ enum file_kind {
 	FK_KINDS,
 };
 
-/* A file's name as the kernel side saw it when the ledger first met the file. */
+/*
+ * A file's name as the kernel side saw it (an event of the name_events ring buffer): when a
+ * ledger entry starts, and again when the file was renamed since.
+ */
 struct file_name {
+	__u64 ino;     /* the ledger's key of the file: dev, ino, igen */
+	__u32 dev;
+	__u32 igen;
 	__u32 kind;    /* enum file_kind */
 	__u32 deleted; /* no link left (i_nlink 0) */
 	__u32 rdev;    /* device number of a character or block device (kernel dev_t) */
@@ -211,7 +217,7 @@ struct file_name {
 	__u16 sock_protocol;
 	__u16 nparts;    /* names in buf, leaf first */
 	__u32 truncated; /* deeper or longer than buf: the top of the path is missing */
-	__u32 done;      /* written completely: the loader may read it */
+	__u32 from_alias; /* no struct file at hand: one of the inode's names (hard links) */
 	__u32 pad;
 	char buf[NAME_BUF + NAME_PART_MAX];
 };
@@ -248,6 +254,8 @@ struct file_key {
 	__u32 owner;
 	__u32 dev; /* kernel dev_t: MAJOR << 20 | MINOR */
 	__u64 ino;
+	__u32 igen; /* the inode's generation: a freed inode number given to a new file */
+	__u32 pad;
 };
 
 /* A ledger entry: one (owner, file). */
@@ -288,13 +296,14 @@ struct chunk_bits {
 	__u64 used[CHUNK_WORDS]; /* requested by a read, faulted or offered to fault-around */
 };
 
+/* A file, without an owner: (dev, ino, generation). */
 struct path_key {
 	__u32 dev;
-	__u32 pad;
+	__u32 igen;
 	__u64 ino;
 };
 
-_Static_assert(sizeof(struct file_key) == 16, "file_key layout");
+_Static_assert(sizeof(struct file_key) == 24, "file_key layout");
 _Static_assert(FILE_OPS_END <= FILE_OP_SLOTS, "file ops fit their slots");
 _Static_assert(sizeof(struct chunk_bits) == 128, "chunk_bits layout");
 
@@ -338,9 +347,11 @@ struct file_block_key {
 	__u32 owner;
 	__u32 fdev; /* the file's filesystem (s_dev), 0 with ino 0 */
 	__u64 ino;
+	__u32 igen;
 	__u32 disk; /* kernel dev_t of the disk */
 	__u16 op;   /* enum block_op */
 	__u16 epoch;
+	__u32 pad;
 };
 
 /* A started request, until it completes (block_inflight, keyed by struct request *). */
@@ -349,8 +360,8 @@ struct block_rq_info {
 	__u64 sector;
 	__u64 cgroup;
 	__u64 ino;  /* the file the request is charged to (its first page's, or O_DIRECT's) */
-	__u32 fdev; /* ... and its filesystem */
-	__u32 pad;
+	__u32 fdev; /* ... and its filesystem, and the inode's generation */
+	__u32 igen;
 	__u32 tgid, dev;
 	__u32 charge, flags;
 	__u64 rq_id; /* bio pointer: with sector, tells a reused request struct from the same one */

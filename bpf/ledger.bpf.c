@@ -66,14 +66,25 @@ struct {
 	__type(value, __u32);
 } free_rows SEC(".maps");
 
-/* (dev, ino) -> the file's name; the loader moves complete names to user space. */
+/* File names, as events (struct file_name): a file's every name reaches the loader. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, MAX_NAMES);
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} name_events SEC(".maps");
+
+/* The name a file had when last sent: its leaf's hash and length, and its parent dentry. */
+struct sent_name {
+	__u64 leaf;
+	__u64 parent;
+};
+
+/* (dev, ino) -> the name last sent, so an unchanged name is not walked and sent again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_NAMED);
 	__type(key, struct path_key);
-	__type(value, struct file_name);
-} file_names SEC(".maps");
+	__type(value, struct sent_name);
+} named SEC(".maps");
 
 __u32 nr_files = 0;
 __u32 nr_rows = 0;
@@ -86,7 +97,6 @@ const volatile __u8 fd_arg[FILE_OP_SLOTS] = {};
 const volatile __u8 fd2_arg[FILE_OP_SLOTS] = {}; /* the other side of a copy ... */
 const volatile __u8 fd2_op[FILE_OP_SLOTS] = {};  /* ... and its op */
 
-static const struct file_name zero_name;
 static const struct file_row zero_row;
 
 /* ---- names ---- */
@@ -162,39 +172,67 @@ static void socket_of(struct file_name *n, struct file *file)
 	n->sock_protocol = BPF_CORE_READ(sk, sk_protocol);
 }
 
-/*
- * The file's name, recorded once per file, at its first ledger entry: a path from its
- * dentry (the file's own when there is a file, for hard links), or what /proc/PID/fd would
- * show for pipes, sockets and anonymous inodes (the loader formats those).
- */
-static void record_name(struct path_key *pk, struct inode *inode, struct file *file)
+/* The dentry naming the file: the file's own (hard links!), else one of the inode's. */
+static __always_inline __u64 name_dentry(struct inode *inode, struct file *file)
 {
 	struct hlist_node *alias;
-	struct file_name *n;
-	__u64 d = 0;
-	bool created;
 
-	n = lookup_or_init(&file_names, pk, &zero_name, DROP_PATHS, &created);
-	if (!n || !created)
-		return;
+	if (file)
+		return (__u64)BPF_CORE_READ(file, f_path.dentry);
+	alias = BPF_CORE_READ(inode, i_dentry.first);
+	return alias ? (__u64)container_of(alias, struct dentry, d_u.d_alias) : 0;
+}
+
+static void fill_name(struct file_name *n, struct path_key *pk, struct inode *inode,
+		      struct file *file, __u64 d)
+{
+	__builtin_memset(n, 0, __builtin_offsetof(struct file_name, buf));
+	n->dev = pk->dev;
+	n->ino = pk->ino;
+	n->igen = pk->igen;
 	n->kind = kind_of(inode->i_mode, inode->i_sb->s_magic);
 	n->deleted = !inode->__i_nlink;
 	n->rdev = inode->i_rdev;
+	n->from_alias = !file;
 	/* memfd_create makes an unlinked file on the kernel's shm mount, "memfd:NAME". */
 	if (n->kind == FK_FILE && inode->i_sb->s_magic == TMPFS_MAGIC && file && n->deleted)
 		n->kind = FK_MEMFD;
-	if (file) {
-		d = (__u64)BPF_CORE_READ(file, f_path.dentry);
-	} else {
-		alias = BPF_CORE_READ(inode, i_dentry.first);
-		if (alias)
-			d = (__u64)container_of(alias, struct dentry, d_u.d_alias);
-	}
 	if (n->kind == FK_SOCKET && file)
 		socket_of(n, file);
 	if (d && n->kind != FK_PIPE && n->kind != FK_SOCKET)
 		walk_names(n, d);
-	n->done = 1;
+}
+
+/*
+ * Sends the file's name to the loader when its ledger entry starts, unless it was sent
+ * already and is the same: a file that was opened (its own dentry) is checked each time, so
+ * a rename since (git's config.lock -> config) sends the new name; page-cache events, which
+ * have no file, send one of the inode's names only for a file never named.
+ */
+static void record_name(struct path_key *pk, struct inode *inode, struct file *file)
+{
+	struct sent_name now = {}, *sent = bpf_map_lookup_elem(&named, pk);
+	__u64 d = name_dentry(inode, file);
+	struct file_name *n;
+
+	if (sent && !file)
+		return;
+	if (d) {
+		now.leaf = BPF_CORE_READ((struct dentry *)d, d_name.hash_len);
+		now.parent = (__u64)BPF_CORE_READ((struct dentry *)d, d_parent);
+	}
+	if (sent && sent->leaf == now.leaf && sent->parent == now.parent)
+		return;
+	n = bpf_ringbuf_reserve(&name_events, sizeof(*n), 0);
+	if (!n) {
+		__sync_fetch_and_add(&drops[DROP_PATHS], 1);
+		return;
+	}
+	fill_name(n, pk, inode, file, d);
+	/* Drained by the loader's clock; a buffer past a quarter full wakes it. */
+	bpf_ringbuf_submit(n, bpf_ringbuf_query(&name_events, BPF_RB_AVAIL_DATA) > (1 << 18)
+				      ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	bpf_map_update_elem(&named, pk, &now, BPF_ANY);
 }
 
 /* ---- entries ---- */
@@ -215,21 +253,26 @@ static long fnv_step(__u32 i, void *data)
 	return 0;
 }
 
-/* The ledger's key of a file: its device and inode number, or for an anonymous inode a
- * hash of its name. */
-static __always_inline void file_key_of(struct inode *inode, struct file *file, __u32 *dev,
-					__u64 *ino)
+/*
+ * The ledger's key of a file: its device, inode number and generation (a number freed by a
+ * deleted file comes back for a new one: git's and sqlite's temporary files), or for an
+ * anonymous inode a hash of its name.
+ */
+static __always_inline void file_key_of(struct inode *inode, struct file *file,
+					struct path_key *pk)
 {
 	char name[ANON_NAME_LEN] = {};
 	struct hash_ctx h = { .s = name, .h = 14695981039346656037ULL };
 
-	*dev = inode->i_sb->s_dev;
-	*ino = inode->i_ino;
+	pk->dev = inode->i_sb->s_dev;
+	pk->ino = inode->i_ino;
+	pk->igen = inode->i_generation;
 	if (!file || inode->i_sb->s_magic != ANON_INODE_FS_MAGIC)
 		return;
 	bpf_probe_read_kernel_str(name, sizeof(name), file->f_path.dentry->d_name.name);
 	bpf_loop(ANON_NAME_LEN, fnv_step, &h, 0);
-	*ino = h.h | ANON_KEY_BIT;
+	pk->ino = h.h | ANON_KEY_BIT;
+	pk->igen = 0;
 }
 
 /*
@@ -237,27 +280,20 @@ static __always_inline void file_key_of(struct inode *inode, struct file *file, 
  * Global, so the verifier checks it once rather than in every program that calls it;
  * the inode and file (0: none, as in page-cache events) come as plain addresses.
  */
-__noinline int file_index_of(__u32 owner, __u64 inode_addr, __u64 file_addr)
+/* A new entry for key; its index, or -1 when the table is full. */
+static __always_inline int new_entry(struct file_key *key)
 {
-	struct inode *inode = UNTRUSTED(inode, (void *)inode_addr);
-	struct file *file = file_addr ? UNTRUSTED(file, (void *)file_addr) : NULL;
-	struct file_key key = { .owner = owner };
-	struct path_key pk = {};
 	struct file_stat *st;
 	__u32 *found, idx;
 	bool created;
 
-	file_key_of(inode, file, &key.dev, &key.ino);
-	found = bpf_map_lookup_elem(&file_index, &key);
-	if (found)
-		return *found;
 	if (bpf_map_pop_elem(&free_files, &idx))
 		idx = __sync_fetch_and_add(&nr_files, 1);
 	if (idx >= MAX_FILES) {
 		__sync_fetch_and_add(&drops[DROP_FILES], 1);
 		return -1;
 	}
-	found = lookup_or_init(&file_index, &key, &idx, DROP_FILES, &created);
+	found = lookup_or_init(&file_index, key, &idx, DROP_FILES, &created);
 	if (!created) {
 		/* Another CPU created it first (use its index), or the hash is full. */
 		bpf_map_push_elem(&free_files, &idx, 0);
@@ -265,11 +301,35 @@ __noinline int file_index_of(__u32 owner, __u64 inode_addr, __u64 file_addr)
 	}
 	st = bpf_map_lookup_elem(&file_stats, &idx);
 	if (st)
-		st->key = key;
-	pk.dev = key.dev;
-	pk.ino = key.ino;
-	if (!serve) /* serve reports labels, never files */
-		record_name(&pk, inode, file);
+		st->key = *key;
+	return idx;
+}
+
+/*
+ * Index of (owner, file) in file_stats, created on first use; -1 when the table is full.
+ * With a file (a syscall's fd, first used by this thread: an open), its name is checked
+ * too, so that a rename since the last one sends the new name. Global, so the verifier
+ * checks it once rather than in every program that calls it; the inode and file (0: none,
+ * as in page-cache events) come as plain addresses.
+ */
+__noinline int file_index_of(__u32 owner, __u64 inode_addr, __u64 file_addr)
+{
+	struct inode *inode = UNTRUSTED(inode, (void *)inode_addr);
+	struct file *file = file_addr ? UNTRUSTED(file, (void *)file_addr) : NULL;
+	struct file_key key = { .owner = owner };
+	struct path_key pk;
+	__u32 *found;
+	int idx;
+
+	file_key_of(inode, file, &pk);
+	key.dev = pk.dev;
+	key.ino = pk.ino;
+	key.igen = pk.igen;
+	found = bpf_map_lookup_elem(&file_index, &key);
+	idx = found ? *found : new_entry(&key);
+	if (idx < 0 || serve) /* serve reports labels, never files */
+		return idx;
+	record_name(&pk, inode, file);
 	return idx;
 }
 

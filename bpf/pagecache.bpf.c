@@ -50,7 +50,7 @@ struct thread_state {
 	void *cached_inode; /* file_stat_of()'s last answer */
 	__u64 cached_ino;
 	__u32 cached_idx, cached_gen;
-	__u32 dio_dev, pad2; /* the file of the O_DIRECT call in progress (block.bpf.c) */
+	__u32 dio_dev, dio_gen; /* the file of the O_DIRECT call in progress (block.bpf.c) */
 	__u64 dio_ino;
 };
 
@@ -605,6 +605,7 @@ int BPF_PROG(handle_iomap_dio_rw_begin, struct kiocb *iocb, struct iov_iter *ite
 		/* Its block requests follow in this thread (block.bpf.c, direct_io_file). */
 		t->dio_dev = inode->i_sb->s_dev;
 		t->dio_ino = inode->i_ino;
+		t->dio_gen = inode->i_generation;
 	}
 	st->advice |= ADVICE_DIRECT;
 	st->i_size = inode->i_size;

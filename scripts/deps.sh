@@ -12,6 +12,8 @@ PKGS=(
 	liburing-dev libdw-dev elfutils
 	# tests and references
 	strace util-linux coreutils python3 python3-pytest
+	# real programs the per-file tests trace (besides tar, cp, git, python3)
+	sqlite3 git
 	# Prometheus export: promtool checks the format, a real server scrapes `iotrace serve`
 	prometheus
 	# benchmarks and experiments (xfs loop devices, the Go workload of lab note 003)

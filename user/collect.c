@@ -156,12 +156,18 @@ static void take_files(struct collector *c, struct proc_record *p)
 	files_count_readahead(p);
 }
 
-static void note_name(const struct path_key *key, const struct file_name *name, void *ctx)
+int collector_on_name(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
+	const struct file_name *name = data;
+	struct path_key key;
 
-	if (names_add(c->names, key, name))
+	if (size < sizeof(*name))
+		return 0;
+	key = (struct path_key){ .dev = name->dev, .ino = name->ino, .igen = name->igen };
+	if (names_add(c->names, &key, name))
 		c->error = -ENOMEM;
+	return 0;
 }
 
 /* A per-file block record goes to its process's file; owner 0's to the other I/O's rows. */
@@ -179,10 +185,12 @@ static void give_file_block(const struct file_block_key *key, const struct block
 		p = &c->other;
 		k.fdev = k.ino ? k.disk : 0;
 		k.ino = k.ino ? OTHER_FILES_INO : 0;
+		k.igen = 0;
 	}
 	if (files_add_block(p, &k, st))
 		c->error = -ENOMEM;
-	if (p == &c->other && k.ino && (f = files_get(p, k.fdev, k.ino)))
+	if (p == &c->other && k.ino &&
+	    (f = files_get(p, &(struct path_key){ .dev = k.fdev, .ino = k.ino })))
 		f->kind = FK_METADATA;
 }
 
@@ -195,8 +203,6 @@ void collector_tick(struct collector *c)
 	size_t n;
 
 	tracer_tick(c->tracer);
-	if (tracer_take_names(c->tracer, note_name, c))
-		c->error = -ENOMEM;
 	/* Entries whose file was not used in the last two ticks (~100 ms) leave the kernel. */
 	if (tracer_evict_idle(c->tracer, 2, &e, &n))
 		c->error = -ENOMEM;
@@ -284,14 +290,16 @@ int collector_on_event(void *ctx, void *data, size_t size)
 /* A file's name from the names the kernel recorded, and what of it is cached now. */
 static void resolve_file(struct collector *c, struct file_record *f)
 {
-	const char *name;
+	struct path_key key = { .dev = f->key.dev, .ino = f->key.ino, .igen = f->key.igen };
+	const char *name, *others = NULL;
 	struct residency res;
 
 	if (f->kind == FK_METADATA)
 		return;
-	name = names_find(c->names, f->key.dev, f->key.ino, &f->kind, &f->deleted);
+	name = names_find(c->names, &key, &f->kind, &f->deleted, &others);
 	free(f->path);
 	f->path = name ? strdup(name) : NULL;
+	f->other_names = others ? strdup(others) : NULL;
 	if (f->kind != FK_FILE) {
 		f->residency_missing = "not a regular file";
 		return;
@@ -320,7 +328,7 @@ static int attach_files(struct collector *c)
 	struct ledger_entry *e;
 	size_t n;
 
-	if (tracer_take_names(c->tracer, note_name, c) || tracer_read_files(c->tracer, &e, &n))
+	if (tracer_read_files(c->tracer, &e, &n))
 		return -ENOMEM;
 	give_entries(c, e, n);
 	if (tracer_take_file_blocks(c->tracer, true, give_file_block, c))

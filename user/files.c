@@ -14,18 +14,23 @@
 struct file_index {
 	size_t cap, n;
 	struct slot {
-		uint64_t ino;
-		uint32_t dev;
+		struct path_key key;
 		uint32_t idx1;
 	} *slots;
 };
 
-static size_t slot_of(const struct file_index *x, uint32_t dev, uint64_t ino)
+static bool same_file(const struct path_key *a, const struct path_key *b)
 {
-	uint64_t h = (ino ^ ((uint64_t)dev << 32)) * 0x9E3779B97F4A7C15ULL;
+	return a->dev == b->dev && a->ino == b->ino && a->igen == b->igen;
+}
+
+static size_t slot_of(const struct file_index *x, const struct path_key *k)
+{
+	uint64_t h = (k->ino ^ ((uint64_t)k->dev << 32) ^ ((uint64_t)k->igen << 16)) *
+		     0x9E3779B97F4A7C15ULL;
 	size_t i = h & (x->cap - 1);
 
-	while (x->slots[i].idx1 && (x->slots[i].dev != dev || x->slots[i].ino != ino))
+	while (x->slots[i].idx1 && !same_file(&x->slots[i].key, k))
 		i = (i + 1) & (x->cap - 1);
 	return i;
 }
@@ -42,7 +47,7 @@ static int index_grow(struct file_index *x)
 		const struct slot *s = &x->slots[i];
 
 		if (s->idx1)
-			bigger.slots[slot_of(&bigger, s->dev, s->ino)] = *s;
+			bigger.slots[slot_of(&bigger, &s->key)] = *s;
 	}
 	bigger.n = x->n;
 	free(x->slots);
@@ -50,7 +55,7 @@ static int index_grow(struct file_index *x)
 	return 0;
 }
 
-struct file_record *files_get(struct proc_record *p, uint32_t dev, uint64_t ino)
+struct file_record *files_get(struct proc_record *p, const struct path_key *k)
 {
 	struct file_index *x = p->file_index;
 	struct file_record *grown;
@@ -60,7 +65,7 @@ struct file_record *files_get(struct proc_record *p, uint32_t dev, uint64_t ino)
 		return NULL;
 	if ((x->n + 1) * 10 > x->cap * 7 && index_grow(x))
 		return NULL;
-	i = slot_of(x, dev, ino);
+	i = slot_of(x, k);
 	if (x->slots[i].idx1)
 		return &p->files[x->slots[i].idx1 - 1];
 	grown = realloc(p->files, (p->nfiles + 1) * sizeof(*grown));
@@ -69,9 +74,10 @@ struct file_record *files_get(struct proc_record *p, uint32_t dev, uint64_t ino)
 	p->files = grown;
 	grown = &p->files[p->nfiles++];
 	memset(grown, 0, sizeof(*grown));
-	grown->key = (struct file_key){ .owner = p->pid, .dev = dev, .ino = ino };
+	grown->key = (struct file_key){ .owner = p->pid, .dev = k->dev, .ino = k->ino,
+					.igen = k->igen };
 	grown->pc.unused_exact = true;
-	x->slots[i] = (struct slot){ .ino = ino, .dev = dev, .idx1 = p->nfiles };
+	x->slots[i] = (struct slot){ .key = *k, .idx1 = p->nfiles };
 	x->n++;
 	return grown;
 }
@@ -153,7 +159,8 @@ static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
 
 int files_add_entry(struct proc_record *p, const struct ledger_entry *e)
 {
-	struct file_record *f = files_get(p, e->st.key.dev, e->st.key.ino);
+	struct path_key k = { .dev = e->st.key.dev, .ino = e->st.key.ino, .igen = e->st.key.igen };
+	struct file_record *f = files_get(p, &k);
 	struct page_bits sorted = e->bits;
 	int err = 0;
 
@@ -179,7 +186,9 @@ int files_add_entry(struct proc_record *p, const struct ledger_entry *e)
 int files_add_block(struct proc_record *p, const struct file_block_key *k,
 		    const struct block_stat *st)
 {
-	struct file_record *f = k->ino ? files_get(p, k->fdev, k->ino) : files_get(p, k->disk, 0);
+	struct path_key file = { .dev = k->ino ? k->fdev : k->disk, .ino = k->ino,
+				 .igen = k->ino ? k->igen : 0 };
+	struct file_record *f = files_get(p, &file);
 	struct file_block *b = NULL, *grown;
 	int err = 0;
 
@@ -311,6 +320,7 @@ void files_free(struct proc_record *p)
 		struct file_record *f = &p->files[i];
 
 		free(f->path);
+		free(f->other_names);
 		free(f->bits.chunks);
 		for (size_t j = 0; j < f->nio; j++)
 			sparse_hist_free(&f->io[j].lat);

@@ -25,8 +25,8 @@ void ledger_entry_free(struct ledger_entry *e);
 /* Readahead pages in the bitmaps that their process never requested. */
 uint64_t page_bits_unused(const struct page_bits *bits);
 
-/* p's record of (dev, ino), created (kind FK_FILE, no name yet) when new; NULL out of memory. */
-struct file_record *files_get(struct proc_record *p, uint32_t dev, uint64_t ino);
+/* p's record of a file, created (kind FK_FILE, no name yet) when new; NULL out of memory. */
+struct file_record *files_get(struct proc_record *p, const struct path_key *k);
 /* Adds an entry's counters into p's record of its file; -1 out of memory. */
 int files_add_entry(struct proc_record *p, const struct ledger_entry *e);
 /*

@@ -105,6 +105,7 @@ struct file_record {
 	uint32_t advice;        /* enum advice_bit, OR of all seen */
 	uint64_t added_folios;
 	char *path;             /* its name as /proc/PID/fd shows it, or NULL when unknown */
+	char *other_names;      /* earlier names of a renamed file, '\n'-terminated, or NULL */
 	bool deleted;
 	bool chunks_lost;       /* some chunk of some file did not fit: counts inexact */
 	bool final;             /* its process exited: nothing more comes */

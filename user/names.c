@@ -11,10 +11,11 @@
 struct names {
 	size_t cap, n;
 	struct named {
-		uint64_t ino;
-		uint32_t dev, kind;
-		bool deleted;
-		char *text;
+		struct path_key key;
+		uint32_t kind;
+		bool deleted, from_alias;
+		char *text;   /* the latest name */
+		char *others; /* earlier names, each ending with '\n', or NULL */
 	} *slots; /* open addressing by (dev, ino) */
 };
 
@@ -143,17 +144,25 @@ void names_free(struct names *n)
 {
 	if (!n)
 		return;
-	for (size_t i = 0; i < n->cap; i++)
+	for (size_t i = 0; i < n->cap; i++) {
 		free(n->slots[i].text);
+		free(n->slots[i].others);
+	}
 	free(n->slots);
 	free(n);
 }
 
-static size_t slot_of(const struct names *n, uint32_t dev, uint64_t ino)
+static bool same_file(const struct path_key *a, const struct path_key *b)
 {
-	size_t i = ((ino ^ ((uint64_t)dev << 32)) * 0x9E3779B97F4A7C15ULL) & (n->cap - 1);
+	return a->dev == b->dev && a->ino == b->ino && a->igen == b->igen;
+}
 
-	while (n->slots[i].text && (n->slots[i].dev != dev || n->slots[i].ino != ino))
+static size_t slot_of(const struct names *n, const struct path_key *k)
+{
+	size_t i = ((k->ino ^ ((uint64_t)k->dev << 32) ^ ((uint64_t)k->igen << 16)) *
+		    0x9E3779B97F4A7C15ULL) & (n->cap - 1);
+
+	while (n->slots[i].text && !same_file(&n->slots[i].key, k))
 		i = (i + 1) & (n->cap - 1);
 	return i;
 }
@@ -167,11 +176,36 @@ static int grow(struct names *n)
 		return -1;
 	for (size_t i = 0; i < n->cap; i++)
 		if (n->slots[i].text)
-			bigger.slots[slot_of(&bigger, n->slots[i].dev, n->slots[i].ino)] =
-				n->slots[i];
+			bigger.slots[slot_of(&bigger, &n->slots[i].key)] = n->slots[i];
 	bigger.n = n->n;
 	free(n->slots);
 	*n = bigger;
+	return 0;
+}
+
+/* The slot's name goes to its earlier names (once each) before text replaces it. */
+static int remember(struct named *s, const char *text)
+{
+	size_t len = s->others ? strlen(s->others) : 0, add = strlen(s->text);
+	char *grown;
+
+	if (!strcmp(s->text, text)) {
+		free(s->text);
+		return 0;
+	}
+	for (const char *p = s->others; p && *p; p += strcspn(p, "\n") + 1)
+		if (strcspn(p, "\n") == add && !strncmp(p, s->text, add)) {
+			free(s->text);
+			return 0;
+		}
+	grown = realloc(s->others, len + add + 2);
+	if (!grown)
+		return -1;
+	memcpy(grown + len, s->text, add);
+	grown[len + add] = '\n';
+	grown[len + add + 1] = '\0';
+	free(s->text);
+	s->others = grown;
 	return 0;
 }
 
@@ -185,26 +219,34 @@ int names_add(struct names *n, const struct path_key *key, const struct file_nam
 	text = name_format(key, name);
 	if (!text)
 		return -1;
-	s = &n->slots[slot_of(n, key->dev, key->ino)];
+	s = &n->slots[slot_of(n, key)];
+	/* One of the inode's names (no file was at hand) does not replace a file's own. */
+	if (s->text && name->from_alias && !s->from_alias) {
+		free(text);
+		return 0;
+	}
 	if (!s->text)
 		n->n++;
-	free(s->text); /* a newer name of the same (dev, ino): an inode number reused */
-	*s = (struct named){ .ino = key->ino, .dev = key->dev, .kind = name->kind,
-			     .deleted = name->deleted, .text = text };
+	else if (remember(s, text))
+		return -1;
+	*s = (struct named){ .key = *key, .kind = name->kind,
+			     .deleted = name->deleted, .from_alias = name->from_alias, .text = text,
+			     .others = s->text ? s->others : NULL };
 	return 0;
 }
 
-const char *names_find(const struct names *n, uint32_t dev, uint64_t ino, uint32_t *kind,
-		       bool *deleted)
+const char *names_find(const struct names *n, const struct path_key *key, uint32_t *kind,
+		       bool *deleted, const char **others)
 {
 	const struct named *s;
 
 	if (!n->cap)
 		return NULL;
-	s = &n->slots[slot_of(n, dev, ino)];
+	s = &n->slots[slot_of(n, key)];
 	if (!s->text)
 		return NULL;
 	*kind = s->kind;
 	*deleted = s->deleted;
+	*others = s->others;
 	return s->text;
 }

@@ -18,9 +18,12 @@ struct names *names_new(void);
 void names_free(struct names *n);
 /* Formats and keeps the name of key (mount points are read now); -1 out of memory. */
 int names_add(struct names *n, const struct path_key *key, const struct file_name *name);
-/* The name of (dev, ino), its kind and whether it was deleted; NULL when none was recorded. */
-const char *names_find(const struct names *n, uint32_t dev, uint64_t ino, uint32_t *kind,
-		       bool *deleted);
+/*
+ * The latest name of a file, its kind, whether it was deleted, and its earlier names
+ * (renamed files; each ending with '\n', or NULL); NULL when no name was recorded.
+ */
+const char *names_find(const struct names *n, const struct path_key *key, uint32_t *kind,
+		       bool *deleted, const char **others);
 /* The name the kernel side recorded, formatted into a malloc'ed string (NULL: no memory). */
 char *name_format(const struct path_key *key, const struct file_name *name);
 /* "file", "dir", "pipe", "socket", ... ("metadata" for FK_KINDS). */

@@ -8,8 +8,9 @@
 #include "options.h"
 
 void report_text(FILE *out, const struct run_result *r, const struct options *o);
-/* A process's files table (report_files.c). */
-void report_files(FILE *out, const struct proc_record *p, const struct options *o);
+/* A process's files table under title (report_files.c). */
+void report_files(FILE *out, const char *title, const struct proc_record *p,
+		  const struct options *o);
 int report_json(FILE *out, const struct run_result *r);
 /* Prometheus text format, labelled by comm, written atomically to path; -1 with errno. */
 int report_prom_file(const char *path, const struct run_result *r);

@@ -154,9 +154,8 @@ static const char *row_name(const struct file_record *f, char *buf, size_t len)
 	char disk[32];
 
 	if (f->kind == FK_METADATA) {
-		snprintf(buf, len, "(%s: %s)", disk_name(f->key.dev, disk, sizeof(disk)),
-			 f->key.ino == OTHER_FILES_INO ? "other processes' files"
-						       : "filesystem metadata");
+		snprintf(buf, len, "(%s %s)", disk_name(f->key.dev, disk, sizeof(disk)),
+			 f->key.ino == OTHER_FILES_INO ? "others' files" : "metadata");
 		return buf;
 	}
 	if (f->path)
@@ -176,8 +175,8 @@ struct column_group {
 
 /* Labels above the columns: reads (calls, bytes), writes (calls, bytes), ... */
 static const struct column_group groups[] = {
-	{ "reads", 2 }, { "writes", 2 }, { "", 1 }, { "I/O", 1 }, { "cache", 1 },
-	{ "readahead", 2 }, { "block", 3 },
+	{ "reads", 2 }, { "writes", 2 }, { "", 1 }, { "", 1 }, { "", 1 }, { "readahead", 2 },
+	{ "block", 3 },
 };
 
 #define SUMMARY_WIDTH(name, column, width, ...) width,
@@ -203,15 +202,15 @@ static void print_group_line(FILE *out)
 	fputc('\n', out);
 }
 
-static void print_header(FILE *out, size_t shown, size_t total, bool by_time)
+static void print_header(FILE *out, const char *title, size_t shown, size_t total,
+			 bool by_time)
 {
-	char title[64];
-
+	fprintf(out, "\n%s", title);
+	if (total)
+		fprintf(out, ": %zu of %zu, by %s", shown, total, by_time ? "I/O time" : "bytes");
 	fputc('\n', out);
 	print_group_line(out);
-	snprintf(title, sizeof(title), "files (%zu of %zu, by %s)", shown, total,
-		 by_time ? "I/O time" : "bytes");
-	put_left(out, title, NAME_COLUMN);
+	put_left(out, "file", NAME_COLUMN);
 	FILE_SUMMARY_FIELDS(SUMMARY_COLUMN)
 	fputc('\n', out);
 }
@@ -310,7 +309,8 @@ static size_t choose(const struct proc_record *p, const struct options *o,
 	return listed;
 }
 
-void report_files(FILE *out, const struct proc_record *p, const struct options *o)
+void report_files(FILE *out, const char *title, const struct proc_record *p,
+		  const struct options *o)
 {
 	struct file_record **order = malloc((2 * p->nfiles + 1) * sizeof(*order));
 	size_t n, listed;
@@ -320,7 +320,7 @@ void report_files(FILE *out, const struct proc_record *p, const struct options *
 		return;
 	}
 	listed = choose(p, o, order, &n);
-	print_header(out, listed, n, o->timing);
+	print_header(out, title, listed, n, o->timing);
 	for (size_t i = 0; i < listed; i++)
 		print_row(out, order[i], o->wide);
 	print_rest(out, order + listed, n - listed);

@@ -234,6 +234,15 @@ static void add_file_name(cJSON *obj, const struct file_record *f)
 		cJSON_AddStringToObject(obj, "path", f->path);
 	else
 		add_null_reason(obj, "path", "no name recorded (name table full)");
+	if (f->other_names) { /* a renamed file: the names it had before */
+		cJSON *names = cJSON_AddArrayToObject(obj, "other_names");
+		char *copy = strdup(f->other_names), *save = NULL;
+
+		for (char *n = copy ? strtok_r(copy, "\n", &save) : NULL; n;
+		     n = strtok_r(NULL, "\n", &save))
+			cJSON_AddItemToArray(names, cJSON_CreateString(n));
+		free(copy);
+	}
 	cJSON_AddStringToObject(obj, "kind", file_kind_name(f->kind));
 	if (f->kind == FK_METADATA)
 		cJSON_AddStringToObject(obj, "dev", disk_name(f->key.dev, dev, sizeof(dev)));

@@ -204,7 +204,7 @@ static void print_files(FILE *out, const struct proc_record *p, const struct run
 		fprintf(out, "\npage cache: n/a (%s)\n", r->page_cache_missing);
 	else if (r->direct_io_missing)
 		fprintf(out, "\n(O_DIRECT counts n/a: %s)\n", r->direct_io_missing);
-	report_files(out, p, o);
+	report_files(out, "files", p, o);
 }
 
 static void print_page_cache_total(FILE *out, const struct run_result *r)
@@ -355,6 +355,6 @@ void report_text(FILE *out, const struct run_result *r, const struct options *o)
 	if (r->nother_blocks)
 		fputs("    (not charged to a traced process: journal, metadata, others' writeback, "
 		      "other processes)\n", out);
-	report_files(out, &r->other_files, o);
+	report_files(out, "other I/O by file", &r->other_files, o);
 	print_drops(out, r);
 }

@@ -269,6 +269,7 @@ int run_trace(const struct options *o, struct run_result *r)
 {
 	struct tracer_config cfg = {
 		.timing = o->timing, .verbose = o->verbose, .max_procs = o->max_procs,
+		.on_name = collector_on_name,
 	};
 	struct session s = {
 		.opt = o, .r = r, .sig_fd = -1, .epoll_fd = -1, .pid_fd = -1,

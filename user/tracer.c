@@ -272,6 +272,8 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 		configure_snoop(s, cfg);
 	else
 		bpf_map__set_max_entries(s->maps.block_events, sysconf(_SC_PAGESIZE));
+	if (!cfg->on_name) /* names are run mode's */
+		bpf_map__set_max_entries(s->maps.name_events, sysconf(_SC_PAGESIZE));
 }
 
 /* Structs the programs pass to bpf_rdonly_cast, by enum kernel_cast_type (bpf/iotrace.h). */
@@ -408,7 +410,9 @@ static int map_counters(struct tracer *t, const struct tracer_config *cfg,
 	t->events = ring_buffer__new(bpf_map__fd(cfg->snoop ? t->skel->maps.block_events
 						       : t->skel->maps.proc_events),
 				     on_event, ctx, NULL);
-	if (!t->events) {
+	if (!t->events || (cfg->on_name && ring_buffer__add(t->events,
+							    bpf_map__fd(t->skel->maps.name_events),
+							    cfg->on_name, ctx))) {
 		report_failure("create the event ring buffer", -errno);
 		return -1;
 	}

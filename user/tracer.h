@@ -13,6 +13,9 @@
 
 struct tracer;
 
+/* A ring-buffer event's callback (libbpf's ring_buffer_sample_fn). */
+typedef int (*tracer_event_fn)(void *ctx, void *data, size_t size);
+
 struct tracer_config {
 	bool timing;
 	bool verbose;
@@ -27,15 +30,19 @@ struct tracer_config {
 	uint32_t ncgroups;                       /* -c filters; 0 = label by own cgroup */
 	uint64_t cgroup_id[MAX_CGROUP_FILTERS];  /* cgroup v2 ids (inode numbers) */
 	uint32_t cgroup_level[MAX_CGROUP_FILTERS]; /* depth below the root */
+	/* Run mode: file names (struct file_name events), to the same ctx as on_event. */
+	tracer_event_fn on_name;
 };
 
 /* Hook groups that can be missing on a kernel (then their numbers are "n/a"). */
 enum tracer_hooks { HOOKS_PAGE_CACHE, HOOKS_DIRECT_IO, TRACER_HOOK_GROUPS };
 
-typedef int (*tracer_event_fn)(void *ctx, void *data, size_t size);
 typedef void (*tracer_label_fn)(const struct label_key *key, uint32_t slot, void *ctx);
 
-/* Loads and attaches everything; prints one line and returns NULL on failure. */
+/*
+ * Loads and attaches everything; events (process events, or block events in snoop mode)
+ * go to on_event(ctx). Prints one line and returns NULL on failure.
+ */
 struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_event, void *ctx);
 /* Stops counting; maps stay readable until tracer_close(). */
 void tracer_detach(struct tracer *t);
@@ -86,10 +93,6 @@ int tracer_take_files(struct tracer *t, uint32_t owner, struct ledger_entry **ou
 int tracer_evict_idle(struct tracer *t, uint32_t age, struct ledger_entry **out, size_t *n);
 /* Starts a new ledger epoch (the loader's clock for "not used lately"). */
 void tracer_tick(struct tracer *t);
-/* Complete file names, handed to fn and removed from the kernel's table. */
-typedef void (*tracer_name_fn)(const struct path_key *key, const struct file_name *name,
-			       void *ctx);
-int tracer_take_names(struct tracer *t, tracer_name_fn fn, void *ctx);
 /*
  * Per-file block records, handed to fn and removed: the generation the kernel filled until
  * now (it switches to the other first, then a grace period), or with all, every record

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The per-file ledger's readers: entries with their syscall rows and page bitmaps, names,
- * per-file block records. Entries leave the kernel while the run goes on (their process
+ * The per-file ledger's readers: entries with their syscall rows and page bitmaps, and
+ * per-file block records (names arrive as events: tracer_config.on_name). Entries leave the kernel while the run goes on (their process
  * exited, or their file has not been used lately), so its tables hold what is in use.
  *
  * Taking an entry that programs may still be using: its key leaves file_index and its gen
@@ -222,8 +222,6 @@ int tracer_read_files(struct tracer *t, struct ledger_entry **out, size_t *n)
 	return -ENOMEM;
 }
 
-/* ---- names ---- */
-
 struct key_list {
 	void *keys;
 	size_t n, size;
@@ -240,37 +238,6 @@ static void add_key(struct key_list *l, const void *key)
 	}
 	l->keys = grown;
 	memcpy(grown + l->n++ * l->size, key, l->size);
-}
-
-struct name_walk {
-	tracer_name_fn fn;
-	void *ctx;
-	struct key_list done;
-};
-
-static bool visit_name(const void *key, const void *value, void *ctx)
-{
-	const struct file_name *name = value;
-	struct name_walk *w = ctx;
-
-	/* A name still being written is left for the next time. */
-	if (!__atomic_load_n(&name->done, __ATOMIC_ACQUIRE))
-		return false;
-	w->fn(key, name, w->ctx);
-	add_key(&w->done, key);
-	return false;
-}
-
-int tracer_take_names(struct tracer *t, tracer_name_fn fn, void *ctx)
-{
-	struct name_walk w = { fn, ctx, { .size = sizeof(struct path_key) } };
-	int fd = bpf_map__fd(t->skel->maps.file_names);
-	int err = MAP_WALK(t, file_names, visit_name, &w);
-
-	for (size_t i = 0; i < w.done.n; i++)
-		bpf_map_delete_elem(fd, (char *)w.done.keys + i * w.done.size);
-	free(w.done.keys);
-	return err ? err : w.done.err;
 }
 
 /* ---- per-file block records ---- */
