@@ -11,6 +11,7 @@
  * what the disk did. Completion (block_rq_complete) adds sizes and latencies.
  */
 #define REQ_OP_BITS 8
+#define BDEVFS_MAGIC 0x62646576
 
 /* Snoop mode: stream completions; filters on the charged process, disk and cgroup. */
 const volatile bool snoop = false;
@@ -140,7 +141,8 @@ static __always_inline struct path_key first_page_file(struct request *rq)
 	if (!mapping || ((unsigned long)mapping & 3))
 		return key;
 	host = BPF_CORE_READ(mapping, host);
-	if (!host)
+	/* Filesystem metadata in the block device's own page cache (buffer heads) is no file. */
+	if (!host || BPF_CORE_READ(host, i_sb, s_magic) == BDEVFS_MAGIC)
 		return key;
 	key.dev = BPF_CORE_READ(host, i_sb, s_dev);
 	key.ino = BPF_CORE_READ(host, i_ino);
@@ -400,6 +402,18 @@ static void emit(struct block_rq_info *info, struct block_key *key, struct done 
 	bpf_ringbuf_submit(e, 0);
 }
 
+/*
+ * A write without data that asked for a flush (REQ_PREFLUSH) completes as part of the
+ * flush machinery (RQF_FLUSH_SEQ) once its flush request did: the disk's statistics leave it
+ * out (blk_account_io_done), and so does iotrace, which counts the flush request.
+ */
+static __always_inline bool empty_flush_shell(struct request *rq, __u32 op, __u32 bytes)
+{
+	__u32 flush_seq = 1U << bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ);
+
+	return !bytes && op == BOP_WRITE && (rq->rq_flags & flush_seq);
+}
+
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 	     unsigned int nr_bytes)
@@ -420,7 +434,9 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 		.igen = info ? info->igen : 0,
 	};
 
-	if (snoop) {
+	if (empty_flush_shell(rq, key.op, nr_bytes)) {
+		/* The empty write that asked for a flush: the flush request itself is counted. */
+	} else if (snoop) {
 		if (info && !info->charge)
 			key.owner = info->tgid;
 		emit(info, &key, &d, false);

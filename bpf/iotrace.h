@@ -117,21 +117,25 @@ struct thread_io {
 };
 
 /* Drop and collision counters, one array in .bss, printed in every report. */
-enum drop_counter {
-	DROP_RINGBUF,       /* process events the ring buffer had no room for */
-	DROP_SLOTS,         /* processes that shared the overflow slot */
-	DROP_UNTIMED,       /* sys_exit without a matching sys_enter timestamp */
-	DROP_FILES,         /* page-cache events of (process, file) pairs beyond MAX_FILES */
-	DROP_CHUNKS,        /* 2 MiB page-bitmap chunks that did not fit: unused readahead inexact */
-	DROP_PATHS,         /* files whose name did not fit in the name table */
-	DROP_FILE_ROWS,     /* file syscalls not counted per file: the row table was full */
-	DROP_BLOCK_INFLIGHT, /* block requests started when the in-flight table was full */
-	DROP_BLOCK_KEYS,    /* completions of (process, disk, op) beyond the stats table */
-	DROP_BLOCK_EVENTS,  /* snoop events the ring buffer had no room for */
-	DROP_BLOCK_UNSEEN,  /* completions the kernel skipped (nested in an IRQ), counted late */
-	DROP_FILE_BLOCKS,   /* completions not counted per file: the per-file table was full */
-	DROP_COUNTERS,
-};
+/* X(enum suffix, name in JSON's "drops" and Prometheus' reason label, what was lost) */
+#define DROP_LIST(X)                                                                               \
+	X(RINGBUF, ringbuf_events, "process events the ring buffer had no room for")               \
+	X(SLOTS, overflow_processes, "processes that shared the overflow slot")                    \
+	X(UNTIMED, untimed_calls, "sys_exit without a matching sys_enter timestamp")               \
+	X(FILES, files, "events of (process, file) pairs beyond the ledger's entries")             \
+	X(CHUNKS, page_chunks, "2 MiB page-bitmap chunks that did not fit: unused readahead "      \
+	  "inexact")                                                                               \
+	X(PATHS, paths, "file names the name ring buffer had no room for")                         \
+	X(FILE_ROWS, file_rows, "file syscalls not counted per file: the row table was full")      \
+	X(BLOCK_INFLIGHT, block_inflight, "block requests started when the in-flight table "       \
+	  "was full")                                                                              \
+	X(BLOCK_KEYS, block_keys, "completions of (process, disk, op) beyond the stats table")     \
+	X(BLOCK_EVENTS, block_events, "snoop events the ring buffer had no room for")              \
+	X(BLOCK_UNSEEN, block_completions_unseen, "completions the kernel skipped (nested in "     \
+	  "an IRQ), counted late")                                                                 \
+	X(FILE_BLOCKS, file_blocks, "completions not counted per file: the table was full")
+#define DROP_ENUM_ENTRY(suffix, name, help) DROP_##suffix,
+enum drop_counter { DROP_LIST(DROP_ENUM_ENTRY) DROP_COUNTERS };
 
 enum proc_event_kind {
 	EV_FORK = 1,
@@ -161,7 +165,7 @@ _Static_assert(sizeof(struct iot_proc_event) == 32 + COMM_LEN + ARGS_LEN, "proc_
 /* ---- the per-file ledger (bpf/ledger.bpf.c) ---- */
 
 #define MAX_FILES 8192       /* (owner, file) entries in the kernel at once */
-#define MAX_FILE_ROWS 16384  /* (entry, syscall) rows at once */
+#define MAX_FILE_ROWS (4 * MAX_FILES) /* (entry, syscall) rows; a recycled entry keeps its */
 #define MAX_NAMED 16384      /* files whose current name the kernel side remembers */
 #define MAX_CHUNKS 65536
 #define NAME_BUF 768         /* a path's names, leaf first, NUL-terminated each */
@@ -173,11 +177,11 @@ _Static_assert(sizeof(struct iot_proc_event) == 32 + COMM_LEN + ARGS_LEN, "proc_
  * files counts on both: the source under its name, the destination under NAME_dst (fd2_arg,
  * fd2_op), reported under the syscall's name too.
  */
-#define FILE_OPS(X)                                                                               \
-	X(read) X(write) X(pread64) X(pwrite64) X(readv) X(writev) X(preadv) X(pwritev)           \
-	X(preadv2) X(pwritev2) X(sendfile) X(sendfile_dst) X(copy_file_range)                     \
-	X(copy_file_range_dst) X(splice) X(splice_dst) X(fsync) X(fdatasync) X(sync_file_range)   \
-	X(fallocate) X(ftruncate) X(open) X(openat) X(openat2) X(creat) X(close) X(mmap) X(lseek) \
+#define FILE_OPS(X)                                                                                \
+	X(read) X(write) X(pread64) X(pwrite64) X(readv) X(writev) X(preadv) X(pwritev)            \
+	X(preadv2) X(pwritev2) X(sendfile) X(sendfile_dst) X(copy_file_range)                      \
+	X(copy_file_range_dst) X(splice) X(splice_dst) X(fsync) X(fdatasync) X(sync_file_range)    \
+	X(fallocate) X(ftruncate) X(open) X(openat) X(openat2) X(creat) X(close) X(mmap) X(lseek)  \
 	X(getdents64) X(fadvise64) X(readahead)
 #define FOP_ENUM_ENTRY(name) FOP_##name,
 enum file_op { FOP_NONE = 0, FILE_OPS(FOP_ENUM_ENTRY) FILE_OPS_END };
@@ -193,7 +197,8 @@ struct file_row {
 	__u64 requested;   /* bytes asked for (read/write family) */
 	__u64 transferred; /* bytes moved by successful calls, on this file's side */
 	__u64 total_ns;    /* time of the timed calls */
-	__u64 lat_hist[HIST_BUCKETS];
+	/* 32-bit buckets: rows are many, and the loader reads them while the run goes on. */
+	__u32 lat_hist[HIST_BUCKETS];
 };
 
 /* What kind of file a name belongs to. */

@@ -6,7 +6,8 @@
  * with a row per syscall in file_rows, the file's name in file_names, its page-cache
  * counters (pagecache.bpf.c) and the pages it dirtied. The loader reads the entries of
  * exited processes, and of files no longer in use, while the run goes on and gives their
- * indexes back (free_files, free_rows), so the tables hold what is in use: gen tells a
+ * indexes back (free_files; an entry keeps its rows), so the tables hold what is in use:
+ * gen tells a
  * per-thread cache that an index was given to another file, epoch when an entry was last
  * touched (user/tracer_read.c, ledger_evict).
  *
@@ -45,12 +46,11 @@ struct {
 	__type(value, struct file_stat);
 } file_stats SEC(".maps");
 
-/* file_stats indexes the loader read and gave back. */
-struct {
-	__uint(type, BPF_MAP_TYPE_QUEUE);
-	__uint(max_entries, MAX_FILES);
-	__type(value, __u32);
-} free_files SEC(".maps");
+/*
+ * file_stats indexes the loader read and gave back: a set bit is free. The loader sets bits
+ * in place (no syscall per entry), programs take them with an atomic and.
+ */
+__u64 free_files[MAX_FILES / 64] = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -69,8 +69,16 @@ struct {
 /* File names, as events (struct file_name): a file's every name reaches the loader. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, 1 << 22);
 } name_events SEC(".maps");
+
+/* A name being made (too big for the BPF stack); only the bytes used are sent. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct file_name);
+} name_scratch SEC(".maps");
 
 /* The name a file had when last sent: its leaf's hash and length, and its parent dentry. */
 struct sent_name {
@@ -133,14 +141,15 @@ static long name_step(__u32 i, void *data)
 	return 0;
 }
 
-/* Names from the dentry up to its filesystem's root, leaf first. */
-static void walk_names(struct file_name *n, __u64 d)
+/* Names from the dentry up to its filesystem's root, leaf first; the bytes they take. */
+static __u32 walk_names(struct file_name *n, __u64 d)
 {
 	struct name_walk w = { .d = d, .n = n };
 
 	/* bpf_loop: the verifier checks one step, not every level unrolled. */
 	bpf_loop(64, name_step, &w, 0);
 	n->truncated = !w.done;
+	return w.off;
 }
 
 static __always_inline __u32 kind_of(__u32 mode, __u64 magic)
@@ -183,9 +192,12 @@ static __always_inline __u64 name_dentry(struct inode *inode, struct file *file)
 	return alias ? (__u64)container_of(alias, struct dentry, d_u.d_alias) : 0;
 }
 
-static void fill_name(struct file_name *n, struct path_key *pk, struct inode *inode,
-		      struct file *file, __u64 d)
+/* The name's header and path; returns the bytes of n to send. */
+static __u32 fill_name(struct file_name *n, struct path_key *pk, struct inode *inode,
+		       struct file *file, __u64 d)
 {
+	__u32 used = 0;
+
 	__builtin_memset(n, 0, __builtin_offsetof(struct file_name, buf));
 	n->dev = pk->dev;
 	n->ino = pk->ino;
@@ -200,7 +212,8 @@ static void fill_name(struct file_name *n, struct path_key *pk, struct inode *in
 	if (n->kind == FK_SOCKET && file)
 		socket_of(n, file);
 	if (d && n->kind != FK_PIPE && n->kind != FK_SOCKET)
-		walk_names(n, d);
+		used = walk_names(n, d);
+	return __builtin_offsetof(struct file_name, buf) + used;
 }
 
 /*
@@ -214,6 +227,7 @@ static void record_name(struct path_key *pk, struct inode *inode, struct file *f
 	struct sent_name now = {}, *sent = bpf_map_lookup_elem(&named, pk);
 	__u64 d = name_dentry(inode, file);
 	struct file_name *n;
+	__u32 zero = 0, size;
 
 	if (sent && !file)
 		return;
@@ -223,15 +237,19 @@ static void record_name(struct path_key *pk, struct inode *inode, struct file *f
 	}
 	if (sent && sent->leaf == now.leaf && sent->parent == now.parent)
 		return;
-	n = bpf_ringbuf_reserve(&name_events, sizeof(*n), 0);
-	if (!n) {
+	n = bpf_map_lookup_elem(&name_scratch, &zero);
+	if (!n)
+		return;
+	size = fill_name(n, pk, inode, file, d);
+	if (size > sizeof(*n))
+		size = sizeof(*n);
+	/* Drained by the loader's clock; a buffer past a quarter full wakes it. */
+	if (bpf_ringbuf_output(&name_events, n, size,
+			       bpf_ringbuf_query(&name_events, BPF_RB_AVAIL_DATA) > (1 << 20)
+				       ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
 		__sync_fetch_and_add(&drops[DROP_PATHS], 1);
 		return;
 	}
-	fill_name(n, pk, inode, file, d);
-	/* Drained by the loader's clock; a buffer past a quarter full wakes it. */
-	bpf_ringbuf_submit(n, bpf_ringbuf_query(&name_events, BPF_RB_AVAIL_DATA) > (1 << 18)
-				      ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	bpf_map_update_elem(&named, pk, &now, BPF_ANY);
 }
 
@@ -280,6 +298,45 @@ static __always_inline void file_key_of(struct inode *inode, struct file *file,
  * Global, so the verifier checks it once rather than in every program that calls it;
  * the inode and file (0: none, as in page-cache events) come as plain addresses.
  */
+struct free_search {
+	__u32 start, idx;
+};
+
+/* One word of free_files (from the search's start): take its lowest set bit. */
+static long take_free_word(__u32 i, void *data)
+{
+	struct free_search *s = data;
+	__u32 w = (s->start + i) & (MAX_FILES / 64 - 1);
+	__u64 bits = free_files[w], bit;
+
+	if (!bits)
+		return 0;
+	bit = bits & -bits;
+	if (__sync_fetch_and_and(&free_files[w], ~bit) & bit) {
+		s->idx = w * 64 + bit_index(bit);
+		return 1;
+	}
+	return 0; /* another CPU took it: the next word */
+}
+
+/* A given-back index, or MAX_FILES when none is free (starts where the last one was). */
+static __always_inline __u32 take_free_entry(void)
+{
+	static __u32 hint;
+	struct free_search s = { .start = hint, .idx = MAX_FILES };
+
+	bpf_loop(MAX_FILES / 64, take_free_word, &s, 0);
+	if (s.idx < MAX_FILES)
+		hint = s.idx / 64;
+	return s.idx;
+}
+
+/* Gives idx back (a CPU that lost a race for a key). */
+static __always_inline void free_entry(__u32 idx)
+{
+	__sync_fetch_and_or(&free_files[(idx / 64) & (MAX_FILES / 64 - 1)], 1ULL << (idx % 64));
+}
+
 /* A new entry for key; its index, or -1 when the table is full. */
 static __always_inline int new_entry(struct file_key *key)
 {
@@ -287,8 +344,10 @@ static __always_inline int new_entry(struct file_key *key)
 	__u32 *found, idx;
 	bool created;
 
-	if (bpf_map_pop_elem(&free_files, &idx))
-		idx = __sync_fetch_and_add(&nr_files, 1);
+	/* Fresh entries first, then the ones given back. */
+	idx = nr_files < MAX_FILES ? __sync_fetch_and_add(&nr_files, 1) : MAX_FILES;
+	if (idx >= MAX_FILES)
+		idx = take_free_entry();
 	if (idx >= MAX_FILES) {
 		__sync_fetch_and_add(&drops[DROP_FILES], 1);
 		return -1;
@@ -296,7 +355,7 @@ static __always_inline int new_entry(struct file_key *key)
 	found = lookup_or_init(&file_index, key, &idx, DROP_FILES, &created);
 	if (!created) {
 		/* Another CPU created it first (use its index), or the hash is full. */
-		bpf_map_push_elem(&free_files, &idx, 0);
+		free_entry(idx);
 		return found ? *found : -1;
 	}
 	st = bpf_map_lookup_elem(&file_stats, &idx);

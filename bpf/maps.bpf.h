@@ -136,6 +136,14 @@ static __always_inline void *lookup_or_init(void *map, const void *key, const vo
 	return value;
 }
 
+/* The index (0..63) of the one bit set in v (a power of two). */
+static __always_inline __u32 bit_index(__u64 v)
+{
+	return (!!(v & 0xFFFFFFFF00000000ULL) << 5) | (!!(v & 0xFFFF0000FFFF0000ULL) << 4) |
+	       (!!(v & 0xFF00FF00FF00FF00ULL) << 3) | (!!(v & 0xF0F0F0F0F0F0F0F0ULL) << 2) |
+	       (!!(v & 0xCCCCCCCCCCCCCCCCULL) << 1) | !!(v & 0xAAAAAAAAAAAAAAAAULL);
+}
+
 /* Bucket of v: 0 for 0, else floor(log2(v)) + 1, capped to the last bucket. */
 static __always_inline __u32 log2_bucket(__u64 v)
 {

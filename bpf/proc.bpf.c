@@ -9,7 +9,7 @@
 /* Lowest clear bit of a word that is not all ones, as an index 0..63. */
 static __always_inline __u32 lowest_clear_bit(__u64 word)
 {
-	return log2_bucket(~word & (word + 1)) - 1;
+	return bit_index(~word & (word + 1));
 }
 
 struct slot_search {

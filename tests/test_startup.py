@@ -11,7 +11,9 @@ from helpers import IOTRACE, ROOT, iotrace_json, mkinput, run, wl
 from test_pagecache import drop_cache, file_entry, settled_fincore
 
 FULL = {**os.environ, "IOTRACE_FULL_BTF": "1"}
-CAST_TYPES = ("address_space", "folio", "inode", "kiocb")
+# The structs the programs cast (KERNEL_CAST_STRUCTS in bpf/iotrace.h, the one list of them).
+CAST_TYPES = tuple(re.findall(r"X\((\w+)\)", re.search(
+    r"#define KERNEL_CAST_STRUCTS\(X\) (.*)", (ROOT / "bpf/iotrace.h").read_text()).group(1)))
 
 
 def verbose_load(env=None):

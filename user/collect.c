@@ -159,13 +159,14 @@ static void take_files(struct collector *c, struct proc_record *p)
 int collector_on_name(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
-	const struct file_name *name = data;
+	struct file_name name = { 0 }; /* the kernel sends only the bytes of the path used */
 	struct path_key key;
 
-	if (size < sizeof(*name))
+	if (size < offsetof(struct file_name, buf))
 		return 0;
-	key = (struct path_key){ .dev = name->dev, .ino = name->ino, .igen = name->igen };
-	if (names_add(c->names, &key, name))
+	memcpy(&name, data, size < sizeof(name) ? size : sizeof(name));
+	key = (struct path_key){ .dev = name.dev, .ino = name.ino, .igen = name.igen };
+	if (names_add(c->names, &key, &name))
 		c->error = -ENOMEM;
 	return 0;
 }
@@ -197,20 +198,23 @@ static void give_file_block(const struct file_block_key *key, const struct block
 /* Every this many ticks, the per-file block table changes generation and is read. */
 #define FILE_BLOCK_TICKS 20
 
-void collector_tick(struct collector *c)
+int collector_tick(struct collector *c)
 {
 	struct ledger_entry *e;
-	size_t n;
+	size_t n = 0;
 
 	tracer_tick(c->tracer);
-	/* Entries whose file was not used in the last two ticks (~100 ms) leave the kernel. */
-	if (tracer_evict_idle(c->tracer, 2, &e, &n))
+	tracer_poll_events(c->tracer); /* names first: what is evicted below needs them */
+	/* Entries whose file was not used since the last tick leave the kernel. */
+	if (tracer_evict_idle(c->tracer, 1, &e, &n))
 		c->error = -ENOMEM;
 	else
 		give_entries(c, e, n);
 	if (++c->ticks % FILE_BLOCK_TICKS == 0 &&
 	    tracer_take_file_blocks(c->tracer, false, give_file_block, c))
 		c->error = -ENOMEM;
+	/* Files come and go fast (tar, find): tick again soon, a smaller batch each time. */
+	return n >= MAX_FILES / 8 ? 10 : 50;
 }
 
 /* Reads the slot's counters into the record and gives the slot back to the kernel. */
@@ -297,9 +301,8 @@ static void resolve_file(struct collector *c, struct file_record *f)
 	if (f->kind == FK_METADATA)
 		return;
 	name = names_find(c->names, &key, &f->kind, &f->deleted, &others);
-	free(f->path);
-	f->path = name ? strdup(name) : NULL;
-	f->other_names = others ? strdup(others) : NULL;
+	f->path = name;
+	f->other_names = others;
 	if (f->kind != FK_FILE) {
 		f->residency_missing = "not a regular file";
 		return;
@@ -406,6 +409,8 @@ int collector_finish(struct collector *c, struct run_result *r)
 	r->nprocs = c->nprocs;
 	r->other_files = c->other;
 	memset(&c->other, 0, sizeof(c->other));
+	r->names = c->names;
+	c->names = NULL;
 	c->procs = NULL;
 	c->nprocs = c->cap = 0;
 	if (model_derive(r))

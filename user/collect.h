@@ -22,11 +22,11 @@ void collector_free(struct collector *c);
 int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot,
 		       const char *comm, const char *args, uint64_t start_ns);
 /*
- * Every RUN_POLL_MS while the run goes on: a new ledger epoch; entries of files not used
+ * Regularly while the run goes on: a new ledger epoch; entries of files not used
  * lately and, now and then, the per-file block records leave the kernel for the process
  * records.
  */
-void collector_tick(struct collector *c);
+int collector_tick(struct collector *c); /* returns ms until the next tick */
 /* Ring-buffer callback of file names (struct file_name events). */
 int collector_on_name(void *ctx, void *data, size_t size);
 /* Ring-buffer callback: handles one struct iot_proc_event. */

@@ -141,7 +141,8 @@ static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
 		if (f->io[i].op == op)
 			io = &f->io[i];
 	if (!io) {
-		grown = realloc(f->io, (f->nio + 1) * sizeof(*grown));
+		/* Room for 4 at once: most files see open, read or write, and close. */
+		grown = f->nio % 4 ? f->io : realloc(f->io, (f->nio + 4) * sizeof(*grown));
 		if (!grown)
 			return -1;
 		f->io = grown;
@@ -149,12 +150,16 @@ static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
 		memset(io, 0, sizeof(*io));
 		io->op = op;
 	}
+	__u64 lat[HIST_BUCKETS];
+
 	io->calls += r->calls;
 	io->errors += r->errors;
 	io->requested_bytes += r->requested;
 	io->transferred_bytes += r->transferred;
 	io->total_ns += r->total_ns;
-	return sparse_hist_add(&io->lat, r->lat_hist);
+	for (int b = 0; b < HIST_BUCKETS; b++)
+		lat[b] = r->lat_hist[b];
+	return sparse_hist_add(&io->lat, lat);
 }
 
 int files_add_entry(struct proc_record *p, const struct ledger_entry *e)
@@ -246,14 +251,11 @@ uint64_t page_bits_unused(const struct page_bits *bits)
 static void summarize_io(struct file_record *f)
 {
 	struct file_summary *s = &f->sum;
-	__u64 lat[HIST_BUCKETS];
 
 	for (size_t i = 0; i < f->nio; i++) {
 		struct file_io *io = &f->io[i];
 		int cls = io->op < FILE_OPS_END ? file_ops[io->op].cls : FOC_OTHER;
 
-		sparse_hist_dense(&io->lat, lat);
-		io->latency_ns = hist_summary_of(lat, false, 0, 0);
 		s->io_ns += io->total_ns;
 		s->read_calls += cls == FOC_READ ? io->calls : 0;
 		s->read_bytes += cls == FOC_READ ? io->transferred_bytes : 0;
@@ -314,13 +316,17 @@ void files_finish(struct proc_record *p)
 	}
 }
 
+struct hist_summary file_io_latency(const struct file_io *io, __u64 *dense)
+{
+	sparse_hist_dense(&io->lat, dense);
+	return hist_summary_of(dense, false, 0, 0);
+}
+
 void files_free(struct proc_record *p)
 {
 	for (size_t i = 0; i < p->nfiles; i++) {
 		struct file_record *f = &p->files[i];
 
-		free(f->path);
-		free(f->other_names);
 		free(f->bits.chunks);
 		for (size_t j = 0; j < f->nio; j++)
 			sparse_hist_free(&f->io[j].lat);

@@ -43,5 +43,7 @@ void files_count_readahead(struct proc_record *p);
 /* At the end: the last bitmaps counted, and the per-file summaries. */
 void files_finish(struct proc_record *p);
 void files_free(struct proc_record *p);
+/* A row's latency histogram into dense (HIST_BUCKETS) and its quantiles (kept sparse). */
+struct hist_summary file_io_latency(const struct file_io *io, __u64 *dense);
 
 #endif

@@ -54,7 +54,10 @@ static const char doc[] =
 
 static const char args_doc[] = "[--] CMD [ARGS...]";
 
-enum { OPT_MAX_PROCS = 0x100, OPT_JSON, OPT_SYNC, OPT_PROM_FILE };
+enum { OPT_MAX_PROCS = 0x100, OPT_JSON, OPT_SYNC, OPT_PROM_FILE, OPT_FILES, OPT_WIDE };
+
+/* Rows of each process's files table by default (--files). */
+#define DEFAULT_FILES 10
 
 static const struct argp_option opts[] = {
 	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of stderr", 0 },
@@ -72,6 +75,10 @@ static const struct argp_option opts[] = {
 	{ "prom-file", OPT_PROM_FILE, "PATH", 0,
 	  "Also write the totals in Prometheus text format to PATH, atomically (for "
 	  "node_exporter's textfile collector; metrics in docs/prometheus.md)", 0 },
+	{ "files", OPT_FILES, "N|all", 0,
+	  "Rows of each process's files table (default 10; all: every file, mapped ones too)", 0 },
+	{ "wide", OPT_WIDE, NULL, 0,
+	  "Every column of the files table, exact numbers, and each file's details", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
 	{},
 };
@@ -98,6 +105,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'T':
 		o->timing = false;
+		break;
+	case OPT_FILES:
+		if (!strcmp(arg, "all"))
+			o->files = 0;
+		else if (parse_uint(arg, UINT32_MAX, &v))
+			argp_failure(state, 1, 0, "invalid --files '%s': expected a count or all",
+				     arg);
+		else
+			o->files = (uint32_t)v;
+		break;
+	case OPT_WIDE:
+		o->wide = true;
 		break;
 	case 'H':
 		o->hist = false;
@@ -168,7 +187,7 @@ static int exit_code_of(const struct run_result *r)
 
 int main(int argc, char **argv)
 {
-	struct options o = { .timing = true, .hist = true };
+	struct options o = { .timing = true, .hist = true, .files = DEFAULT_FILES };
 	const struct argp argp = { opts, parse_opt, args_doc, doc, NULL, NULL, NULL };
 	struct run_result r;
 	FILE *out = stderr;

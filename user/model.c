@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "files.h"
+#include "names.h"
 #include "model.h"
 #include "syscall_table.h"
 
@@ -443,6 +444,7 @@ void run_result_free(struct run_result *r)
 	}
 	free(r->other_blocks);
 	files_free(&r->other_files);
+	names_free(r->names);
 	free(r->procs);
 	profile_free(&r->overflow);
 	profile_free(&r->totals);
@@ -468,18 +470,8 @@ const char *const ra_kind_names[RA_KINDS] = { RA_KIND_FIELDS(RA_KIND_NAME) };
 #define RA_KIND_ONE(kind, help) +1
 _Static_assert(0 RA_KIND_FIELDS(RA_KIND_ONE) == RA_KINDS, "RA_KIND_FIELDS lists enum ra_kind");
 
-const char *const drop_names[DROP_COUNTERS] = {
-	[DROP_RINGBUF] = "ringbuf_events",
-	[DROP_SLOTS] = "overflow_processes",
-	[DROP_UNTIMED] = "untimed_calls",
-	[DROP_FILES] = "files",
-	[DROP_CHUNKS] = "page_chunks",
-	[DROP_PATHS] = "paths",
-	[DROP_BLOCK_INFLIGHT] = "block_inflight",
-	[DROP_BLOCK_KEYS] = "block_keys",
-	[DROP_BLOCK_EVENTS] = "block_events",
-	[DROP_BLOCK_UNSEEN] = "block_completions_unseen",
-};
+#define DROP_NAME(suffix, name, help) [DROP_##suffix] = #name,
+const char *const drop_names[DROP_COUNTERS] = { DROP_LIST(DROP_NAME) };
 
 const char *const block_op_names[BLOCK_OPS] = {
 	[BOP_READ] = "read", [BOP_WRITE] = "write", [BOP_FLUSH] = "flush",

@@ -76,9 +76,7 @@ struct residency_view {
 struct file_io {
 	uint32_t op; /* enum file_op */
 	FILE_IO_FIELDS(FIELD_MEMBER)
-	struct sparse_hist lat;
-	/* derived */
-	struct hist_summary latency_ns;
+	struct sparse_hist lat; /* latency of the timed calls (file_io_latency) */
 };
 
 /* Block I/O for one file on one disk and operation. */
@@ -104,8 +102,10 @@ struct file_record {
 	uint32_t kind;          /* enum file_kind, or FK_METADATA */
 	uint32_t advice;        /* enum advice_bit, OR of all seen */
 	uint64_t added_folios;
-	char *path;             /* its name as /proc/PID/fd shows it, or NULL when unknown */
-	char *other_names;      /* earlier names of a renamed file, '\n'-terminated, or NULL */
+	/* Its name as /proc/PID/fd shows it, or NULL; earlier names of a renamed file, each
+	 * '\n'-terminated, or NULL. Both are the run's names table's (run_result.names). */
+	const char *path;
+	const char *other_names;
 	bool deleted;
 	bool chunks_lost;       /* some chunk of some file did not fit: counts inexact */
 	bool final;             /* its process exited: nothing more comes */
@@ -186,6 +186,7 @@ struct run_result {
 	struct block_record *other_blocks; /* I/O not charged to a traced process */
 	size_t nother_blocks;
 	struct proc_record other_files; /* ... by file: metadata per disk, others' files */
+	struct names *names; /* every file's names (names.h) */
 	bool synced; /* --sync flushed dirty data before the report */
 	/* derived */
 	struct page_cache_sum pc; /* every process's files */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
+#include "files.h"
 #include "names.h"
 #include "report.h"
 #include "syscall_table.h"
@@ -196,9 +197,10 @@ static cJSON *file_io_json(const struct file_record *f, bool timing)
 			 name);
 		add_fields(row, &file_io_fields, io, NULL, NULL);
 		cJSON_DeleteItemFromObject(row, "total_ns"); /* the histogram carries the time */
-		sparse_hist_dense(&io->lat, lat);
+		struct hist_summary s = file_io_latency(io, lat);
+
 		if (timing)
-			cJSON_AddItemToObject(row, "latency_ns", hist_json(lat, &io->latency_ns));
+			cJSON_AddItemToObject(row, "latency_ns", hist_json(lat, &s));
 		else
 			cJSON_AddNullToObject(row, "latency_ns");
 		cJSON_AddItemToObject(obj, key, row);
@@ -206,8 +208,9 @@ static cJSON *file_io_json(const struct file_record *f, bool timing)
 	return obj;
 }
 
-static cJSON *blocks_json(const struct block_record *recs, size_t n);
+static cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact);
 
+/* A file's block I/O: the process-level shape, with only the operations it had. */
 static cJSON *file_block_json(const struct file_record *f)
 {
 	struct block_record *recs;
@@ -216,7 +219,7 @@ static cJSON *file_block_json(const struct file_record *f)
 
 	if (file_block_records(f, &recs, &n))
 		return cJSON_CreateNull();
-	obj = blocks_json(recs, n);
+	obj = blocks_json(recs, n, true);
 	free(recs);
 	return obj;
 }
@@ -273,13 +276,59 @@ static cJSON *file_json(const struct file_record *f, const struct run_result *r)
 	return obj;
 }
 
-static cJSON *files_json(const struct proc_record *p, const struct run_result *r)
-{
-	cJSON *files = cJSON_CreateArray();
+/* ---- streaming: a run touches tens of thousands of files, so no tree holds them all ---- */
 
-	for (size_t i = 0; i < p->nfiles; i++)
-		cJSON_AddItemToArray(files, file_json(&p->files[i], r));
-	return files;
+/* Prints a JSON text and frees it; -1 when it could not be made. */
+static int put_text(FILE *out, char *text)
+{
+	if (!text)
+		return -1;
+	fputs(text, out);
+	cJSON_free(text);
+	return 0;
+}
+
+/* Prints obj without its closing brace (the caller adds members and closes it), frees it. */
+static int put_open_object(FILE *out, cJSON *obj)
+{
+	char *text = cJSON_Print(obj), *end = text ? strrchr(text, '}') : NULL;
+
+	cJSON_Delete(obj);
+	if (!end) {
+		cJSON_free(text);
+		return -1;
+	}
+	*end = '\0';
+	while (end > text && (end[-1] == '\n' || end[-1] == '\t'))
+		*--end = '\0';
+	return put_text(out, text);
+}
+
+/* "files": [ ... ], one file built, printed and freed at a time. */
+static int put_files(FILE *out, const struct proc_record *p, const struct run_result *r)
+{
+	int err = 0;
+
+	fputs(",\n\t\"files\": [", out);
+	for (size_t i = 0; i < p->nfiles && !err; i++) {
+		cJSON *f = file_json(&p->files[i], r);
+
+		fputs(i ? ",\n" : "\n", out);
+		err = put_text(out, cJSON_Print(f));
+		cJSON_Delete(f);
+	}
+	fputs("]", out);
+	return err;
+}
+
+/* A process object whose files are streamed after its other members. */
+static int put_process(FILE *out, cJSON *obj, const struct proc_record *p,
+		       const struct run_result *r)
+{
+	if (put_open_object(out, obj) || put_files(out, p, r))
+		return -1;
+	fputs("\n}", out);
+	return 0;
 }
 
 static cJSON *page_cache_json(const struct page_cache_sum *sum, const struct run_result *r)
@@ -315,13 +364,20 @@ static cJSON *block_op_json(const struct block_record *rec)
 	return o;
 }
 
-/* {"read": {...}, ..., "latency_ns": hist, "size_bytes": hist, "disks": {"vda": {...}}} */
-static cJSON *block_json(const struct block_sums *sums, const struct block_record *recs, size_t n)
+/*
+ * {"read": {...}, ..., "latency_ns": hist, "size_bytes": hist, "disks": {"vda": {...}}}.
+ * compact (a file's): only the operations that had requests, and nothing when none had.
+ */
+static cJSON *block_json(const struct block_sums *sums, const struct block_record *recs, size_t n,
+			 bool compact)
 {
-	cJSON *obj = cJSON_CreateObject(), *disks = cJSON_CreateObject();
+	cJSON *obj = cJSON_CreateObject(), *disks;
 	const struct block_record *all = &sums->all;
 	char name[64];
 
+	if (compact && !all->st.requests)
+		return obj;
+	disks = cJSON_CreateObject();
 	for (size_t i = 0; i < n; i++) {
 		cJSON *disk;
 
@@ -335,7 +391,9 @@ static cJSON *block_json(const struct block_sums *sums, const struct block_recor
 				      block_op_json(&recs[i]));
 	}
 	for (int op = 0; op < BLOCK_OPS; op++)
-		cJSON_AddItemToObject(obj, block_op_names[op], block_op_json(&sums->by_op[op]));
+		if (!compact || sums->by_op[op].st.requests)
+			cJSON_AddItemToObject(obj, block_op_names[op],
+					      block_op_json(&sums->by_op[op]));
 	cJSON_AddItemToObject(obj, "latency_ns", hist_json(all->st.lat_hist, &all->v.lat));
 	cJSON_AddItemToObject(obj, "queue_latency_ns", hist_json(all->st.qlat_hist, &all->v.qlat));
 	cJSON_AddItemToObject(obj, "size_bytes", hist_json(all->st.size_hist, &all->v.size));
@@ -343,7 +401,7 @@ static cJSON *block_json(const struct block_sums *sums, const struct block_recor
 	return obj;
 }
 
-static cJSON *blocks_json(const struct block_record *recs, size_t n)
+static cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact)
 {
 	struct block_sums *sums = malloc(sizeof(*sums));
 	cJSON *obj;
@@ -351,7 +409,7 @@ static cJSON *blocks_json(const struct block_record *recs, size_t n)
 	if (!sums)
 		return cJSON_CreateNull();
 	block_sums_of(sums, recs, n);
-	obj = block_json(sums, recs, n);
+	obj = block_json(sums, recs, n, compact);
 	free(sums);
 	return obj;
 }
@@ -376,10 +434,9 @@ static cJSON *process_json(const struct proc_record *p, const struct run_result 
 	cJSON_AddItemToObject(obj, "exit", exit_json(p->exit_seen, p->exit_status));
 	cJSON_AddBoolToObject(obj, "in_overflow", p->overflow);
 	add_profile(obj, &p->prof, r->timing);
-	cJSON_AddItemToObject(obj, "files", files_json(p, r));
 	cJSON_AddItemToObject(obj, "page_cache", page_cache_json(&p->pc, r));
-	cJSON_AddItemToObject(obj, "block", blocks_json(p->blocks, p->nblocks));
-	return obj;
+	cJSON_AddItemToObject(obj, "block", blocks_json(p->blocks, p->nblocks, false));
+	return obj; /* "files" follows: put_process */
 }
 
 /* Block I/O no traced process caused: a pseudo-process with "pid": null. */
@@ -393,9 +450,8 @@ static cJSON *other_io_json(const struct run_result *r)
 	cJSON_AddStringToObject(obj, "description",
 				"block I/O not charged to a traced process: journal, metadata, "
 				"writeback of others' pages, other processes");
-	cJSON_AddItemToObject(obj, "block", blocks_json(r->other_blocks, r->nother_blocks));
-	cJSON_AddItemToObject(obj, "files", files_json(&r->other_files, r));
-	return obj;
+	cJSON_AddItemToObject(obj, "block", blocks_json(r->other_blocks, r->nother_blocks, false));
+	return obj; /* "files" follows: put_process */
 }
 
 static cJSON *totals_json(const struct run_result *r)
@@ -407,7 +463,7 @@ static cJSON *totals_json(const struct run_result *r)
 	add_profile(totals, &r->totals, r->timing);
 	cJSON_AddItemToObject(totals, "page_cache", page_cache_json(&r->pc, r));
 	if (!block_by_disk_of_run(r, &by_disk, &n))
-		cJSON_AddItemToObject(totals, "block", blocks_json(by_disk, n));
+		cJSON_AddItemToObject(totals, "block", blocks_json(by_disk, n, false));
 	free(by_disk);
 	return totals;
 }
@@ -424,11 +480,10 @@ static cJSON *drops_json(const struct run_result *r)
 	return drops;
 }
 
-int report_json(FILE *out, const struct run_result *r)
+/* The run's own members: command, exit, wall time, flags. */
+static cJSON *run_json(const struct run_result *r)
 {
 	cJSON *root = cJSON_CreateObject(), *cmd = cJSON_CreateArray();
-	cJSON *procs = cJSON_CreateArray();
-	char *text;
 
 	for (char **a = r->command; a && *a; a++)
 		cJSON_AddItemToArray(cmd, cJSON_CreateString(*a));
@@ -438,26 +493,47 @@ int report_json(FILE *out, const struct run_result *r)
 	cJSON_AddBoolToObject(root, "partial", r->partial);
 	cJSON_AddBoolToObject(root, "timing", r->timing);
 	cJSON_AddBoolToObject(root, "synced", r->synced);
-	for (size_t i = 0; i < r->nprocs; i++)
-		cJSON_AddItemToArray(procs, process_json(&r->procs[i], r));
-	cJSON_AddItemToArray(procs, other_io_json(r));
-	cJSON_AddItemToObject(root, "processes", procs);
+	return root;
+}
+
+/* What follows the processes: overflow, totals, drops, as "key": value members. */
+static int put_tail(FILE *out, const struct run_result *r)
+{
+	cJSON *tail = cJSON_CreateObject(), *item;
+	int err = 0;
+
 	if (r->overflow_used) {
 		cJSON *over = cJSON_CreateObject();
 
 		add_profile(over, &r->overflow, r->timing);
-		cJSON_AddItemToObject(root, "overflow", over);
+		cJSON_AddItemToObject(tail, "overflow", over);
 	} else {
-		cJSON_AddNullToObject(root, "overflow");
+		cJSON_AddNullToObject(tail, "overflow");
 	}
-	cJSON_AddItemToObject(root, "totals", totals_json(r));
-	cJSON_AddItemToObject(root, "drops", drops_json(r));
-	text = cJSON_Print(root);
-	cJSON_Delete(root);
-	if (!text)
-		return -1;
-	fputs(text, out);
-	fputc('\n', out);
-	cJSON_free(text);
-	return 0;
+	cJSON_AddItemToObject(tail, "totals", totals_json(r));
+	cJSON_AddItemToObject(tail, "drops", drops_json(r));
+	cJSON_ArrayForEach(item, tail) {
+		fprintf(out, ",\n\t\"%s\": ", item->string);
+		err |= put_text(out, cJSON_Print(item));
+	}
+	cJSON_Delete(tail);
+	return err;
+}
+
+int report_json(FILE *out, const struct run_result *r)
+{
+	int err = put_open_object(out, run_json(r));
+
+	fputs(",\n\t\"processes\": [\n", out);
+	for (size_t i = 0; i < r->nprocs && !err; i++) {
+		err = put_process(out, process_json(&r->procs[i], r), &r->procs[i], r);
+		fputs(",\n", out);
+	}
+	if (!err)
+		err = put_process(out, other_io_json(r), &r->other_files, r);
+	fputs("]", out);
+	if (!err)
+		err = put_tail(out, r);
+	fputs("\n}\n", out);
+	return err;
 }

@@ -86,9 +86,9 @@ int tracer_read_files(struct tracer *t, struct ledger_entry **out, size_t *n);
 /* The entries of an owner that exited, removed from the kernel's tables for reuse. */
 int tracer_take_files(struct tracer *t, uint32_t owner, struct ledger_entry **out, size_t *n);
 /*
- * Entries not used during the last `age` epochs (tracer_tick), when the table is over half
- * full: read and removed while the run goes on, after a grace period that lets every
- * program still using them finish (membarrier).
+ * When the table is over half full, the entries not used longest (and not in the last `age`
+ * epochs of tracer_tick) until it is a quarter full: read and removed while the run goes
+ * on, after a grace period that lets every program still using them finish (membarrier).
  */
 int tracer_evict_idle(struct tracer *t, uint32_t age, struct ledger_entry **out, size_t *n);
 /* Starts a new ledger epoch (the loader's clock for "not used lately"). */

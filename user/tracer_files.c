@@ -48,8 +48,8 @@ static int read_entry(struct tracer *t, uint32_t i, struct ledger_entry *e)
 		uint32_t row = e->st.row[op];
 		struct ledger_row *grown;
 
-		if (!row || row > MAX_FILE_ROWS)
-			continue;
+		if (!row || row > MAX_FILE_ROWS || !t->rows[row - 1].calls)
+			continue; /* none, or kept from the slot's previous file and unused */
 		grown = realloc(e->rows, (e->nrows + 1) * sizeof(*grown));
 		if (!grown)
 			return -ENOMEM;
@@ -70,8 +70,32 @@ static int add_chunk(struct page_bits *bits, uint64_t chunk, const struct chunk_
 	return 0;
 }
 
-/* Entry i's page-bitmap chunks, read into e and removed from the kernel. */
-static void take_chunks(struct tracer *t, uint32_t i, struct ledger_entry *e)
+/* Deletes the keys (size each) from a hash map, in batches, going past missing ones. */
+static void delete_keys(int fd, const void *keys, uint32_t n, size_t size)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	uint32_t done = 0;
+
+	while (done < n) {
+		__u32 count = n - done;
+
+		if (!bpf_map_delete_batch(fd, (const char *)keys + done * size, &count, &opts))
+			return;
+		/* count: deleted before the failing key, which is missing (or the call failed). */
+		if (count == 0 && bpf_map_delete_elem(fd, (const char *)keys + done * size) &&
+		    errno != ENOENT)
+			return;
+		done += count + 1;
+	}
+}
+
+/*
+ * Entry i's page-bitmap chunks, read into e and removed from the kernel. An entry that read
+ * nothing ahead has no unused readahead to count: its chunks are only deleted (the caller's
+ * batch in gone[]).
+ */
+static void take_chunks(struct tracer *t, uint32_t i, struct ledger_entry *e,
+			struct chunk_key *gone, uint32_t *ngone, uint32_t room)
 {
 	int fd = bpf_map__fd(t->skel->maps.page_bits);
 
@@ -79,38 +103,56 @@ static void take_chunks(struct tracer *t, uint32_t i, struct ledger_entry *e)
 		struct chunk_key ck = { .file = i, .chunk = c };
 		struct chunk_bits bits;
 
-		if (bpf_map_lookup_elem(fd, &ck, &bits))
+		if (!e->st.ra_pages && *ngone < room) {
+			gone[(*ngone)++] = ck;
+			continue;
+		}
+		if (bpf_map_lookup_and_delete_elem(fd, &ck, &bits))
 			continue;
 		if (add_chunk(&e->bits, c, &bits))
 			e->chunks_lost = true;
-		bpf_map_delete_elem(fd, &ck);
 	}
 }
 
-/* No new event can find entry i (its key and gen change); a grace period must follow. */
-static void retire_entry(struct tracer *t, uint32_t i)
+/*
+ * No new event can find the entries in idx[] (their keys leave file_index, their gen
+ * changes); a grace period must follow before they are read.
+ */
+static void retire_entries(struct tracer *t, const uint32_t *idx, size_t n)
 {
-	struct file_key key = t->files[i].key;
+	struct file_key *keys = malloc((n + 1) * sizeof(*keys));
 
-	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.file_index), &key);
-	__atomic_add_fetch(&t->files[i].gen, 1, __ATOMIC_SEQ_CST);
+	for (size_t k = 0; k < n; k++) {
+		if (keys)
+			keys[k] = t->files[idx[k]].key;
+		else
+			bpf_map_delete_elem(bpf_map__fd(t->skel->maps.file_index),
+					    &t->files[idx[k]].key);
+		__atomic_add_fetch(&t->files[idx[k]].gen, 1, __ATOMIC_SEQ_CST);
+	}
+	if (keys)
+		delete_keys(bpf_map__fd(t->skel->maps.file_index), keys, n, sizeof(*keys));
+	free(keys);
 }
 
-/* Entry i, read, back to the free lists: its rows, then itself (its gen kept). */
+/*
+ * Entry i, read, back to the free list with its gen. Its rows stay with it, zeroed: the
+ * next file in this slot most likely uses the same syscalls (open, read, close), and
+ * recycling costs no syscall per row.
+ */
 static void recycle_entry(struct tracer *t, uint32_t i)
 {
 	struct file_stat *st = &t->files[i];
-	uint32_t gen = st->gen;
+	uint32_t gen = st->gen, rows[FILE_OP_SLOTS];
 
-	for (uint32_t op = 1; op < FILE_OP_SLOTS; op++) {
-		uint32_t row = st->row[op] - 1;
-
-		if (st->row[op] && row < MAX_FILE_ROWS)
-			bpf_map_update_elem(bpf_map__fd(t->skel->maps.free_rows), NULL, &row, BPF_ANY);
-	}
+	memcpy(rows, st->row, sizeof(rows));
+	for (uint32_t op = 1; op < FILE_OP_SLOTS; op++)
+		if (rows[op] && rows[op] <= MAX_FILE_ROWS)
+			memset(&t->rows[rows[op] - 1], 0, sizeof(t->rows[0]));
 	memset(st, 0, sizeof(*st));
+	memcpy(st->row, rows, sizeof(rows));
 	st->gen = gen;
-	bpf_map_update_elem(bpf_map__fd(t->skel->maps.free_files), NULL, &i, BPF_ANY);
+	__atomic_fetch_or(&t->skel->bss->free_files[i / 64], 1ULL << (i % 64), __ATOMIC_SEQ_CST);
 }
 
 /* Reads and recycles the entries in idx[] (retired, grace period past). */
@@ -118,24 +160,32 @@ static int take_entries(struct tracer *t, const uint32_t *idx, size_t n,
 			struct ledger_entry **out, size_t *nout)
 {
 	struct ledger_entry *e = calloc(n ? n : 1, sizeof(*e));
+	struct chunk_key *gone = malloc((n + 1) * sizeof(*gone));
+	uint32_t ngone = 0;
 	int err = 0;
 
 	*out = e;
 	*nout = 0;
-	if (!e)
+	if (!e || !gone) {
+		free(gone);
 		return -ENOMEM;
+	}
 	for (size_t k = 0; k < n; k++) {
 		if (read_entry(t, idx[k], &e[*nout]))
 			err = -ENOMEM;
-		take_chunks(t, idx[k], &e[(*nout)++]);
-		recycle_entry(t, idx[k]);
+		take_chunks(t, idx[k], &e[(*nout)++], gone, &ngone, n);
 	}
+	delete_keys(bpf_map__fd(t->skel->maps.page_bits), gone, ngone, sizeof(*gone));
+	free(gone);
+	/* Only now: a recycled entry may be taken at once, and its chunks must be gone. */
+	for (size_t k = 0; k < n; k++)
+		recycle_entry(t, idx[k]);
 	return err;
 }
 
 int tracer_take_files(struct tracer *t, uint32_t owner, struct ledger_entry **out, size_t *n)
 {
-	uint32_t count = nr_entries(t), *idx = malloc(count * sizeof(*idx) + 1);
+	uint32_t count = nr_entries(t), *idx = calloc(count + 1, sizeof(*idx));
 	size_t k = 0;
 	int err;
 
@@ -143,36 +193,76 @@ int tracer_take_files(struct tracer *t, uint32_t owner, struct ledger_entry **ou
 		return -ENOMEM;
 	/* The owner exited: none of its threads can find its entries any more. */
 	for (uint32_t i = 0; owner && i < count; i++)
-		if (t->files[i].key.owner == owner) {
-			retire_entry(t, i);
+		if (t->files[i].key.owner == owner)
 			idx[k++] = i;
-		}
+	retire_entries(t, idx, k);
 	err = take_entries(t, idx, k, out, n);
 	free(idx);
 	return err;
 }
 
+struct aged {
+	uint32_t idle; /* epochs since its last use */
+	uint32_t idx;
+};
+
+static int cmp_idle(const void *a, const void *b)
+{
+	const struct aged *x = a, *y = b;
+
+	return (x->idle < y->idle) - (x->idle > y->idle);
+}
+
+/*
+ * The entries not used longest, as many as bring the table down to a quarter full, of those
+ * idle for `age` epochs at least; none while it is under half full. Files stay in the kernel
+ * as long as the table's room allows, so a slow reader keeps one entry (and its page
+ * bitmaps) for its file. Returns how many of cand[] to take.
+ */
+static size_t choose_idle(struct tracer *t, uint32_t age, struct aged *cand, uint32_t count)
+{
+	uint32_t now = t->skel->bss->ledger_epoch;
+	size_t live = 0, n = 0;
+
+	for (uint32_t i = 0; i < count; i++) {
+		if (!t->files[i].key.owner)
+			continue;
+		live++;
+		if (now - t->files[i].epoch >= age)
+			cand[n++] = (struct aged){ .idle = now - t->files[i].epoch, .idx = i };
+	}
+	if (live < MAX_FILES / 2)
+		return 0;
+	qsort(cand, n, sizeof(*cand), cmp_idle);
+	return n < live - MAX_FILES / 4 ? n : live - MAX_FILES / 4;
+}
+
 int tracer_evict_idle(struct tracer *t, uint32_t age, struct ledger_entry **out, size_t *n)
 {
-	uint32_t count = nr_entries(t), now = t->skel->bss->ledger_epoch, *idx;
-	size_t k = 0;
+	uint32_t count = nr_entries(t), *idx;
+	struct aged *cand;
+	size_t k;
 	int err;
 
 	*out = NULL;
 	*n = 0;
 	if (count < MAX_FILES / 2)
 		return 0;
-	idx = malloc(count * sizeof(*idx));
-	if (!idx)
+	cand = malloc(count * sizeof(*cand));
+	idx = calloc(count, sizeof(*idx));
+	if (!cand || !idx) {
+		free(cand);
+		free(idx);
 		return -ENOMEM;
-	for (uint32_t i = 0; i < count; i++)
-		if (t->files[i].key.owner && now - t->files[i].epoch >= age) {
-			retire_entry(t, i);
-			idx[k++] = i;
-		}
+	}
+	k = choose_idle(t, age, cand, count);
+	for (size_t i = 0; i < k; i++)
+		idx[i] = cand[i].idx;
+	retire_entries(t, idx, k);
 	if (k)
 		grace_period();
 	err = take_entries(t, idx, k, out, n);
+	free(cand);
 	free(idx);
 	return err;
 }
