@@ -164,7 +164,8 @@ def bpf_object_ids():
     ids = set()
     for kind in ("prog", "map", "link"):
         res = subprocess.run(["bpftool", "-j", kind, "show"], capture_output=True, text=True)
-        ids |= {(kind, o["id"]) for o in json.loads(res.stdout or "[]")}
+        # An object freed while bpftool lists it can show up as {"error": ...}: skip it.
+        ids |= {(kind, o["id"]) for o in json.loads(res.stdout or "[]") if "id" in o}
     return ids
 
 
