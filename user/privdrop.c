@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,17 +18,17 @@
 #include <bpf/bpf.h>
 #include <seccomp.h>
 #include "privdrop.h"
-#include "util.h"
 
 int privdrop_resolve(const char *user, struct privdrop_user *out, const char **why)
 {
+	size_t digits = strspn(user, "0123456789");
 	struct passwd *pw;
-	unsigned long uid;
 
 	errno = 0;
 	pw = getpwnam(user);
-	if (!pw && !parse_uint(user, 0xfffffffe, &uid))
-		pw = getpwuid((uid_t)uid);
+	/* A uid (0 included) with a passwd entry: at most 10 digits, so strtoul cannot wrap. */
+	if (!pw && digits && !user[digits] && digits <= 10 && strtoul(user, NULL, 10) <= UINT32_MAX)
+		pw = getpwuid((uid_t)strtoul(user, NULL, 10));
 	if (!pw) {
 		/* getpwnam(3): not found may leave errno 0 or set one of these */
 		bool missing = !errno || errno == ENOENT || errno == ESRCH || errno == EBADF ||
