@@ -19,7 +19,8 @@ VERSION := $(or $(VERSION),unknown)
 
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP
-USER_CFLAGS := $(CPPFLAGS) $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -DIOTRACE_VERSION='"$(VERSION)"'
+USER_CFLAGS := $(CPPFLAGS) $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf \
+	-DIOTRACE_VERSION='"$(VERSION)"'
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX_H)) -Ibpf \
 	-Wall -Wno-unused-function -MMD -MP
 LIBS := -lbpf -lelf -lz -lcjson -lseccomp -lmicrohttpd
@@ -223,8 +224,9 @@ uninstall:
 	$(foreach f,$(INSTALLED),$(call uninstall_file,$(f)))
 	$(Q)rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
-# A binary package built out of tree from the tracked files, in $(OUTPUT)/deb (dpkg writes
-# next to the source directory), then checked by lintian. V=1 shows the build's output.
+# A binary package built out of tree, in $(OUTPUT)/deb (dpkg writes next to the source
+# directory), from the files git knows (tracked, or new and not ignored); then lintian.
+# V=1 shows the package build's output.
 DEB_VERSION = $(shell dpkg-parsechangelog -S Version)
 DEB_SRC = $(OUTPUT)/deb/iotrace-$(DEB_VERSION)
 DEB_LOG = $(if $(Q),> ../build.log 2>&1 || { tail -n 40 ../build.log; exit 1; })
