@@ -11,13 +11,18 @@ VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 VMLINUX_H ?= vmlinux/vmlinux.h
 ARCH := x86
 
-VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+# git's name for this tree; without git (a tarball, a package build) debian/changelog's version.
+VERSION := $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && \
+	git describe --always --dirty 2>/dev/null || \
+	awk 'NR == 1 { gsub(/[()]/, "", $$2); print $$2 }' debian/changelog 2>/dev/null)
+VERSION := $(or $(VERSION),unknown)
 
 CFLAGS ?= -O2 -g
 # Warnings are errors in the default build and CI; `make WERROR=` for other compilers.
 WERROR ?= -Werror
 CFLAGS += -Wall -Wextra -Wno-unused-parameter $(WERROR) -std=gnu11 -MMD -MP
-USER_CFLAGS := $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -DIOTRACE_VERSION='"$(VERSION)"'
+USER_CFLAGS := $(CPPFLAGS) $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf \
+	-DIOTRACE_VERSION='"$(VERSION)"'
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX_H)) -Ibpf \
 	-Wall -Wno-unused-function $(WERROR) -MMD -MP
 LIBS := -lbpf -lelf -lz -lcjson -lseccomp -lmicrohttpd
@@ -50,7 +55,7 @@ endif
 # Keep skeletons and linked objects: they are inputs of several targets.
 .SECONDARY:
 
-all: iotrace workloads $(TEST_PROGS) $(BENCH_PROGS) $(FUZZ_PROGS)
+all: iotrace man workloads $(TEST_PROGS) $(BENCH_PROGS) $(FUZZ_PROGS)
 
 # Installs missing Debian packages (quick no-op when all are present).
 $(OUTPUT)/.deps: scripts/deps.sh | $(OUTPUT)
@@ -107,7 +112,7 @@ $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/iotrace.skel.h | $(OUTPUT)/user
 
 iotrace: $(USER_OBJS)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
 $(OUTPUT)/tests/kbtf_test: tests/c/kbtf_test.c user/kbtf.c user/util.c user/kbtf.h | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -168,6 +173,73 @@ bench: deps all
 # The lab notes reproduced into docs/experiments/ (a few minutes; needs root).
 experiments: deps all
 	$(Q)$(PYTHON) scripts/experiments.py
+
+# ---- install, man page, Debian package (docs/install.md) ----
+# bcc libbpf-tools' conventions: PREFIX (default /usr/local) and DESTDIR.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/iotrace
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALL ?= install
+SCDOC ?= scdoc
+DOC_FILES := README.md $(sort $(wildcard docs/*.md docs/*.png)) docs/grafana-iotrace.json
+# Every file `make install` writes (below $(DESTDIR)) and `make uninstall` removes.
+INSTALLED := $(SBINDIR)/iotrace $(MANDIR)/man8/iotrace.8 $(BASHCOMPDIR)/iotrace \
+	$(SYSTEMDUNITDIR)/iotrace-serve.service $(addprefix $(DOCDIR)/,$(DOC_FILES))
+
+.PHONY: man install uninstall deb
+
+man: $(OUTPUT)/iotrace.8
+
+$(OUTPUT)/iotrace.8: man/iotrace.8.scd | $(OUTPUT)
+	$(call msg,SCDOC,$@)
+	$(Q)$(SCDOC) < $< > $@
+
+# ExecStart names the installed binary: made for this SBINDIR at every install.
+$(OUTPUT)/iotrace-serve.service: systemd/iotrace-serve.service.in FORCE | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)sed 's|@SBINDIR@|$(SBINDIR)|g' $< > $@
+
+# $(call install_file,MODE,SOURCE,DESTINATION)
+define install_file
+	$(call msg,INSTALL,$(DESTDIR)$(3))
+	$(Q)$(INSTALL) -D -m $(1) $(2) $(DESTDIR)$(3)
+
+endef
+
+install: iotrace $(OUTPUT)/iotrace.8 $(OUTPUT)/iotrace-serve.service
+	$(call install_file,0755,iotrace,$(SBINDIR)/iotrace)
+	$(call install_file,0644,$(OUTPUT)/iotrace.8,$(MANDIR)/man8/iotrace.8)
+	$(call install_file,0644,completion/iotrace.bash,$(BASHCOMPDIR)/iotrace)
+	$(call install_file,0644,$(OUTPUT)/iotrace-serve.service,$(SYSTEMDUNITDIR)/iotrace-serve.service)
+	$(foreach f,$(DOC_FILES),$(call install_file,0644,$(f),$(DOCDIR)/$(f)))
+
+define uninstall_file
+	$(call msg,RM,$(DESTDIR)$(1))
+	$(Q)rm -f $(DESTDIR)$(1)
+
+endef
+
+uninstall:
+	$(foreach f,$(INSTALLED),$(call uninstall_file,$(f)))
+	$(Q)rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+
+# A binary package built out of tree, in $(OUTPUT)/deb (dpkg writes next to the source
+# directory), from the files git knows (tracked, or new and not ignored); then lintian.
+# V=1 shows the package build's output.
+DEB_VERSION = $(shell dpkg-parsechangelog -S Version)
+DEB_SRC = $(OUTPUT)/deb/iotrace-$(DEB_VERSION)
+DEB_LOG = $(if $(Q),> ../build.log 2>&1 || { tail -n 40 ../build.log; exit 1; })
+
+deb:
+	$(call msg,DEB,$(OUTPUT)/deb/iotrace_$(DEB_VERSION)_amd64.deb)
+	$(Q)rm -rf $(OUTPUT)/deb && mkdir -p $(DEB_SRC)
+	$(Q)git ls-files -z --cached --others --exclude-standard | xargs -0 cp -P --parents -t $(DEB_SRC)
+	$(Q)cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b -jauto $(DEB_LOG)
+	$(call msg,LINTIAN,$(OUTPUT)/deb/iotrace_$(DEB_VERSION)_amd64.deb)
+	$(Q)lintian --fail-on error $(OUTPUT)/deb/iotrace_$(DEB_VERSION)_amd64.deb
 
 clean:
 	$(call msg,CLEAN,)

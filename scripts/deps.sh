@@ -21,8 +21,9 @@ PKGS=(
 	# a real trace viewer in tests: speedscope (from npm, which this machine kind has) in
 	# headless Chromium
 	chromium
-	# install, man page and Debian package
-	scdoc man-db debhelper dpkg-dev fakeroot lintian
+	# install, man page and Debian package (dpkg-buildpackage wants build-essential, which
+	# dpkg-dev only recommends)
+	scdoc man-db debhelper dpkg-dev fakeroot lintian build-essential
 	# fuzzing (libFuzzer runtime for clang)
 	libclang-rt-14-dev
 )

@@ -20,6 +20,7 @@
 #include <sys/signalfd.h>
 #include <microhttpd.h>
 #include "cgroup.h"
+#include "privdrop.h"
 #include "prom.h"
 #include "serve.h"
 #include "serve_scrape.h"
@@ -34,6 +35,8 @@ struct serve_opts {
 	const char *listen;
 	struct tracer_config cfg;
 	struct cgroup_ref cgroups[MAX_CGROUP_FILTERS];
+	const char *user;
+	struct privdrop_user as;
 };
 
 static const char doc[] =
@@ -62,6 +65,9 @@ static const struct argp_option opts[] = {
 	{ "no-time", 'T', NULL, 0, "Do not time syscalls (no latency metrics; cheaper)", 0 },
 	{ "max-labels", OPT_MAX_LABELS, "N", 0,
 	  "Distinct label sets with their own counters (default 254; more share one)", 0 },
+	{ "user", 'u', "USER", 0,
+	  "Once attached, run as USER with no capabilities (default " PRIVDROP_DEFAULT_USER
+	  "; root keeps them)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
 	{},
 };
@@ -69,6 +75,7 @@ static const struct argp_option opts[] = {
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct serve_opts *o = state->input;
+	const char *reason;
 	unsigned long v;
 	char why[160];
 
@@ -100,8 +107,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		o->cfg.verbose = true;
 		break;
+	case 'u':
+		o->user = arg;
+		break;
 	case ARGP_KEY_ARG:
 		argp_failure(state, 1, 0, "unexpected argument '%s' (serve takes options only)", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!o->user)
+			o->user = PRIVDROP_DEFAULT_USER;
+		if (privdrop_resolve(o->user, &o->as, &reason))
+			argp_failure(state, 1, 0, "unknown --user '%s': %s", o->user, reason);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -243,6 +259,7 @@ int serve_main(int argc, char **argv)
 	struct serve_ctx c = { .o = &o };
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *d;
+	char why[160];
 	int status;
 	socklen_t sslen;
 	sigset_t mask;
@@ -291,6 +308,12 @@ int serve_main(int argc, char **argv)
 		fprintf(stderr, "iotrace serve: cannot listen on %s: %s\n", o.listen,
 			errno ? strerror(errno) : "address in use or not available");
 		tracer_close(c.t);
+		return 1;
+	}
+	if (privdrop_apply(&o.as, why, sizeof(why))) {
+		fprintf(stderr, "iotrace serve: dropping privileges: %s\n", why);
+		MHD_stop_daemon(d);
+		tracer_close(&c.t);
 		return 1;
 	}
 	fprintf(stderr, "iotrace serve: metrics on http://%s/metrics\n", o.listen);

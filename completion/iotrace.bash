@@ -1,0 +1,133 @@
+# bash completion for iotrace(8): subcommands, options, and their values (files, users,
+# processes, disks in /sys/block, cgroup v2 directories). Self-contained: it needs bash
+# only, not the bash-completion package. tests/test_install.py checks that each mode's
+# option lists equal what `iotrace MODE --help` lists.
+
+_iotrace_opts_run='-o --output --json -T --no-time -H --no-hist -s --summary -p --pid -u --user
+	--max-procs --sync --prom-file -v --verbose -? --help --usage -V --version'
+_iotrace_opts_snoop='-p --pid -c --cgroup -d --disk -Q --queue -j --json -v --verbose -? --help
+	--usage -V --version'
+_iotrace_opts_compare='-D --drop-caches -n --repeat -l --label -j --json -o --output -? --help
+	--usage -V --version'
+_iotrace_opts_serve='--listen -c --cgroup --comm -T --no-time --max-labels -u --user -v
+	--verbose -? --help --usage -V --version'
+# Options that take a value, per mode.
+_iotrace_args_run='-o --output -p --pid -u --user --max-procs --prom-file'
+_iotrace_args_snoop='-p --pid -c --cgroup -d --disk'
+_iotrace_args_compare='-n --repeat -l --label -o --output'
+_iotrace_args_serve='--listen -c --cgroup --max-labels -u --user'
+
+# cgroup v2 directories, as paths below the mount point (with the leading slashes typed),
+# or as full paths when the word starts with the mount point.
+_iotrace_cgroups()
+{
+	local cur=$1 root lead
+	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts 2>/dev/null)
+	[[ -n $root ]] || return 0
+	if [[ $cur == "$root"* ]]; then
+		mapfile -t COMPREPLY < <(compgen -d -S / -- "$cur")
+	else
+		lead=${cur%%[!/]*}
+		mapfile -t COMPREPLY < <(cd "$root" && compgen -d -P "$lead" -S / -- "${cur#"$lead"}")
+	fi
+	compopt -o nospace 2>/dev/null
+}
+
+# Completes the value of option $1 for the word $2.
+_iotrace_value()
+{
+	local opt=$1 cur=$2
+	case $opt in
+	-o | --output | --prom-file)
+		compopt -o filenames 2>/dev/null
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+		;;
+	-u | --user)
+		mapfile -t COMPREPLY < <(compgen -u -- "$cur")
+		;;
+	-p | --pid)
+		mapfile -t COMPREPLY < <(compgen -W "$(cd /proc && echo [0-9]*)" -- "$cur")
+		;;
+	-d | --disk)
+		mapfile -t COMPREPLY < <(compgen -W "$(ls /sys/block 2>/dev/null)" -- "$cur")
+		;;
+	-c | --cgroup)
+		_iotrace_cgroups "$cur"
+		;;
+	--listen)
+		mapfile -t COMPREPLY < <(compgen -W '127.0.0.1:9435 [::1]:9435' -- "$cur")
+		;;
+	*)
+		COMPREPLY=() # a number or a name: nothing to offer
+		;;
+	esac
+}
+
+# Index of the word where run mode's command starts (after -- or at the first operand),
+# or 0 while the words before COMP_CWORD are all options.
+_iotrace_command_start()
+{
+	local args=$1 i w
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		w=${COMP_WORDS[i]}
+		if [[ $w == -- ]]; then
+			echo $((i + 1))
+			return
+		elif [[ $w == = ]]; then
+			((i++)) # --opt=value: the value follows
+		elif [[ " $args " == *" $w "* && ${COMP_WORDS[i + 1]} != = ]]; then
+			((i++)) # -o FILE
+		elif [[ $w != -* ]]; then
+			echo $i
+			return
+		fi
+	done
+	echo 0
+}
+
+_iotrace()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]} mode=run first=1
+	local opts args start i
+	# --opt=value: bash splits it at '=' (COMP_WORDBREAKS).
+	if [[ $cur == = ]]; then
+		cur=
+	elif [[ $prev == = ]]; then
+		prev=${COMP_WORDS[COMP_CWORD - 2]}
+	fi
+	case ${COMP_WORDS[1]} in
+	snoop | compare | serve)
+		mode=${COMP_WORDS[1]} first=2
+		;;
+	esac
+	opts=_iotrace_opts_$mode args=_iotrace_args_$mode
+	opts=${!opts} args=${!args}
+
+	if [[ $mode == run ]]; then
+		start=$(_iotrace_command_start "$args")
+		if ((start == COMP_CWORD)); then
+			mapfile -t COMPREPLY < <(compgen -c -- "$cur")
+			return 0
+		elif ((start > 0)); then
+			compopt -o default 2>/dev/null # the command's own arguments
+			COMPREPLY=()
+			return 0
+		fi
+	elif [[ $mode == compare ]]; then
+		for ((i = first; i < COMP_CWORD; i++)); do
+			[[ ${COMP_WORDS[i]} == -- ]] && return 0 # quoted shell command lines
+		done
+	fi
+	if ((COMP_CWORD > first)) && [[ " $args " == *" $prev "* ]]; then
+		_iotrace_value "$prev" "$cur"
+	elif [[ $mode == run && $cur != -* ]]; then
+		# iotrace [OPTIONS] CMD: a command, or at first a mode
+		((COMP_CWORD == 1)) && mapfile -t COMPREPLY < <(compgen -W 'snoop compare serve' -- "$cur")
+		mapfile -t -O ${#COMPREPLY[@]} COMPREPLY < <(compgen -c -- "$cur")
+	elif [[ $cur == -* || $mode == serve ]]; then
+		mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
+	fi
+	return 0
+}
+
+complete -F _iotrace iotrace
