@@ -366,29 +366,36 @@ static __always_inline int new_entry(struct file_key *key)
 
 /*
  * Index of (owner, file) in file_stats, created on first use; -1 when the table is full.
- * With a file (a syscall's fd, first used by this thread: an open), its name is checked
- * too, so that a rename since the last one sends the new name. Global, so the verifier
- * checks it once rather than in every program that calls it; the inode and file (0: none,
- * as in page-cache events) come as plain addresses.
+ * Global, so the verifier checks it once per program rather than at every call; the
+ * page-cache and block programs call it with the inode's key.
  */
-__noinline int file_index_of(__u32 owner, __u64 inode_addr, __u64 file_addr)
+__noinline int file_index_of(__u32 owner, __u32 dev, __u64 ino, __u32 igen)
 {
-	struct inode *inode = UNTRUSTED(inode, (void *)inode_addr);
-	struct file *file = file_addr ? UNTRUSTED(file, (void *)file_addr) : NULL;
-	struct file_key key = { .owner = owner };
+	struct file_key key = { .owner = owner, .dev = dev, .ino = ino, .igen = igen };
+	__u32 *found = bpf_map_lookup_elem(&file_index, &key);
+
+	return found ? *found : new_entry(&key);
+}
+
+/*
+ * The same for a file a syscall used (an fd, first used by this thread: most often just
+ * opened), whose name is sent too, or again if it was renamed since. Only the syscall
+ * programs name files: the verifier checks the naming code in them alone (the others' files
+ * without a name are named by the loader from their inode: user/names.c).
+ */
+__noinline int file_index_of_file(__u32 owner, __u64 file_addr)
+{
+	struct file *file = UNTRUSTED(file, (void *)file_addr);
+	struct inode *inode = file->f_inode;
 	struct path_key pk;
-	__u32 *found;
 	int idx;
 
+	if (!inode)
+		return -1;
 	file_key_of(inode, file, &pk);
-	key.dev = pk.dev;
-	key.ino = pk.ino;
-	key.igen = pk.igen;
-	found = bpf_map_lookup_elem(&file_index, &key);
-	idx = found ? *found : new_entry(&key);
-	if (idx < 0 || serve) /* serve reports labels, never files */
-		return idx;
-	record_name(&pk, inode, file);
+	idx = file_index_of(owner, pk.dev, pk.ino, pk.igen);
+	if (idx >= 0 && !serve) /* serve reports labels, never files */
+		record_name(&pk, inode, file);
 	return idx;
 }
 
@@ -476,7 +483,7 @@ static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
 {
 	struct file *file = fd_file(task, fd);
 	struct fd_cache *c = &ti->fds[fd & (FD_CACHE - 1)];
-	__u64 inode_addr = 0, file_addr = 0;
+	__u64 file_addr = 0;
 	struct inode *inode;
 	struct file_stat *st;
 	int idx;
@@ -493,10 +500,9 @@ static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
 			return st;
 		}
 	}
-	/* Global functions take scalars only: copy the pointers' values out as numbers. */
-	bpf_probe_read_kernel(&inode_addr, sizeof(inode_addr), &inode);
+	/* Global functions take scalars only: copy the pointer's value out as a number. */
 	bpf_probe_read_kernel(&file_addr, sizeof(file_addr), &file);
-	idx = file_index_of(task->tgid, inode_addr, file_addr);
+	idx = file_index_of_file(task->tgid, file_addr);
 	if (idx < 0)
 		return NULL;
 	*idxp = idx;

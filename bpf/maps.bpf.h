@@ -136,12 +136,18 @@ static __always_inline void *lookup_or_init(void *map, const void *key, const vo
 	return value;
 }
 
-/* The index (0..63) of the one bit set in v (a power of two). */
+/*
+ * The index (0..63) of the one bit set in v (a power of two): the bits below it, counted
+ * without a branch (the verifier would otherwise explore every combination).
+ */
 static __always_inline __u32 bit_index(__u64 v)
 {
-	return (!!(v & 0xFFFFFFFF00000000ULL) << 5) | (!!(v & 0xFFFF0000FFFF0000ULL) << 4) |
-	       (!!(v & 0xFF00FF00FF00FF00ULL) << 3) | (!!(v & 0xF0F0F0F0F0F0F0F0ULL) << 2) |
-	       (!!(v & 0xCCCCCCCCCCCCCCCCULL) << 1) | !!(v & 0xAAAAAAAAAAAAAAAAULL);
+	__u64 x = v - 1;
+
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+	return (x * 0x0101010101010101ULL) >> 56;
 }
 
 /* Bucket of v: 0 for 0, else floor(log2(v)) + 1, capped to the last bucket. */

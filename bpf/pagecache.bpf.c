@@ -106,7 +106,6 @@ static __always_inline __u64 last_page(struct inode *inode)
 static __always_inline struct file_stat *file_stat_lookup(struct task_struct *task,
 							  struct inode *inode, __u32 *idxp)
 {
-	__u64 addr = 0;
 	int idx;
 
 	/* serve keeps files per label: the owner is the process's label slot. */
@@ -117,9 +116,7 @@ static __always_inline struct file_stat *file_stat_lookup(struct task_struct *ta
 
 		owner = entry ? *entry : 0;
 	}
-	/* Global functions take scalars only: copy the pointer's value out as a number. */
-	bpf_probe_read_kernel(&addr, sizeof(addr), &inode);
-	idx = file_index_of(owner, addr, 0);
+	idx = file_index_of(owner, inode->i_sb->s_dev, inode->i_ino, inode->i_generation);
 
 	if (idx < 0)
 		return NULL;

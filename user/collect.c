@@ -301,6 +301,8 @@ static void resolve_file(struct collector *c, struct file_record *f)
 	if (f->kind == FK_METADATA)
 		return;
 	name = names_find(c->names, &key, &f->kind, &f->deleted, &others);
+	if (!name && f->kind == FK_FILE)
+		name = names_resolve(c->names, &key);
 	f->path = name;
 	f->other_names = others;
 	if (f->kind != FK_FILE) {

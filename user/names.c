@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* File names: the kernel's record (bpf/ledger.bpf.c, record_name) made into text. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include "names.h"
@@ -249,4 +253,60 @@ const char *names_find(const struct names *n, const struct path_key *key, uint32
 	*deleted = s->deleted;
 	*others = s->others;
 	return s->text;
+}
+
+/*
+ * The path of a regular file the kernel side met only through the page cache (a mapped
+ * library, the dynamic loader, an executable): opened by its handle, the (inode number,
+ * generation) pair that ext4, xfs and tmpfs export (FILEID_INO32_GEN), on its mount, and
+ * read back from /proc/self/fd. NULL when the filesystem or the file does not allow it.
+ */
+static char *path_by_handle(const struct path_key *key)
+{
+	struct {
+		struct file_handle fh;
+		uint32_t ino, gen;
+	} h = { .fh = { .handle_bytes = 8, .handle_type = 1 /* FILEID_INO32_GEN */ },
+		.ino = (uint32_t)key->ino, .gen = key->igen };
+	const char *mnt = mount_point_of(key->dev);
+	char link[64], path[PATH_MAX];
+	int mfd, fd;
+	ssize_t n;
+
+	if (!mnt || key->ino > UINT32_MAX)
+		return NULL;
+	mfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mfd < 0)
+		return NULL;
+	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
+	close(mfd);
+	if (fd < 0)
+		return NULL;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	close(fd);
+	if (n <= 0 || path[0] != '/')
+		return NULL; /* a disconnected dentry names no path */
+	path[n] = '\0';
+	return strdup(path);
+}
+
+const char *names_resolve(struct names *n, const struct path_key *key)
+{
+	struct file_name none = { .kind = FK_FILE, .from_alias = 1 };
+	char *text = path_by_handle(key);
+	struct named *s;
+
+	if (!text || ((n->n + 1) * 10 > n->cap * 7 && grow(n))) {
+		free(text);
+		return NULL;
+	}
+	s = &n->slots[slot_of(n, key)];
+	if (s->text) { /* named meanwhile */
+		free(text);
+		return s->text;
+	}
+	n->n++;
+	*s = (struct named){ .key = *key, .kind = none.kind, .from_alias = true, .text = text };
+	return text;
 }

@@ -24,6 +24,11 @@ int names_add(struct names *n, const struct path_key *key, const struct file_nam
  */
 const char *names_find(const struct names *n, const struct path_key *key, uint32_t *kind,
 		       bool *deleted, const char **others);
+/*
+ * The path of a regular file no name was recorded for (met only through the page cache),
+ * found from its inode now and kept; NULL when it cannot be.
+ */
+const char *names_resolve(struct names *n, const struct path_key *key);
 /* The name the kernel side recorded, formatted into a malloc'ed string (NULL: no memory). */
 char *name_format(const struct path_key *key, const struct file_name *name);
 /* "file", "dir", "pipe", "socket", ... ("metadata" for FK_KINDS). */

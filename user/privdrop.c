@@ -99,6 +99,7 @@ static const int allowed[] = {
 static const int bpf_cmds[] = {
 	BPF_MAP_LOOKUP_ELEM,
 	BPF_MAP_GET_NEXT_KEY,
+	BPF_MAP_LOOKUP_BATCH, /* the readers' map walker (user/tracer_read.c) */
 };
 
 static int add_narrowed(scmp_filter_ctx ctx)

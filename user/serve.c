@@ -313,7 +313,7 @@ int serve_main(int argc, char **argv)
 	if (privdrop_apply(&o.as, why, sizeof(why))) {
 		fprintf(stderr, "iotrace serve: dropping privileges: %s\n", why);
 		MHD_stop_daemon(d);
-		tracer_close(&c.t);
+		tracer_close(c.t);
 		return 1;
 	}
 	fprintf(stderr, "iotrace serve: metrics on http://%s/metrics\n", o.listen);

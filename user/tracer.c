@@ -317,6 +317,40 @@ static int choose_core_btf(const struct tracer_config *cfg, char *path, size_t l
 	return fd;
 }
 
+/* -v: each program's verifier statistics (log level 4), into one buffer per program. */
+#define STATS_LOG_SIZE 4096
+
+static char (*verifier_stats(struct iotrace_bpf *s))[STATS_LOG_SIZE]
+{
+	struct bpf_program *prog;
+	char (*logs)[STATS_LOG_SIZE] = calloc(s->skeleton->prog_cnt, STATS_LOG_SIZE);
+	int i = 0;
+
+	bpf_object__for_each_program(prog, s->obj) {
+		if (!logs)
+			break;
+		bpf_program__set_log_level(prog, 4);
+		bpf_program__set_log_buf(prog, logs[i++], STATS_LOG_SIZE);
+	}
+	return logs;
+}
+
+static void print_verifier_stats(struct iotrace_bpf *s, char (*logs)[STATS_LOG_SIZE])
+{
+	struct bpf_program *prog;
+	int i = 0;
+
+	bpf_object__for_each_program(prog, s->obj) {
+		const char *time = strstr(logs[i], "verification time"),
+			   *insns = strstr(logs[i++], "processed");
+
+		if (time && insns && bpf_program__autoload(prog))
+			fprintf(stderr, "iotrace: %s: %.*s, %.*s\n", bpf_program__name(prog),
+				(int)strcspn(time, "\n"), time, (int)strcspn(insns, "("), insns);
+	}
+	free(logs);
+}
+
 static int open_and_load(struct tracer *t, const struct tracer_config *cfg, bool full_probe)
 {
 	uint32_t ids[KERNEL_CAST_TYPES] = { 0 };
@@ -333,7 +367,17 @@ static int open_and_load(struct tracer *t, const struct tracer_config *cfg, bool
 	/* The minimal BTF renumbers types: bpf_rdonly_cast needs the kernel's (maps.bpf.h). */
 	memcpy((void *)t->skel->rodata->kernel_type_id, ids, sizeof(ids));
 	probe_hooks(t, full_probe);
-	err = iotrace_bpf__load(t->skel);
+	if (cfg->verbose) {
+		char (*logs)[STATS_LOG_SIZE] = verifier_stats(t->skel);
+
+		err = iotrace_bpf__load(t->skel);
+		if (!err && logs)
+			print_verifier_stats(t->skel, logs);
+		else
+			free(logs);
+	} else {
+		err = iotrace_bpf__load(t->skel);
+	}
 out:
 	if (btf_fd >= 0)
 		close(btf_fd);
