@@ -104,9 +104,15 @@ static void put_time(FILE *out, uint64_t ns, int width)
 	fprintf(out, " %*s", width, s);
 }
 
+/* --wide: exact numbers, in wider columns. */
+#define WIDE_EXTRA 6
+
 #define SUMMARY_CELL(name, column, width, format, help)                                   \
 	if (s->name == FILE_SUMMARY_NONE)                                                 \
-		fprintf(out, " %*s", width, "-");                                         \
+		fprintf(out, " %*s", width + (wide ? WIDE_EXTRA : 0), "-");               \
+	else if (wide)                                                                    \
+		fprintf(out, " %*llu", width + WIDE_EXTRA,                                \
+			(unsigned long long)(format == 'P' ? s->name * 4096 : s->name));  \
 	else if (format == 'n')                                                           \
 		put_count(out, s->name, width);                                           \
 	else if (format == 'b')                                                           \
@@ -118,7 +124,7 @@ static void put_time(FILE *out, uint64_t ns, int width)
 	else                                                                              \
 		fprintf(out, " %*llu%%", width - 1, (unsigned long long)s->name);
 
-static void put_summary(FILE *out, const struct file_summary *s)
+static void put_summary(FILE *out, const struct file_summary *s, bool wide)
 {
 	FILE_SUMMARY_FIELDS(SUMMARY_CELL)
 }
@@ -181,9 +187,10 @@ static const struct column_group groups[] = {
 
 #define SUMMARY_WIDTH(name, column, width, ...) width,
 static const int widths[] = { FILE_SUMMARY_FIELDS(SUMMARY_WIDTH) };
-#define SUMMARY_COLUMN(name, column, width, ...) fprintf(out, " %*s", width, column);
+#define SUMMARY_COLUMN(name, column, width, ...)                                           \
+	fprintf(out, " %*s", width + (wide ? WIDE_EXTRA : 0), column);
 
-static void print_group_line(FILE *out)
+static void print_group_line(FILE *out, bool wide)
 {
 	int f = 0;
 
@@ -192,7 +199,7 @@ static void print_group_line(FILE *out)
 		int span = -1, len = strlen(groups[g].label), left;
 
 		for (int k = 0; k < groups[g].fields; k++)
-			span += widths[f++] + 1;
+			span += widths[f++] + 1 + (wide ? WIDE_EXTRA : 0);
 		left = (span - len) / 2;
 		fputc(' ', out);
 		for (int i = 0; i < span; i++)
@@ -203,13 +210,13 @@ static void print_group_line(FILE *out)
 }
 
 static void print_header(FILE *out, const char *title, size_t shown, size_t total,
-			 bool by_time)
+			 bool by_time, bool wide)
 {
 	fprintf(out, "\n%s", title);
 	if (total)
 		fprintf(out, ": %zu of %zu, by %s", shown, total, by_time ? "I/O time" : "bytes");
 	fputc('\n', out);
-	print_group_line(out);
+	print_group_line(out, wide);
 	put_left(out, "file", NAME_COLUMN);
 	FILE_SUMMARY_FIELDS(SUMMARY_COLUMN)
 	fputc('\n', out);
@@ -221,14 +228,20 @@ static void print_detail(FILE *out, const struct file_record *f)
 	char dev[32], adv[64];
 
 	kdev_format(f->key.dev, dev, sizeof(dev));
+	uint64_t windows = 0;
+
 	fprintf(out, "    %s ino %llu, %s, advice %s, windows", dev,
 		(unsigned long long)f->key.ino, file_kind_name(f->kind),
 		advice_name(f->advice, adv, sizeof(adv)) ?: "normal");
-	for (int k = 0; k < RA_KINDS; k++)
+	for (int k = 0; k < RA_KINDS; k++) {
+		windows += f->pc.ra_windows[k];
 		if (f->pc.ra_windows[k])
 			fprintf(out, " %s %llu (%llu pages)", ra_kind_names[k],
 				(unsigned long long)f->pc.ra_windows[k],
 				(unsigned long long)f->pc.ra_window_pages[k]);
+	}
+	if (!windows)
+		fputs(" none", out);
 	fprintf(out, "; opens %llu, closes %llu, mmaps %llu, requested %llu, misses %llu pages",
 		(unsigned long long)f->sum.opens, (unsigned long long)f->sum.closes,
 		(unsigned long long)f->sum.maps, (unsigned long long)f->pc.requested_pages,
@@ -252,7 +265,7 @@ static void print_row(FILE *out, const struct file_record *f, bool wide)
 	put_left(out, wide ? text : middle_cut(text, NAME_COLUMN, cut, sizeof(cut)), NAME_COLUMN);
 	if (wide && text_width(text) > NAME_COLUMN)
 		fprintf(out, "\n%*s", NAME_COLUMN, "");
-	put_summary(out, &f->sum);
+	put_summary(out, &f->sum, wide);
 	fputc('\n', out);
 	if (wide)
 		print_detail(out, f);
@@ -320,7 +333,7 @@ void report_files(FILE *out, const char *title, const struct proc_record *p,
 		return;
 	}
 	listed = choose(p, o, order, &n);
-	print_header(out, title, listed, n, o->timing);
+	print_header(out, title, listed, n, o->timing, o->wide);
 	for (size_t i = 0; i < listed; i++)
 		print_row(out, order[i], o->wide);
 	print_rest(out, order + listed, n - listed);
