@@ -123,7 +123,16 @@ $(OUTPUT)/bench/%: bench/%.c $(OUTPUT)/%.skel.h | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(LIBS) -o $@
 
-workloads: $(WORKLOADS)
+# Lab note 003's Go workload (standard library only), built only where Go is found: a
+# missing toolchain skips it. Its own build cache, so that no home directory is needed.
+GO ?= $(shell command -v go 2>/dev/null || command -v /usr/local/go/bin/go 2>/dev/null)
+GO_WORKLOADS := $(if $(GO),workloads/readall-go)
+
+workloads: $(WORKLOADS) $(GO_WORKLOADS)
+
+workloads/readall-go: workloads/readall-go.go | $(OUTPUT)
+	$(call msg,GO,$@)
+	$(Q)GOTOOLCHAIN=local GOCACHE=$(abspath $(OUTPUT))/go-cache $(GO) build -o $@ $<
 
 workloads/%: workloads/%.c $(OUTPUT)/.deps
 	$(call msg,CC,$@)
@@ -169,6 +178,6 @@ experiments: deps all
 
 clean:
 	$(call msg,CLEAN,)
-	$(Q)rm -rf $(OUTPUT) iotrace $(WORKLOADS)
+	$(Q)rm -rf $(OUTPUT) iotrace $(WORKLOADS) workloads/readall-go
 
 -include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/*.d)

@@ -1,7 +1,7 @@
 /*
  * timewrite - time writing the same data with growing write sizes, with or without O_SYNC.
  *
- * Usage: timewrite OUTFILE [sync] < INFILE
+ * Usage: timewrite [-f] OUTFILE [sync] < INFILE
  *
  * stdin must be seekable: its length is taken with lseek(0, 0, SEEK_END), it is rewound
  * and read whole into memory (one read() for a regular file; more only if the kernel
@@ -15,15 +15,22 @@
  * through stdio, so not interleaved with the measured writes. A short write is reported
  * as an error rather than retried, so every row makes exactly the calls it claims.
  *
+ * -f runs each row in a child process (fork; the parent waits for it before the next row),
+ * so that a per-process tracer sees one row per process: same file descriptor, same file
+ * offset rules, same output. The note's program had no such option; without -f nothing
+ * changes.
+ *
  * Exit status: 0 on success, 1 on a runtime error, 2 on bad arguments.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/times.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char prog[] = "timewrite";
@@ -32,6 +39,12 @@ static int fail(const char *what)
 {
 	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(errno));
 	return 1;
+}
+
+static char *fail_null(const char *what)
+{
+	fail(what);
+	return NULL;
 }
 
 /* Write one chunk; 0 on success. */
@@ -51,56 +64,135 @@ static int write_chunk(int fd, const char *buf, size_t len, const char *path)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static void usage(void)
 {
-	int flags = O_RDWR | O_CREAT | O_TRUNC;
-	const char *path;
-	off_t length, got;
-	long ticks;
+	fprintf(stderr, "usage: %s [-f] OUTFILE [sync] < INFILE\n", prog);
+	exit(2);
+}
+
+/* The whole of stdin, which must be a regular file, into memory; NULL after an error. */
+static char *read_input(off_t *length)
+{
+	off_t got;
 	char *buff;
-	int out;
 
-	if (argc != 2 && argc != 3) {
-		fprintf(stderr, "usage: %s OUTFILE [sync] < INFILE\n", prog);
-		return 2;
-	}
-	if (argc == 3) {
-		if (strcmp(argv[2], "sync") != 0) {
-			fprintf(stderr, "usage: %s OUTFILE [sync] < INFILE\n", prog);
-			return 2;
-		}
-		flags |= O_SYNC;
-	}
-	path = argv[1];
-
-	length = lseek(STDIN_FILENO, 0, SEEK_END);
-	if (length < 0)
-		return fail("lseek stdin (it must be a file)");
+	*length = lseek(STDIN_FILENO, 0, SEEK_END);
+	if (*length < 0)
+		return fail_null("lseek stdin (it must be a file)");
 	if (lseek(STDIN_FILENO, 0, SEEK_SET) < 0)
-		return fail("lseek stdin");
-	if ((uintmax_t)length >= SIZE_MAX) {
+		return fail_null("lseek stdin");
+	if ((uintmax_t)*length >= SIZE_MAX) {
 		errno = EFBIG;
-		return fail("read stdin");
+		return fail_null("read stdin");
 	}
 	/* One spare byte so that an empty input still gets a real buffer. */
-	buff = malloc((size_t)length + 1);
+	buff = malloc((size_t)*length + 1);
 	if (!buff)
-		return fail("allocate input buffer");
-	for (got = 0; got < length;) {
-		ssize_t n = read(STDIN_FILENO, buff + got, (size_t)(length - got));
+		return fail_null("allocate input buffer");
+	for (got = 0; got < *length;) {
+		ssize_t n = read(STDIN_FILENO, buff + got, (size_t)(*length - got));
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return fail("read stdin");
+			return fail_null("read stdin");
 		}
 		if (n == 0) {
 			fprintf(stderr, "%s: read stdin: file shrank to %lld of %lld bytes\n",
-				prog, (long long)got, (long long)length);
-			return 1;
+				prog, (long long)got, (long long)*length);
+			return NULL;
 		}
 		got += n;
 	}
+	return buff;
+}
+
+/* One row: rewind, write the buffer in bufsize pieces, print the times; 0 on success. */
+static int write_row(int out, const char *path, const char *buff, off_t length, int bufsize,
+		     long ticks)
+{
+	off_t full = length / bufsize, rest = length % bufsize;
+	struct tms start, end;
+	clock_t start_clock, end_clock;
+
+	if (lseek(out, 0, SEEK_SET) < 0) {
+		fprintf(stderr, "%s: lseek %s: %s\n", prog, path, strerror(errno));
+		return 1;
+	}
+	start_clock = times(&start);
+	for (off_t i = 0; i < full; i++) {
+		if (write_chunk(out, buff + i * bufsize, (size_t)bufsize, path))
+			return 1;
+	}
+	if (rest != 0 && write_chunk(out, buff + full * bufsize, (size_t)rest, path))
+		return 1;
+	end_clock = times(&end);
+
+	printf("%d\t%7.4f\t%7.4f\t%7.4f\t%lld\n", bufsize,
+	       (double)(end.tms_utime - start.tms_utime) / ticks,
+	       (double)(end.tms_stime - start.tms_stime) / ticks,
+	       (double)(end_clock - start_clock) / ticks,
+	       (long long)(full + (rest != 0)));
+	return 0;
+}
+
+/* write_row in a child process; the parent waits for it. */
+static int write_row_in_child(int out, const char *path, const char *buff, off_t length,
+			      int bufsize, long ticks)
+{
+	pid_t pid;
+	int ws;
+
+	/* Nothing buffered may be duplicated into the child. */
+	if (fflush(stdout) == EOF)
+		return fail("write stdout");
+	pid = fork();
+	if (pid < 0)
+		return fail("fork");
+	if (pid == 0) {
+		int err = write_row(out, path, buff, length, bufsize, ticks);
+
+		if (fflush(stdout) == EOF)
+			err = fail("write stdout");
+		_exit(err);
+	}
+	while (waitpid(pid, &ws, 0) < 0) {
+		if (errno != EINTR)
+			return fail("waitpid");
+	}
+	return !WIFEXITED(ws) || WEXITSTATUS(ws) != 0;
+}
+
+int main(int argc, char **argv)
+{
+	int flags = O_RDWR | O_CREAT | O_TRUNC;
+	bool fork_rows = false;
+	const char *path;
+	off_t length;
+	long ticks;
+	char *buff;
+	int out, opt;
+
+	opterr = 0; /* usage() says it in one line */
+	while ((opt = getopt(argc, argv, "f")) != -1) {
+		if (opt != 'f')
+			usage();
+		fork_rows = true;
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1 && argc != 2)
+		usage();
+	if (argc == 2) {
+		if (strcmp(argv[1], "sync") != 0)
+			usage();
+		flags |= O_SYNC;
+	}
+	path = argv[0];
+
+	buff = read_input(&length);
+	if (!buff)
+		return 1;
 
 	out = open(path, flags, 0644);
 	if (out < 0) {
@@ -113,28 +205,11 @@ int main(int argc, char **argv)
 		return fail("sysconf(_SC_CLK_TCK)");
 
 	for (int bufsize = 256; bufsize <= 131072; bufsize <<= 1) {
-		off_t full = length / bufsize, rest = length % bufsize;
-		struct tms start, end;
-		clock_t start_clock, end_clock;
+		int err = fork_rows ? write_row_in_child(out, path, buff, length, bufsize, ticks)
+				    : write_row(out, path, buff, length, bufsize, ticks);
 
-		if (lseek(out, 0, SEEK_SET) < 0) {
-			fprintf(stderr, "%s: lseek %s: %s\n", prog, path, strerror(errno));
+		if (err)
 			return 1;
-		}
-		start_clock = times(&start);
-		for (off_t i = 0; i < full; i++) {
-			if (write_chunk(out, buff + i * bufsize, (size_t)bufsize, path))
-				return 1;
-		}
-		if (rest != 0 && write_chunk(out, buff + full * bufsize, (size_t)rest, path))
-			return 1;
-		end_clock = times(&end);
-
-		printf("%d\t%7.4f\t%7.4f\t%7.4f\t%lld\n", bufsize,
-		       (double)(end.tms_utime - start.tms_utime) / ticks,
-		       (double)(end.tms_stime - start.tms_stime) / ticks,
-		       (double)(end_clock - start_clock) / ticks,
-		       (long long)(full + (rest != 0)));
 	}
 
 	if (close(out) < 0) {
