@@ -8,7 +8,7 @@ undone on every exit, Ctrl-C and SIGTERM included.
 
 `make experiments` runs everything (several minutes, root); --quick uses small inputs and
 one filesystem (the test suite's mode); --only NNN runs some notes; --out DIR writes
-elsewhere.
+elsewhere; --tmpdir DIR puts the temporary files (loop images included) under DIR.
 """
 import argparse
 import os
@@ -46,15 +46,21 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small inputs, one filesystem")
     ap.add_argument("--out", default=str(ROOT / "docs" / "experiments"))
     ap.add_argument("--only", action="append", choices=sorted(NOTES))
+    ap.add_argument("--tmpdir", default="/var/tmp",
+                    help="where the inputs and loop images go (default /var/tmp)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("experiments.py: needs root (BPF, loop devices, mounts); run: "
                  "sudo make experiments")
+    keys = args.only or sorted(NOTES)
+    reason = machine.loop_devices_available()
+    if reason and {"002", "004"} & set(keys):
+        sys.exit(f"experiments.py: notes 002 and 004 need loop devices: {reason}")
     machine.trap_signals()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="iotrace-exp.", dir="/var/tmp") as tmp:
-        for key in args.only or sorted(NOTES):
+    with tempfile.TemporaryDirectory(prefix="iotrace-exp.", dir=args.tmpdir) as tmp:
+        for key in keys:
             print(f"  EXP      {key}", flush=True)
             note_tmp = Path(tmp) / key
             note_tmp.mkdir()

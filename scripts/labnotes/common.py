@@ -190,8 +190,10 @@ def line_panel(ax, title, xlabel, ylabel, series, logx=2, logy=True):
         ax.plot(xs, ys, STYLES[i % len(STYLES)], label=label, markersize=5)
     if logx:
         ax.set_xscale("log", base=logx)
+        from matplotlib.ticker import FuncFormatter
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:,.0f}"))
     if logy == "symlog":
-        ax.set_yscale("symlog", linthresh=1)
+        set_symlog(ax, 1)
     elif logy:
         ax.set_yscale("log")
     ax.set_title(title)
@@ -199,6 +201,12 @@ def line_panel(ax, title, xlabel, ylabel, series, logx=2, logy=True):
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
+
+
+def set_symlog(ax, linthresh):
+    """Log scale that still shows 0 (linear below linthresh); no negative half."""
+    ax.set_yscale("symlog", linthresh=linthresh)
+    ax.set_ylim(bottom=0)
 
 
 def save(fig, path):

@@ -5,8 +5,8 @@ The note's five runs (measure1 = read/write, measure2 = fread/fwrite, at buffer 
 `strace -f -c` and under iotrace; then a buffer-size sweep counted by iotrace.
 """
 from . import notes
-from .common import (line_panel, md_table, mkinput, pyplot, save, side_by_side, trace_both,
-                     wl, write_json)
+from .common import (iotrace, line_panel, md_table, mkinput, pyplot, save, side_by_side,
+                     syscall_calls, trace_both, wl, write_json)
 
 VARIANTS = {"measure1 b=8192": ("rw", 8192), "measure2 b=8192": ("stdio", 8192),
             "measure1 b=1": ("rw", 1), "measure2 b=1": ("stdio", 1),
@@ -20,8 +20,8 @@ def run(ctx):
     dst = ctx.tmp / "dst"
     runs = {name: trace_both([wl("copy"), "-m", mode, "-b", str(b), src, dst], ctx.tmp)
             for name, (mode, b) in VARIANTS.items()}
-    sweep = {mode: [trace_both([wl("copy"), "-m", mode, "-b", str(b), src, dst],
-                               ctx.tmp)["iotrace"] for b in SWEEP]
+    sweep = {mode: [syscall_calls(iotrace([wl("copy"), "-m", mode, "-b", str(b), src, dst],
+                                          ctx.tmp / "sweep.json")[0]) for b in SWEEP]
              for mode in ("rw", "stdio", "stdio-unbuf")}
     data = {"input_bytes": size, "runs": runs, "sweep_sizes": SWEEP,
             "sweep": {m: [{"read": c.get("read", 0), "write": c.get("write", 0),

@@ -8,7 +8,7 @@ import math
 
 from . import machine, notes
 from .common import (KIB, disk_op, iotrace, line_panel, md_table, mkinput, num, pyplot, save,
-                     traced, us, wl, write_json)
+                     set_symlog, traced, us, wl, write_json)
 
 BUFFSIZES = notes.N002_BUFFSIZES
 
@@ -96,7 +96,8 @@ def note_time(mode, i, length):
 
 def fs_table(rows, mode, length):
     head = ["BUFFSIZE", "write calls (note / ours)", "time s (note / ours)",
-            "block writes (empty flushes)", "block bytes", "write p50 / p99 µs", "block p50 / p99 µs"]
+            "block writes (empty flushes)", "block bytes", "write p50 / p99 µs",
+            "block p50 / p99 µs"]
     out = []
     for i, r in enumerate(rows):
         loops = math.ceil(notes.N002_PLATFORMS[notes.N002_CLOSEST]["bytes"] / r["buffsize"])
@@ -142,7 +143,7 @@ def plot(data, path):
                                       [r["write_calls"] for r in first])
     line_panel(ax_t, "Time per row (process lifetime)", "BUFFSIZE (bytes, log scale)",
                "seconds (symlog scale)", times, logy="symlog")
-    ax_t.set_yscale("symlog", linthresh=1e-3)
+    set_symlog(ax_t, 1e-3)
     line_panel(ax_b, "Block writes issued by the row's process", "BUFFSIZE (bytes, log scale)",
                "requests (symlog scale; 0 = none)", blocks, logy="symlog")
     fig.suptitle(f"Lab note 002: timewrite rewriting {data['input_bytes']:,} bytes, O_SYNC "

@@ -106,6 +106,11 @@ def kib(b):
     return f"{b / KIB:+,.0f}"
 
 
+def extra(r):
+    """Bytes cached beyond the read; O_DIRECT caches nothing at all (0, not −read)."""
+    return max(r["fincore_bytes"] - r["requested_bytes"], 0)
+
+
 def windows_text(row):
     parts = [f"{k} {v['windows']}×/{v['pages']}" for k, v in row["windows"].items()
              if v["windows"]]
@@ -127,7 +132,7 @@ def main_table(data):
         note_extra = kib(note - notes.N004_READ_BYTES) if note else "—"
         rows.append([r["fs"], r["mode"], num(note), f"{r['fincore_bytes']:,}",
                      f"{r['resident_bytes']:,}",
-                     f"{note_extra} / {kib(r['fincore_bytes'] - r['requested_bytes'])}",
+                     f"{note_extra} / {kib(extra(r))}",
                      windows_text(r), hist_text(r), f"{r['unused_readahead_pages']:,}",
                      f"{r['block_reads']:,}", f"{r['block_read_bytes']:,}",
                      f"{num(notes.N004_MBPS.get(key), '{:.0f}')} / {num(r['mbps'], '{:.0f}')}"])
@@ -140,7 +145,7 @@ def sweep_table(data):
     rows = {}
     for r in data["sweep"]:
         row = rows.setdefault((r["read_ahead_kb"], r["fs"]), {})
-        row[r["mode"]] = (f"{(r['fincore_bytes'] - r['requested_bytes']) // KIB:,} / "
+        row[r["mode"]] = (f"{extra(r) // KIB:,} / "
                           f"{r['unused_readahead_pages'] * PAGE // KIB:,}")
     out = []
     for (kb, fs), cells in sorted(rows.items()):
@@ -159,13 +164,14 @@ def model_text(ra_pages, data):
 def plot_sweep(data, path):
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
-    for ax, key, title in ((axes[0], "extra", "Resident beyond the 64 MiB read (fincore)"),
+    read_mib = data["read_bytes"] // MIB
+    for ax, key, title in ((axes[0], "extra", f"Cached beyond the {read_mib} MiB read (fincore)"),
                            (axes[1], "unused", "Readahead never read (iotrace)")):
         series = {}
         for fs in sorted({r["fs"] for r in data["sweep"]}):
             for mode in MODES:
                 pts = [r for r in data["sweep"] if r["fs"] == fs and r["mode"] == mode]
-                ys = [(r["fincore_bytes"] - r["requested_bytes"]) / KIB if key == "extra"
+                ys = [extra(r) / KIB if key == "extra"
                       else r["unused_readahead_pages"] * PAGE / KIB for r in pts]
                 series[f"{mode} ({fs})"] = ([r["read_ahead_kb"] for r in pts], ys)
         line_panel(ax, title, "read_ahead_kb (KiB, log scale)",
@@ -202,7 +208,7 @@ def evidence(data):
                      + f" | {win[:5]} … {win[-1:]} | +{(end - total) * 4:,} KiB |")
     measured = "; ".join(f"{r['fs']}: {sum(w['windows'] for w in r['windows'].values())} "
                          f"windows, sizes {hist_text(r)}, "
-                         f"{kib(r['fincore_bytes'] - r['requested_bytes'])} KiB"
+                         f"{kib(extra(r))} KiB"
                          for r in seq)
     return "\n".join(["| code | windows | window sizes (pages) | first … last window "
                       "(start, pages) | resident beyond the read |",
