@@ -172,7 +172,8 @@ soak: deps all
 bench: deps all
 	$(Q)$(PYTHON) scripts/bench.py
 
-# The lab notes reproduced into docs/experiments/ (a few minutes; needs root).
+# The lab notes reproduced under their own conditions into docs/experiments/ (about 7
+# minutes; needs root: makes loop devices and mounts, and undoes them).
 experiments: deps all
 	$(Q)$(PYTHON) scripts/experiments.py
 

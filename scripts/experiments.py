@@ -7,10 +7,12 @@ scripts/labnotes/ (one module each). Loop devices, mounts and read_ahead_kb chan
 undone on every exit, Ctrl-C and SIGTERM included.
 
 `make experiments` runs everything (several minutes, root); --quick uses small inputs and
-one filesystem (the test suite's mode); --only NNN runs some notes; --out DIR writes
+one filesystem (the test suite's mode); --render rebuilds the pages and plots from the saved
+JSON without measuring; --only NNN runs some notes; --out DIR writes
 elsewhere; --tmpdir DIR puts the temporary files (loop images included) under DIR.
 """
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -19,14 +21,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from labnotes import machine, n000, n001, n002, n003, n004  # noqa: E402
-from labnotes.common import ROOT  # noqa: E402
+from labnotes.common import ROOT, write_json  # noqa: E402
 
 NOTES = {"000": n000, "001": n001, "002": n002, "003": n003, "004": n004}
 
 
 class Context:
-    def __init__(self, out, tmp, quick):
-        self.out, self.tmp, self.quick = out, tmp, quick
+    """What a note's measure() gets: its own temporary directory, and the mode."""
+
+    def __init__(self, tmp, quick):
+        self.tmp, self.quick = tmp, quick
 
 
 def write_index(out):
@@ -46,6 +50,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small inputs, one filesystem")
     ap.add_argument("--out", default=str(ROOT / "docs" / "experiments"))
     ap.add_argument("--only", action="append", choices=sorted(NOTES))
+    ap.add_argument("--render", action="store_true",
+                    help="only rebuild pages and plots from the JSON already in --out")
     ap.add_argument("--tmpdir", default="/var/tmp",
                     help="where the inputs and loop images go (default /var/tmp)")
     args = ap.parse_args()
@@ -53,18 +59,25 @@ def main():
         sys.exit("experiments.py: needs root (BPF, loop devices, mounts); run: "
                  "sudo make experiments")
     keys = args.only or sorted(NOTES)
+    out = Path(args.out)
+    if args.render:
+        for key in keys:
+            NOTES[key].render(json.loads((out / f"{key}.json").read_text()), out)
+        write_index(out)
+        return 0
     reason = machine.loop_devices_available()
     if reason and {"002", "004"} & set(keys):
         sys.exit(f"experiments.py: notes 002 and 004 need loop devices: {reason}")
     machine.trap_signals()
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="iotrace-exp.", dir=args.tmpdir) as tmp:
         for key in keys:
             print(f"  EXP      {key}", flush=True)
             note_tmp = Path(tmp) / key
             note_tmp.mkdir()
-            NOTES[key].run(Context(out, note_tmp, args.quick))
+            data = NOTES[key].measure(Context(note_tmp, args.quick))
+            write_json(out / f"{key}.json", data)
+            NOTES[key].render(data, out)
     write_index(out)
 
 

@@ -108,6 +108,7 @@ var modes = map[string]func(string) ([]byte, error){
 func main() {
 	mode := flag.String("m", "", "readall, readfile, readfull or fixed")
 	flag.Usage = usage
+	flag.CommandLine.SetOutput(io.Discard) // usage() says it in one line
 	flag.Parse()
 	read, ok := modes[*mode]
 	if !ok || flag.NArg() != 1 {

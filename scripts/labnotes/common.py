@@ -184,14 +184,24 @@ def pyplot():
 STYLES = ["-o", "--s", ":^", "-.D", "-v", "--P", ":X", "-.*"]
 
 
-def line_panel(ax, title, xlabel, ylabel, series, logx=2, logy=True):
+def byte_label(x, _pos=None):
+    """4,096 → "4 KiB": tick labels of a byte axis spanning many powers of two."""
+    for unit, size in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
+        if x >= size and x % size == 0:
+            return f"{x / size:,.0f} {unit}"
+    return f"{x:,.0f}"
+
+
+def line_panel(ax, title, xlabel, ylabel, series, logx=2, logy=True, legend_below=False,
+               xbytes=False):
     """One panel: series {label: (xs, ys)}, each with its own line style and marker."""
     for i, (label, (xs, ys)) in enumerate(series.items()):
         ax.plot(xs, ys, STYLES[i % len(STYLES)], label=label, markersize=5)
     if logx:
         ax.set_xscale("log", base=logx)
         from matplotlib.ticker import FuncFormatter
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:,.0f}"))
+        ax.xaxis.set_major_formatter(FuncFormatter(
+            byte_label if xbytes else lambda x, _pos: f"{x:,.0f}"))
     if logy == "symlog":
         set_symlog(ax, 1)
     elif logy:
@@ -200,7 +210,10 @@ def line_panel(ax, title, xlabel, ylabel, series, logx=2, logy=True):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    if legend_below:  # many series: keep the lines clear
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+    else:
+        ax.legend(fontsize=8)
 
 
 def set_symlog(ax, linthresh):

@@ -9,7 +9,7 @@ import subprocess
 
 from . import machine, notes, readahead_model
 from .common import (KIB, MIB, PAGE, disk_op, evict, fincore_bytes, file_entry, iotrace, line_panel,
-                     md_table, mkinput, num, pyplot, save, traced, wl, write_json)
+                     md_table, mkinput, num, pyplot, save, traced, wl)
 
 MODES = {"NORMAL": [], "SEQUENTIAL": ["-s"], "RANDOM": ["-r"], "O_DIRECT": ["-i"]}
 SWEEP_KB = [128, 256, 512, 1024, 2048, 4096, 8192]
@@ -30,7 +30,7 @@ def reader_process(report, path):
     return proc
 
 
-def measure(fs, path, mode, read_bytes, json_path):
+def measure_mode(fs, path, mode, read_bytes, json_path):
     evict(path)
     report, res = iotrace([wl("read-file"), *MODES[mode], "-n", str(read_bytes), path],
                           json_path)
@@ -77,16 +77,16 @@ def run_fs(tmp, fstype, quick, jdir):
         fs.set_read_ahead_kb(notes.N004_READ_AHEAD_KB)
         cond = {"blockdev": machine.blockdev_report(fs.dev),
                 "max_sectors_kb": int((fs.queue / "max_sectors_kb").read_text())}
-        table = [measure(fs, path, m, read_bytes, jdir / f"004-{fstype}-{m}.json")
+        table = [measure_mode(fs, path, m, read_bytes, jdir / f"004-{fstype}-{m}.json")
                  for m in MODES]
         rows = []
         for kb in sweep:
             fs.set_read_ahead_kb(kb)
-            rows += [measure(fs, path, m, read_bytes, jdir / "004-sweep.json") for m in MODES]
+            rows += [measure_mode(fs, path, m, read_bytes, jdir / "004-sweep.json") for m in MODES]
     return cond, table, rows
 
 
-def run(ctx):
+def measure(ctx):
     _, file_bytes, read_bytes, filesystems, _ = sizes(ctx.quick)
     data = {"kernel": machine.kernel(), "file_bytes": file_bytes, "read_bytes": read_bytes,
             "conditions": {}, "table": [], "sweep": []}
@@ -95,9 +95,12 @@ def run(ctx):
         data["conditions"][fstype] = cond
         data["table"] += table
         data["sweep"] += sweep
-    write_json(ctx.out / "004.json", data)
-    plot_sweep(data, ctx.out / "004-sweep.png")
-    (ctx.out / "004-read-file.md").write_text(page(data))
+    return data
+
+
+def render(data, out):
+    plot_sweep(data, out / "004-sweep.png")
+    (out / "004-read-file.md").write_text(page(data))
 
 
 # ---- page ----------------------------------------------------------------------------------
@@ -141,7 +144,7 @@ def main_table(data):
 
 def sweep_table(data):
     head = ["read_ahead_kb", "fs"] + [f"{m} extra / unused KiB" for m in MODES] + \
-        ["SEQUENTIAL model before / 6.17+"]
+        ["model, NORMAL: before / 6.17+", "model, SEQUENTIAL: before / 6.17+"]
     rows = {}
     for r in data["sweep"]:
         row = rows.setdefault((r["read_ahead_kb"], r["fs"]), {})
@@ -149,8 +152,9 @@ def sweep_table(data):
                           f"{r['unused_readahead_pages'] * PAGE // KIB:,}")
     out = []
     for (kb, fs), cells in sorted(rows.items()):
-        out.append([kb, fs] + [cells[m] for m in MODES] + [model_text(kb * KIB // PAGE * 2,
-                                                                      data)])
+        ra_pages = kb * KIB // PAGE
+        out.append([kb, fs] + [cells[m] for m in MODES]
+                   + [model_text(ra_pages, data), model_text(2 * ra_pages, data)])
     return md_table(head, out)
 
 
@@ -163,7 +167,7 @@ def model_text(ra_pages, data):
 
 def plot_sweep(data, path):
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 6.4))
     read_mib = data["read_bytes"] // MIB
     for ax, key, title in ((axes[0], "extra", f"Cached beyond the {read_mib} MiB read (fincore)"),
                            (axes[1], "unused", "Readahead never read (iotrace)")):
@@ -174,12 +178,33 @@ def plot_sweep(data, path):
                 ys = [extra(r) / KIB if key == "extra"
                       else r["unused_readahead_pages"] * PAGE / KIB for r in pts]
                 series[f"{mode} ({fs})"] = ([r["read_ahead_kb"] for r in pts], ys)
+        if key == "extra":
+            series.update(model_series(data))
         line_panel(ax, title, "read_ahead_kb (KiB, log scale)",
-                   "KiB (symlog scale; 0 = none)", series, logy="symlog")
+                   "KiB (symlog scale; 0 = none)", series, logy="symlog", legend_below=True)
+        if key == "extra":
+            ax.plot([notes.N004_READ_AHEAD_KB] * 2,
+                    [(notes.N004_RESIDENT[("ext4", m)] - notes.N004_READ_BYTES) / KIB
+                     for m in ("NORMAL", "SEQUENTIAL")], "k*", markersize=14,
+                    label="the note (NORMAL, SEQUENTIAL)")
+            ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     fig.suptitle(f"Lab note 004: read-file -n {data['read_bytes'] // MIB} MiB of a "
                  f"{data['file_bytes'] // MIB} MiB file, by fadvise mode (kernel "
                  f"{data['kernel']})")
     save(fig, path)
+
+
+def model_series(data):
+    """The code before 6.17, modelled, for the same read: what the note's kernel would
+    leave cached at each setting."""
+    kbs = sorted({r["read_ahead_kb"] for r in data["sweep"]})
+    total = data["read_bytes"] // PAGE
+    out = {}
+    for mode, factor in (("NORMAL", 1), ("SEQUENTIAL", 2)):
+        out[f"{mode}, model of the code before 6.17"] = (kbs, [
+            (readahead_model.resident_pages(kb * KIB // PAGE * factor, False, 16, total)
+             - total) * PAGE / KIB for kb in kbs])
+    return out
 
 
 def page(data):
@@ -189,7 +214,32 @@ def page(data):
         blockdev="\n".join(f"{fs}: {c['blockdev'].splitlines()[-1]}  "
                            f"(max_sectors_kb {c['max_sectors_kb']})"
                            for fs, c in data["conditions"].items()),
-        sweep=sweep_table(data), evidence=evidence(data))
+        sweep=sweep_table(data), evidence=evidence(data),
+        sweep_findings=sweep_findings(data))
+
+
+def sweep_findings(data):
+    total = data["read_bytes"] // PAGE
+    agree = all(extra(r) == r["unused_readahead_pages"] * PAGE
+                for r in data["sweep"] if r["mode"] in ("NORMAL", "SEQUENTIAL"))
+    model = all(extra(r) == (readahead_model.resident_pages(
+        r["read_ahead_kb"] * KIB // PAGE * (2 if r["mode"] == "SEQUENTIAL" else 1), True, 16,
+        total) - total) * PAGE for r in data["sweep"] if r["mode"] in ("NORMAL", "SEQUENTIAL"))
+    filesystems = " and ".join(sorted({r["fs"] for r in data["sweep"]}))
+    return "\n".join([
+        f"- What stays cached beyond the read {'is' if agree else 'is not always'} exactly "
+        "the readahead nobody read (fincore against iotrace's `unused_readahead_pages`), "
+        f"at every setting, on {filesystems}; RANDOM and O_DIRECT leave none at any setting.",
+        "- The 6.17 model predicts "
+        f"{'every NORMAL and SEQUENTIAL point exactly' if model else 'not every point'}. "
+        "With windows aligned, the last window starts where the window holding the read's "
+        "end stops, so what is cached beyond the read is the rest of that window plus the "
+        "last one: one `read_ahead_kb` for NORMAL and two for SEQUENTIAL while the windows "
+        "are much smaller than the read, more once they approach it (SEQUENTIAL at 8192 KiB: "
+        "4096-page windows against a 16384-page read).",
+        "- The code before 6.17 would leave more cached at every setting above 128 KiB, "
+        "NORMAL included: its windows start off their own alignment, so the last one reaches "
+        "further."])
 
 
 def evidence(data):
@@ -256,10 +306,12 @@ note's HDD against our loop device on a virtio disk).
   every async window is 32 pages and starts when the reader reaches the first page of the
   previous one, so one whole window is ahead of the last read (iotrace: those 32 pages are
   `unused_readahead_pages`).
-- **SEQUENTIAL** gives 64 MiB + 256 KiB here, not the note's + 384 KiB. FADV_SEQUENTIAL
+- **SEQUENTIAL** gives 64 MiB + 256 KiB here, not the note's + 384 KiB: what the note
+  expected (64 MiB + 2 × 128 KiB = 67,371,008), not what it saw. FADV_SEQUENTIAL
   doubles the file's `ra_pages` (64 pages), and the note's kernel ramped the windows
   32 → 64 → 64 …, each 64-page window starting 32 pages off a 64-page boundary, so the
-  last one opened reached 16,480 pages = + 384 KiB. In Linux 6.17 Ryan Roberts' commit
+  last one opened reached 16,480 pages = + 384 KiB. Since Linux 6.17 (the patch was queued
+  in the mm tree in June 2025, after 6.16-rc3), Ryan Roberts' commit
   "mm/readahead: terminate async readahead on natural boundary" (patch 2/5 of the series
   "mm/filemap: allow arch to request folio size for exec memory", lore Message-ID
   `20250609092729.274960-3-ryan.roberts@arm.com`) made `page_cache_async_ra()` round each
@@ -273,8 +325,8 @@ note's HDD against our loop device on a virtio disk).
 {evidence}
 
   iotrace sees exactly the 6.17 sequence: one 32-page sync window, one 32-page async
-  window among 256 of 64 pages. NORMAL's 32-page windows are already aligned, so the
-  commit changes nothing there, as measured.
+  window among 256 of 64 pages. At 128 KiB NORMAL's 32-page windows are already aligned,
+  so the commit changes nothing there, as measured (it does at larger settings: below).
 - **RANDOM** reads exactly the 64 MiB: one `forced_sync` window per 64 KiB read, no
   readahead, nothing unused. **O_DIRECT** leaves nothing in the cache (the note gives no
   numbers for either).
@@ -284,16 +336,13 @@ note's HDD against our loop device on a virtio disk).
 
 ## read_ahead_kb swept (128 … 8192 KiB)
 
-Resident beyond the read (fincore) and readahead never read (iotrace), KiB, per mode. The
-last column is the model's SEQUENTIAL prediction before and after the 6.17 commit, for the
-same read.
+Cached beyond the read (fincore) and readahead never read (iotrace), KiB, per mode. The
+last two columns are the model's predictions of the first, before and after the 6.17
+commit, for the same read (FADV_SEQUENTIAL doubles the limit).
 
 {sweep}
 
 ![sweep](004-sweep.png)
 
-The unused readahead equals the extra resident bytes wherever both are measured: everything
-cached beyond the read is readahead nobody asked for. It grows with `read_ahead_kb`
-because the final window does; SEQUENTIAL's doubled limit makes its last window twice as
-large.
+{sweep_findings}
 """
