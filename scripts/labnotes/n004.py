@@ -120,6 +120,11 @@ def windows_text(row):
     return ", ".join(parts) or "none"
 
 
+def block_text(row):
+    n = row["block_reads"]
+    return f"{n:,} × {row['block_read_bytes'] / n / KIB:,.0f} KiB" if n else "0"
+
+
 def hist_text(row):
     return ", ".join(f"{lo}–{hi}: {n}" for lo, hi, n in row["window_pages"]) or "—"
 
@@ -127,7 +132,8 @@ def hist_text(row):
 def main_table(data):
     head = ["fs", "mode", "note: fincore B", "fincore B", "iotrace resident B",
             "extra KiB (note / ours)", "windows (kind count×/pages)", "window sizes, pages",
-            "unused readahead pages", "block reads", "block bytes", "MB/s (note / ours)"]
+            "unused readahead pages", "block reads × average size", "block bytes",
+            "MB/s (note / ours)"]
     rows = []
     for r in data["table"]:
         key = (r["fs"], r["mode"])
@@ -137,7 +143,7 @@ def main_table(data):
                      f"{r['resident_bytes']:,}",
                      f"{note_extra} / {kib(extra(r))}",
                      windows_text(r), hist_text(r), f"{r['unused_readahead_pages']:,}",
-                     f"{r['block_reads']:,}", f"{r['block_read_bytes']:,}",
+                     block_text(r), f"{r['block_read_bytes']:,}",
                      f"{num(notes.N004_MBPS.get(key), '{:.0f}')} / {num(r['mbps'], '{:.0f}')}"])
     return md_table(head, rows)
 
