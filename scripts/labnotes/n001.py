@@ -56,7 +56,7 @@ def render(data, out):
 
 
 def page(data):
-    sections = [f"### `{name.split()[0]} 1 a < input.txt {'> output' if 'file' in name else ''}`"
+    sections = [f"### `{name.split()[0]} 1 a < input.txt{' > output' if 'file' in name else ''}`"
                 f" ({'stdout a file' if 'file' in name else 'stdout a terminal'})\n\n"
                 + side_by_side(notes.N001_STRACE[name], notes.N001_TOTAL[name], ours)
                 for name, ours in data["runs"].items()]
