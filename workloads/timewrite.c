@@ -24,7 +24,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,12 +38,6 @@ static int fail(const char *what)
 {
 	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(errno));
 	return 1;
-}
-
-static char *fail_null(const char *what)
-{
-	fail(what);
-	return NULL;
 }
 
 /* Write one chunk; 0 on success. */
@@ -64,52 +57,54 @@ static int write_chunk(int fd, const char *buf, size_t len, const char *path)
 	return 0;
 }
 
-static void usage(void)
+/* Reads all of stdin (a regular file) into a malloc'ed buffer; NULL after one error line. */
+static char *slurp_stdin(off_t *lengthp)
 {
-	fprintf(stderr, "usage: %s [-f] OUTFILE [sync] < INFILE\n", prog);
-	exit(2);
-}
-
-/* The whole of stdin, which must be a regular file, into memory; NULL after an error. */
-static char *read_input(off_t *length)
-{
-	off_t got;
+	off_t length = lseek(STDIN_FILENO, 0, SEEK_END), got;
 	char *buff;
 
-	*length = lseek(STDIN_FILENO, 0, SEEK_END);
-	if (*length < 0)
-		return fail_null("lseek stdin (it must be a file)");
-	if (lseek(STDIN_FILENO, 0, SEEK_SET) < 0)
-		return fail_null("lseek stdin");
-	if ((uintmax_t)*length >= SIZE_MAX) {
+	if (length < 0) {
+		fail("lseek stdin (it must be a file)");
+		return NULL;
+	}
+	if (lseek(STDIN_FILENO, 0, SEEK_SET) < 0) {
+		fail("lseek stdin");
+		return NULL;
+	}
+	if ((uintmax_t)length >= SIZE_MAX) {
 		errno = EFBIG;
-		return fail_null("read stdin");
+		fail("read stdin");
+		return NULL;
 	}
 	/* One spare byte so that an empty input still gets a real buffer. */
-	buff = malloc((size_t)*length + 1);
-	if (!buff)
-		return fail_null("allocate input buffer");
-	for (got = 0; got < *length;) {
-		ssize_t n = read(STDIN_FILENO, buff + got, (size_t)(*length - got));
+	buff = malloc((size_t)length + 1);
+	if (!buff) {
+		fail("allocate input buffer");
+		return NULL;
+	}
+	for (got = 0; got < length;) {
+		ssize_t n = read(STDIN_FILENO, buff + got, (size_t)(length - got));
 
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return fail_null("read stdin");
+			fail("read stdin");
+			return NULL;
 		}
 		if (n == 0) {
 			fprintf(stderr, "%s: read stdin: file shrank to %lld of %lld bytes\n",
-				prog, (long long)got, (long long)*length);
+				prog, (long long)got, (long long)length);
 			return NULL;
 		}
 		got += n;
 	}
+	*lengthp = length;
 	return buff;
 }
 
-/* One row: rewind, write the buffer in bufsize pieces, print the times; 0 on success. */
-static int write_row(int out, const char *path, const char *buff, off_t length, int bufsize,
-		     long ticks)
+/* Rewrites out from the start in bufsize writes and prints the row of times; -1 on error. */
+static int timed_pass(int out, const char *path, const char *buff, off_t length, int bufsize,
+		      long ticks)
 {
 	off_t full = length / bufsize, rest = length % bufsize;
 	struct tms start, end;
@@ -117,101 +112,95 @@ static int write_row(int out, const char *path, const char *buff, off_t length, 
 
 	if (lseek(out, 0, SEEK_SET) < 0) {
 		fprintf(stderr, "%s: lseek %s: %s\n", prog, path, strerror(errno));
-		return 1;
+		return -1;
 	}
 	start_clock = times(&start);
-	for (off_t i = 0; i < full; i++) {
+	for (off_t i = 0; i < full; i++)
 		if (write_chunk(out, buff + i * bufsize, (size_t)bufsize, path))
-			return 1;
-	}
+			return -1;
 	if (rest != 0 && write_chunk(out, buff + full * bufsize, (size_t)rest, path))
-		return 1;
+		return -1;
 	end_clock = times(&end);
-
 	printf("%d\t%7.4f\t%7.4f\t%7.4f\t%lld\n", bufsize,
 	       (double)(end.tms_utime - start.tms_utime) / ticks,
 	       (double)(end.tms_stime - start.tms_stime) / ticks,
-	       (double)(end_clock - start_clock) / ticks,
-	       (long long)(full + (rest != 0)));
+	       (double)(end_clock - start_clock) / ticks, (long long)(full + (rest != 0)));
 	return 0;
 }
 
-/* write_row in a child process; the parent waits for it. */
-static int write_row_in_child(int out, const char *path, const char *buff, off_t length,
-			      int bufsize, long ticks)
+/* timed_pass in a child process that the parent waits for; -1 on error. */
+static int timed_pass_in_child(int out, const char *path, const char *buff, off_t length,
+			       int bufsize, long ticks)
 {
-	pid_t pid;
+	pid_t pid = 0;
 	int ws;
 
 	/* Nothing buffered may be duplicated into the child. */
-	if (fflush(stdout) == EOF)
-		return fail("write stdout");
-	pid = fork();
-	if (pid < 0)
-		return fail("fork");
+	if (fflush(stdout) == EOF || (pid = fork()) < 0) {
+		fail(pid < 0 ? "fork" : "write stdout");
+		return -1;
+	}
 	if (pid == 0) {
-		int err = write_row(out, path, buff, length, bufsize, ticks);
+		int err = timed_pass(out, path, buff, length, bufsize, ticks);
 
 		if (fflush(stdout) == EOF)
 			err = fail("write stdout");
-		_exit(err);
+		_exit(err ? 1 : 0);
 	}
 	while (waitpid(pid, &ws, 0) < 0) {
-		if (errno != EINTR)
-			return fail("waitpid");
+		if (errno != EINTR) {
+			fail("waitpid");
+			return -1;
+		}
 	}
-	return !WIFEXITED(ws) || WEXITSTATUS(ws) != 0;
+	/* The child has said what failed. */
+	return WIFEXITED(ws) && WEXITSTATUS(ws) == 0 ? 0 : -1;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: %s [-f] OUTFILE [sync] < INFILE\n", prog);
+	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	int flags = O_RDWR | O_CREAT | O_TRUNC;
-	bool fork_rows = false;
 	const char *path;
 	off_t length;
 	long ticks;
 	char *buff;
-	int out, opt;
+	int out, fork_rows = 0;
 
 	opterr = 0; /* usage() says it in one line */
-	while ((opt = getopt(argc, argv, "f")) != -1) {
+	for (int opt; (opt = getopt(argc, argv, "f")) != -1;) {
 		if (opt != 'f')
 			usage();
-		fork_rows = true;
+		fork_rows = 1;
 	}
-	argc -= optind;
-	argv += optind;
-	if (argc != 1 && argc != 2)
+	/* Drop the options but keep argv[1] the first operand, as without them. */
+	argc -= optind - 1;
+	argv += optind - 1;
+	if ((argc != 2 && argc != 3) || (argc == 3 && strcmp(argv[2], "sync") != 0))
 		usage();
-	if (argc == 2) {
-		if (strcmp(argv[1], "sync") != 0)
-			usage();
+	if (argc == 3)
 		flags |= O_SYNC;
-	}
-	path = argv[0];
-
-	buff = read_input(&length);
+	path = argv[1];
+	buff = slurp_stdin(&length);
 	if (!buff)
 		return 1;
-
 	out = open(path, flags, 0644);
 	if (out < 0) {
 		fprintf(stderr, "%s: open %s: %s\n", prog, path, strerror(errno));
 		return 1;
 	}
-
 	ticks = sysconf(_SC_CLK_TCK);
 	if (ticks <= 0)
 		return fail("sysconf(_SC_CLK_TCK)");
-
-	for (int bufsize = 256; bufsize <= 131072; bufsize <<= 1) {
-		int err = fork_rows ? write_row_in_child(out, path, buff, length, bufsize, ticks)
-				    : write_row(out, path, buff, length, bufsize, ticks);
-
-		if (err)
+	for (int bufsize = 256; bufsize <= 131072; bufsize <<= 1)
+		if ((fork_rows ? timed_pass_in_child : timed_pass)(out, path, buff, length,
+								    bufsize, ticks))
 			return 1;
-	}
-
 	if (close(out) < 0) {
 		fprintf(stderr, "%s: close %s: %s\n", prog, path, strerror(errno));
 		return 1;
