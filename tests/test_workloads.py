@@ -331,6 +331,25 @@ def test_timewrite_syscall_counts(tmp_path):
     assert by[("lseek", real(src))] == 2
 
 
+def test_timewrite_fork_rows(tmp_path):
+    """-f: the same rows and output, each row's writes made by its own child process."""
+    length = 20000
+    src = mkinput(tmp_path / "in", length, "-r")
+    out = tmp_path / "out"
+    by, res = strace_by_path([wl("timewrite"), "-f", out, "sync"], tmp_path, ["write"], src)
+    assert res.returncode == 0, res.stderr
+    assert parse_timewrite(res.stdout) == [(b, math.ceil(length / b)) for b in BUFFSIZES]
+    assert out.read_bytes() == src.read_bytes()
+    writers = {}
+    for line in res.trace.splitlines():
+        m = re.match(r"^(\d+) +write\((\d+)<([^>]*)>", line)
+        if m and m[3] == real(out):
+            writers[m[1]] = writers.get(m[1], 0) + 1
+    # One process per row; in row order the pids grow (each child exits before the next).
+    counts = [writers[pid] for pid in sorted(writers, key=int)]
+    assert counts == [math.ceil(length / b) for b in BUFFSIZES]
+
+
 @pytest.mark.parametrize("sync", [False, True])
 def test_timewrite_open_flags(sync, tmp_path):
     src = mkinput(tmp_path / "in", 4096, "-r")
@@ -353,7 +372,7 @@ def test_timewrite_empty_input(tmp_path):
 
 
 @pytest.mark.parametrize("args", [[], ["out", "nosync"], ["out", "sync", "x"],
-                                  ["out", "SYNC"]])
+                                  ["out", "SYNC"], ["-x", "out"], ["-f"]])
 def test_timewrite_rejects_bad_args(args, tmp_path):
     src = mkinput(tmp_path / "in", 10)
     res = run_stdin([wl("timewrite"), *args], src, cwd=tmp_path)
