@@ -4,7 +4,7 @@
 # option lists equal what `iotrace MODE --help` lists.
 
 _iotrace_opts_run='-o --output --json -T --no-time -H --no-hist -s --summary -p --pid -u --user
-	--max-procs --sync --prom-file -v --verbose -? --help --usage -V --version'
+	--max-procs --sync --prom-file --files --wide -v --verbose -? --help --usage -V --version'
 _iotrace_opts_snoop='-p --pid -c --cgroup -d --disk -Q --queue -j --json -v --verbose -? --help
 	--usage -V --version'
 _iotrace_opts_compare='-D --drop-caches -n --repeat -l --label -j --json -o --output -? --help
@@ -12,7 +12,7 @@ _iotrace_opts_compare='-D --drop-caches -n --repeat -l --label -j --json -o --ou
 _iotrace_opts_serve='--listen -c --cgroup --comm -T --no-time --max-labels -u --user -v
 	--verbose -? --help --usage -V --version'
 # Options that take a value, per mode.
-_iotrace_args_run='-o --output -p --pid -u --user --max-procs --prom-file'
+_iotrace_args_run='-o --output -p --pid -u --user --max-procs --prom-file --files'
 _iotrace_args_snoop='-p --pid -c --cgroup -d --disk'
 _iotrace_args_compare='-n --repeat -l --label -o --output'
 _iotrace_args_serve='--listen -c --cgroup --max-labels -u --user'
@@ -56,6 +56,9 @@ _iotrace_value()
 		;;
 	--listen)
 		mapfile -t COMPREPLY < <(compgen -W '127.0.0.1:9435 [::1]:9435' -- "$cur")
+		;;
+	--files)
+		mapfile -t COMPREPLY < <(compgen -W 'all 10 20 50' -- "$cur")
 		;;
 	*)
 		COMPREPLY=() # a number or a name: nothing to offer
@@ -122,7 +125,7 @@ _iotrace()
 		_iotrace_value "$prev" "$cur"
 	elif [[ $mode == run && $cur != -* ]]; then
 		# iotrace [OPTIONS] CMD: a command, or at first a mode
-		((COMP_CWORD == 1)) && mapfile -t COMPREPLY < <(compgen -W 'snoop compare serve' -- "$cur")
+		((COMP_CWORD == 1)) && mapfile -t COMPREPLY < <(compgen -W 'snoop compare serve fields' -- "$cur")
 		mapfile -t -O ${#COMPREPLY[@]} COMPREPLY < <(compgen -c -- "$cur")
 	elif [[ $cur == -* || $mode == serve ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
