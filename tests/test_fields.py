@@ -9,7 +9,8 @@ import pytest
 from helpers import IOTRACE, ROOT
 
 DOCS = {"syscalls": ["json.md", "run-mode.md"], "io": ["json.md", "run-mode.md"],
-        "page_cache": ["page-cache.md"], "files": ["page-cache.md"], "block": ["block.md"]}
+        "page_cache": ["page-cache.md"], "files": ["page-cache.md", "files.md"],
+        "files.io": ["files.md"], "block": ["block.md"]}
 
 
 def fields():

@@ -196,7 +196,8 @@ static cJSON *file_io_json(const struct file_record *f, bool timing)
 		snprintf(key, sizeof(key), cJSON_HasObjectItem(obj, name) ? "%s (destination)" : "%s",
 			 name);
 		add_fields(row, &file_io_fields, io, NULL, NULL);
-		cJSON_DeleteItemFromObject(row, "total_ns"); /* the histogram carries the time */
+		if (!timing)
+			cJSON_ReplaceItemInObject(row, "total_ns", cJSON_CreateNull());
 		struct hist_summary s = file_io_latency(io, lat);
 
 		if (timing)
