@@ -24,8 +24,9 @@ DATA_KEYED = {"syscalls", "io", "disks", "io_uring"}
 
 def json_paths(obj, path="", out=None):
     out = set() if out is None else out
-    if path.endswith(".disks.*"):
-        # A disk appears when it did I/O; its objects have the shape of block.read etc.
+    if path.endswith(".disks.*") or path.endswith("files[].block"):
+        # A disk appears when it did I/O, a file's block operation when it had one; their
+        # objects have the shape of a process's block.read etc.
         return out
     if isinstance(obj, dict) and "buckets" in obj and "count" in obj:
         # A histogram: which of min/max/p50/p99 it carries depends on the data, not schema.
@@ -34,6 +35,8 @@ def json_paths(obj, path="", out=None):
         for k, v in obj.items():
             key = "*" if path.rsplit(".", 1)[-1] in DATA_KEYED else k
             sub = f"{path}.{key}" if path else key
+            if sub.endswith(".disks.*"):
+                continue  # a disk is there when it did I/O: data, not schema
             out.add(sub)
             json_paths(v, sub, out)
     elif isinstance(obj, list):

@@ -175,9 +175,18 @@ static void add_page_cache(cJSON *obj, const struct page_cache_view *v,
 	cJSON_AddItemToObject(obj, "readahead_windows", windows_json(v));
 }
 
-static const char *residency_unknown(const struct field *f, const void *rec, const void *file)
+/* What is cached of the file at the end; unknown: null, and one reason for them all. */
+static void add_residency(cJSON *obj, const struct file_record *f)
 {
-	return ((const struct file_record *)file)->residency_missing;
+	if (!f->residency_missing) {
+		add_fields(obj, &residency_fields, &f->res, NULL, NULL);
+		return;
+	}
+	for (size_t i = 0; i < residency_fields.n; i++)
+		if (i == 0)
+			add_null_reason(obj, residency_fields.f[i].name, f->residency_missing);
+		else
+			cJSON_AddNullToObject(obj, residency_fields.f[i].name);
 }
 
 /* The syscalls on the file by name; a copy's destination side under the syscall's name too. */
@@ -270,7 +279,7 @@ static cJSON *file_json(const struct file_record *f, const struct run_result *r)
 		else
 			add_page_cache(obj, &f->pc, r);
 		add_u64(obj, "added_folios", f->added_folios);
-		add_fields(obj, &residency_fields, &f->res, residency_unknown, f);
+		add_residency(obj, f);
 		cJSON_AddItemToObject(obj, "io", file_io_json(f, r->timing));
 	}
 	cJSON_AddItemToObject(obj, "block", file_block_json(f));
