@@ -152,6 +152,18 @@ static __u32 walk_names(struct file_name *n, __u64 d)
 	return w.off;
 }
 
+/* A pseudo file's own name ("[eventfd]", "memfd:NAME"): its dentry is its own root. */
+static __u32 leaf_name(struct file_name *n, __u64 d)
+{
+	long len = bpf_probe_read_kernel_str(n->buf, NAME_PART_MAX,
+					     BPF_CORE_READ((struct dentry *)d, d_name.name));
+
+	if (len <= 0)
+		return 0;
+	n->nparts = 1;
+	return len;
+}
+
 static __always_inline __u32 kind_of(__u32 mode, __u64 magic)
 {
 	switch (mode & S_IFMT) {
@@ -211,7 +223,9 @@ static __u32 fill_name(struct file_name *n, struct path_key *pk, struct inode *i
 		n->kind = FK_MEMFD;
 	if (n->kind == FK_SOCKET && file)
 		socket_of(n, file);
-	if (d && n->kind != FK_PIPE && n->kind != FK_SOCKET)
+	if (d && (n->kind == FK_ANON || n->kind == FK_MEMFD))
+		used = leaf_name(n, d);
+	else if (d && n->kind != FK_PIPE && n->kind != FK_SOCKET)
 		used = walk_names(n, d);
 	return __builtin_offsetof(struct file_name, buf) + used;
 }

@@ -25,7 +25,8 @@ DATA = {"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pw
 COPIES = {"sendfile": (1, 0), "copy_file_range": (0, 1), "splice": (0, 1)}
 OPENS = {"open", "openat", "openat2", "creat"}
 LINE = re.compile(r"^(\w+)\((.*)\)\s+= (.*)$")
-FD = re.compile(r"(?<![\w])(\d+)<((?:[^<>]|<[^<>]*>)*)>")
+# fd<info>: info may hold "->" (a socket's peer) and <...> (a device: <char 1:3>).
+FD = re.compile(r"(?<![\w])(\d+)<((?:->|[^<>]|<[^<>]*>)*)>")
 
 
 def normal(name):

@@ -1,8 +1,10 @@
 """iotrace compare: variants side by side (it was tested through the lab notes until they
 moved to their own conditions, scripts/labnotes)."""
 import json
+import re
+import subprocess
 
-from helpers import IOTRACE, mkinput, run, wl
+from helpers import IOTRACE, MIB, mkinput, real_processes, run, wl
 
 
 def test_compare_carries_the_run_mode_numbers(tmp_path):
@@ -32,3 +34,55 @@ def test_compare_table_and_errors():
                           (["-l", "a", "-l", "b", "--", "true"], "2 labels for 1 commands")]:
         bad = run([IOTRACE, "compare", *args])
         assert bad.returncode == 1 and message in bad.stderr.decode().splitlines()[0]
+
+
+def test_compare_names_variants_by_what_differs(tmp_path):
+    src = mkinput(tmp_path / "in", "256k", "-r")
+    cmds = [f"{wl('read-file')}{opt} -n 256k {src}" for opt in ("", " -s", " -r")]
+    res = run([IOTRACE, "compare", "--", *cmds])
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.decode().splitlines()
+    assert lines[0].split() == ["variant", "(none)", "-s", "-r"]
+    # One wall row; the legend gives each command in full.
+    assert [l.split()[0] for l in lines].count("wall_s") == 1
+    assert lines[-3:] == [f"{label}: {cmd}" for label, cmd in zip(["(none)", "-s", "-r"], cmds)]
+    assert all(len(l) <= 100 for l in lines[:-3])  # the legend gives the commands whole
+    # Differences too wide for a column: A, B with the legend.
+    long = [f"{wl('read-file')} -n 256k {src}", f"/bin/sh -c 'cat {src} > /dev/null'"]
+    res = run([IOTRACE, "compare", "--", *long])
+    lines = res.stdout.decode().splitlines()
+    assert lines[0].split() == ["variant", "A", "B"] and lines[-2:] == [f"A: {long[0]}",
+                                                                       f"B: {long[1]}"]
+
+
+def fincore_pages(path):
+    return int(run(["fincore", "--raw", "--noheadings", "--output", "PAGES", str(path)]).stdout)
+
+
+def test_compare_per_file_view(tmp_path):
+    """The file named on the commands gets its own rows: its entries summed over the
+    run's processes; cold, every page of it is read from the disk for it; the table shows
+    the same medians with thousands separators."""
+    src = mkinput(tmp_path / "in", "4m", "-r")
+    subprocess.run(["sync"], check=True)
+    out = tmp_path / "cmp.json"
+    cmds = [f"{wl('read-file')}{opt} -n 4m {src} > /dev/null" for opt in ("", " -s")]
+    res = run([IOTRACE, "compare", "--drop-caches", "--json", "-o", out, "--", *cmds])
+    assert res.returncode == 0, res.stderr
+    variants = json.loads(out.read_text())["variants"]
+    assert [v["label"] for v in variants] == ["(none)", "-s"]
+    for v in variants:
+        assert list(v["summary"]["files"]) == [str(src)]  # not the program, not /dev/null
+        f = v["summary"]["files"][str(src)]
+        entries = [e for p in real_processes(v["runs"][0]) for e in p["files"]
+                   if e["path"] == str(src)]
+        assert f["calls"] == sum(r["calls"] for e in entries for r in e["io"].values())
+        assert f["read_bytes"] == 4 * MIB and f["write_bytes"] == 0
+        assert f["block_read_bytes"] == 4 * MIB
+        assert f["page_cache_hit_pages"] + f["page_cache_miss_pages"] == 1024
+    assert variants[-1]["summary"]["files"][str(src)]["resident_pages_at_end"] == \
+        fincore_pages(src)
+    res = run([IOTRACE, "compare", "--", *cmds])
+    text = res.stdout.decode()
+    assert re.search(r"^  read_bytes +4,194,304 +4,194,304$", text, re.M), text
+    assert f"\nfile {src}\n" in text

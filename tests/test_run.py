@@ -381,3 +381,22 @@ def test_run_as_another_user(tmp_path):
     bad = run([IOTRACE, "-u", "no-such-user-x", "--", "true"])
     assert bad.returncode == 1
     assert bad.stderr.decode().splitlines() == ["iotrace: unknown user 'no-such-user-x'"]
+
+
+def test_many_concurrent_processes_keep_their_own_counts(tmp_path):
+    """~100 processes alive at once (50 subshells, each with its sleep), each its own slot
+    (a bitmap word holds 64): dd number i reads /dev/zero exactly i times and writes
+    /dev/null i times, in its own counters."""
+    script = ("for i in $(seq 50); do (sleep 0.5; dd if=/dev/zero of=/dev/null bs=1 count=$i"
+              " status=none) & done; wait")
+    report, res = iotrace_json(["/bin/sh", "-c", script], tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert report["drops"]["overflow_processes"] == 0
+    dds = [p for p in real_processes(report) if p["comm"] == "dd"]
+    assert len(dds) == 50
+    for p in dds:
+        i = int(next(a for a in p["args"].split() if a.startswith("count="))[6:])
+        files = {f["path"]: f["io"] for f in p["files"]}
+        assert files["/dev/zero"]["read"]["calls"] == i
+        assert files["/dev/null"]["write"]["calls"] == i
+        assert p["syscalls"]["write"]["calls"] == i

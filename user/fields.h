@@ -33,13 +33,13 @@
 #define IO_FIELDS(X)                                                                               \
 	X(calls, COL("calls", 9), NULL, NULL, NULL, "calls", 0, "Calls that returned")             \
 	X(errors, COL("errors", 7), NULL, NULL, NULL, "calls", 0, "Calls that returned an error")  \
-	X(requested_bytes, COL("req bytes", 13),                                                   \
+	X(requested_bytes, COL("req bytes", 12),                                                   \
 	  "iotrace_syscall_requested_bytes_total", NULL, NULL,                                     \
 	  "bytes", 0, "Bytes asked for (count argument or iovec sum) by calls whose request "      \
 	  "could be read")                                                                         \
 	X(unknown_request_calls, NOCOL, NULL, NULL, NULL, "calls", 0,                              \
 	  "Calls whose iovec array was too long or unreadable: not in requested_bytes")            \
-	X(transferred_bytes, COL("xfer bytes", 13), NULL, NULL, NULL, "bytes", 0,                  \
+	X(transferred_bytes, COL("xfer bytes", 12), NULL, NULL, NULL, "bytes", 0,                  \
 	  "Bytes returned by successful calls")
 
 /* One syscall on one file: a row of the per-file ledger (its histogram is latency_ns). */

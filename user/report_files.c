@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "cells.h"
 #include "names.h"
 #include "report.h"
 #include "residency.h"
@@ -13,95 +14,33 @@
 
 /* Width of the file column; a longer name is shortened in its middle. */
 #define NAME_COLUMN 22
-#define ELLIPSIS "…"
 
 /* ---- cells ---- */
-
-/* Display width of UTF-8 text (each ellipsis is three bytes, one column). */
-static int text_width(const char *s)
-{
-	int w = 0;
-
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xC0) != 0x80;
-	return w;
-}
 
 static void put_left(FILE *out, const char *s, int width)
 {
 	fprintf(out, "%s%*s", s, width > text_width(s) ? width - text_width(s) : 0, "");
 }
 
-/*
- * name shortened to width columns in its middle, the file name kept whole
- * ("/usr/lib/…/libc.so.6"); a file name longer than the column keeps its end.
- */
-static const char *middle_cut(const char *name, int width, char *buf, size_t len)
-{
-	const char *base = strrchr(name, '/');
-	int n = text_width(name), keep;
-
-	if (n <= width)
-		return name;
-	base = base && base[1] ? base + 1 : name;
-	keep = width - 1 - text_width(base) - 1; /* "…" and "/" */
-	if (keep < 1 || strlen(base) + 8 > len) {
-		snprintf(buf, len, ELLIPSIS "%.*s", (int)len - 4, base + strlen(base) - (width - 1));
-		return buf;
-	}
-	snprintf(buf, len, "%.*s" ELLIPSIS "/%.*s", keep, name, (int)len - keep - 5, base);
-	return buf;
-}
-
-/* 512, 12k, 1.2M ... in width columns: counts. */
 static void put_count(FILE *out, uint64_t v, int width)
 {
-	char s[32];
+	char s[CELL_MAX];
 
-	if (v < 100000)
-		snprintf(s, sizeof(s), "%llu", (unsigned long long)v);
-	else if (v < 10000000)
-		snprintf(s, sizeof(s), "%lluk", (unsigned long long)(v / 1000));
-	else
-		snprintf(s, sizeof(s), "%.1fM", v / 1e6);
-	fprintf(out, " %*s", width, s);
+	fprintf(out, " %*s", width, cell_count(v, s));
 }
 
-/* 832, 8.0K, 500K, 64M, 1.2G: bytes, binary units. */
 static void put_bytes(FILE *out, uint64_t v, int width)
 {
-	static const char unit[] = "KMGTP";
-	double x = v;
-	int u = -1;
-	char s[32];
+	char s[CELL_MAX];
 
-	while (x >= 1024 && u < 4) {
-		x /= 1024;
-		u++;
-	}
-	if (u < 0)
-		snprintf(s, sizeof(s), "%llu", (unsigned long long)v);
-	else
-		snprintf(s, sizeof(s), x < 10 ? "%.1f%c" : "%.0f%c", x, unit[u]);
-	fprintf(out, " %*s", width, s);
+	fprintf(out, " %*s", width, cell_bytes(v, s));
 }
 
-/* 850us, 1.2ms, 663ms, 1.30s: nanoseconds, to the precision a column shows. */
 static void put_time(FILE *out, uint64_t ns, int width)
 {
-	char s[32];
+	char s[CELL_MAX];
 
-	if (!ns)
-		snprintf(s, sizeof(s), "0");
-	else if (ns < 1000000)
-		snprintf(s, sizeof(s), "%lluus", (unsigned long long)((ns + 500) / 1000));
-	else if (ns < 10000000)
-		snprintf(s, sizeof(s), "%.1fms", ns / 1e6);
-	else if (ns < 1000000000)
-		snprintf(s, sizeof(s), "%llums", (unsigned long long)(ns / 1000000));
-	else
-		snprintf(s, sizeof(s), "%.2fs", ns / 1e9);
-	fprintf(out, " %*s", width, s);
+	fprintf(out, " %*s", width, cell_time(ns, s));
 }
 
 /* --wide: exact numbers, in wider columns. */
@@ -288,12 +227,13 @@ static void print_rest(FILE *out, struct file_record *const *rest, size_t n)
 		resident += rest[i]->residency_missing ? 0 : rest[i]->res.resident_pages;
 		faults += rest[i]->pc.faults;
 	}
-	fprintf(out, "+ %zu more file%s%s: %llu reads (%llu B), %llu writes (%llu B), "
-		     "%llu resident pages, %llu faults\n",
-		n, n == 1 ? "" : "s", mapped * 2 > n ? ", mostly mapped (shared libraries)" : "",
-		(unsigned long long)reads, (unsigned long long)rbytes,
-		(unsigned long long)writes, (unsigned long long)wbytes,
-		(unsigned long long)resident, (unsigned long long)faults);
+	fprintf(out, "+ %zu more file%s%s: %llu reads", n, n == 1 ? "" : "s",
+		mapped * 2 > n ? " (mostly mapped)" : "", (unsigned long long)reads);
+	put_bytes(out, rbytes, 0);
+	fprintf(out, ", %llu writes", (unsigned long long)writes);
+	put_bytes(out, wbytes, 0);
+	fprintf(out, ", %llu resident pages, %llu faults\n", (unsigned long long)resident,
+		(unsigned long long)faults);
 }
 
 /*

@@ -130,7 +130,7 @@ static void print_io_table(FILE *out, const struct profile *p, bool timing)
 			fprintf(out, " %*s", io_fields.f[i].width, io_fields.f[i].column);
 	fprintf(out, " %9s %9s", "p50 B", "p99 B");
 	if (timing)
-		fprintf(out, " %10s %10s", "p50 usecs", "p99 usecs");
+		fprintf(out, " %9s %9s", "p50 usecs", "p99 usecs");
 	fputc('\n', out);
 	for (int k = 1; k < IO_KINDS; k++) {
 		const struct io_summary *io = p->io[k];
@@ -140,13 +140,13 @@ static void print_io_table(FILE *out, const struct profile *p, bool timing)
 			continue;
 		snprintf(req, sizeof(req), "%llu%s", (unsigned long long)io->requested_bytes,
 			 io->unknown_request_calls ? "+?" : "");
-		fprintf(out, "%-16s %9llu %7llu %13s %13llu %9llu %9llu", io_kinds[k].name,
+		fprintf(out, "%-16s %9llu %7llu %12s %12llu %9llu %9llu", io_kinds[k].name,
 			(unsigned long long)io->calls, (unsigned long long)io->errors, req,
 			(unsigned long long)io->transferred_bytes,
 			(unsigned long long)io->size_bytes.p50,
 			(unsigned long long)io->size_bytes.p99);
 		if (timing)
-			fprintf(out, " %10.2f %10.2f", io->latency_ns.p50 / 1e3,
+			fprintf(out, " %9.2f %9.2f", io->latency_ns.p50 / 1e3,
 				io->latency_ns.p99 / 1e3);
 		fputc('\n', out);
 	}
@@ -266,11 +266,21 @@ static void print_process_header(FILE *out, const struct proc_record *p)
 {
 	char exit[64];
 
+	char head[64], tail[128];
+	int room;
+
 	format_exit(exit, sizeof(exit), p->exit_seen, p->exit_status);
-	fprintf(out, "\n== pid %u (ppid %u) %s: %s — %s", p->pid, p->ppid, p->comm,
-		p->args ? p->args : p->comm, exit);
+	snprintf(head, sizeof(head), "== pid %u (ppid %u) %s: ", p->pid, p->ppid, p->comm);
+	snprintf(tail, sizeof(tail), " — %s", exit);
 	if (p->start_ns && p->end_ns)
-		fprintf(out, ", %.3f s", (p->end_ns - p->start_ns) / 1e9);
+		snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail), ", %.3f s",
+			 (p->end_ns - p->start_ns) / 1e9);
+	/* The command line is cut to keep the line within 100 columns (JSON has it whole). */
+	room = 100 - (int)strlen(head) - ((int)strlen(tail) - 2);
+	fprintf(out, "\n%s%.*s%s%s", head, room > 10 ? room - 1 : 9,
+		p->args ? p->args : p->comm,
+		(int)strlen(p->args ? p->args : p->comm) > (room > 10 ? room - 1 : 9) ? "…" : "",
+		tail);
 	fputs(p->overflow ? " (counted with other processes beyond --max-procs)\n" : "\n", out);
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The tracer's insides, shared by tracer.c and tracer_read.c only (the libbpf layer). */
+/* The tracer's insides, shared by tracer*.c only (the libbpf layer). */
 #ifndef IOTRACE_TRACER_IMPL_H
 #define IOTRACE_TRACER_IMPL_H
 
@@ -19,6 +19,13 @@ struct tracer {
 	uint32_t pid_max, ncpus, nr_slots;
 	const char *missing[TRACER_HOOK_GROUPS]; /* why a hook group is off, or NULL */
 };
+
+/*
+ * Switches off the programs whose tracepoint this kernel lacks and records why in
+ * t->missing (tracer_hooks.c). full: parse the kernel's BTF to know (~12 ms); otherwise
+ * only IOTRACE_DISABLE_TRACEPOINTS is honoured and a failed load tells the rest.
+ */
+void probe_hooks(struct tracer *t, bool full);
 
 /* Returns true to stop the walk. */
 typedef bool (*map_visit_fn)(const void *key, const void *value, void *ctx);

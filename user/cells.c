@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Cells of the text tables (see cells.h). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "cells.h"
+
+int text_width(const char *s)
+{
+	int w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xC0) != 0x80;
+	return w;
+}
+
+const char *middle_cut(const char *name, int width, char *buf, size_t len)
+{
+	const char *base = strrchr(name, '/');
+	int n = text_width(name), keep;
+
+	if (n <= width)
+		return name;
+	base = base && base[1] ? base + 1 : name;
+	keep = width - 1 - text_width(base) - 1; /* "…" and "/" */
+	if (keep < 1 || strlen(base) + 8 > len) {
+		snprintf(buf, len, ELLIPSIS "%.*s", (int)len - 4, base + strlen(base) - (width - 1));
+		return buf;
+	}
+	snprintf(buf, len, "%.*s" ELLIPSIS "/%.*s", keep, name, (int)len - keep - 5, base);
+	return buf;
+}
+
+const char *cell_count(uint64_t v, char buf[CELL_MAX])
+{
+	if (v < 100000)
+		snprintf(buf, CELL_MAX, "%llu", (unsigned long long)v);
+	else if (v < 10000000)
+		snprintf(buf, CELL_MAX, "%lluk", (unsigned long long)(v / 1000));
+	else
+		snprintf(buf, CELL_MAX, "%.1fM", v / 1e6);
+	return buf;
+}
+
+const char *cell_bytes(uint64_t v, char buf[CELL_MAX])
+{
+	static const char unit[] = "KMGTP";
+	double x = v;
+	int u = -1;
+
+	while (x >= 1024 && u < 4) {
+		x /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, CELL_MAX, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, CELL_MAX, x < 10 ? "%.1f%c" : "%.0f%c", x, unit[u]);
+	return buf;
+}
+
+const char *cell_time(uint64_t ns, char buf[CELL_MAX])
+{
+	if (!ns)
+		snprintf(buf, CELL_MAX, "0");
+	else if (ns < 1000000)
+		snprintf(buf, CELL_MAX, "%lluus", (unsigned long long)((ns + 500) / 1000));
+	else if (ns < 10000000)
+		snprintf(buf, CELL_MAX, "%.1fms", ns / 1e6);
+	else if (ns < 1000000000)
+		snprintf(buf, CELL_MAX, "%llums", (unsigned long long)(ns / 1000000));
+	else
+		snprintf(buf, CELL_MAX, "%.2fs", ns / 1e9);
+	return buf;
+}
+
+const char *cell_grouped(double v, char buf[CELL_MAX])
+{
+	char digits[CELL_MAX];
+	int n, out = 0;
+
+	n = snprintf(digits, sizeof(digits), "%.0f", v < 0 ? 0 : v);
+	for (int i = 0; i < n && out < CELL_MAX - 2; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[out++] = ',';
+		buf[out++] = digits[i];
+	}
+	buf[out] = 0;
+	return buf;
+}
+
+const char *cell_time_2sig(double ns, char buf[CELL_MAX])
+{
+	static const struct { double scale; const char *unit; } units[] = {
+		{ 1, "ns" }, { 1e3, "us" }, { 1e6, "ms" }, { 1e9, "s" },
+	};
+	int u = 0;
+	double x;
+
+	if (ns <= 0) {
+		snprintf(buf, CELL_MAX, "-");
+		return buf;
+	}
+	while (u < 3 && ns >= 995 * units[u].scale)
+		u++;
+	x = ns / units[u].scale;
+	/* Two significant digits: 1.2, 12, 120 (rounded first, so 9.96 reads 10). */
+	x = x >= 9.95 ? round(x / pow(10, floor(log10(x)) - 1)) * pow(10, floor(log10(x)) - 1)
+		      : round(x * 10) / 10;
+	snprintf(buf, CELL_MAX, x < 10 ? "%.1f%s" : "%.0f%s", x, units[u].unit);
+	return buf;
+}

@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The numbers compare puts side by side, and how it shows them (see compare_table.h). */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cells.h"
+#include "compare_table.h"
+
+/* ---- numbers from one run-mode report ---- */
+
+static double num(const cJSON *obj, const char *path)
+{
+	char buf[256], *save = NULL;
+	const cJSON *cur = obj;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *k = strtok_r(buf, ".", &save); k && cur; k = strtok_r(NULL, ".", &save))
+		cur = cJSON_GetObjectItemCaseSensitive(cur, k);
+	return cJSON_IsNumber(cur) ? cur->valuedouble : 0;
+}
+
+static double sum_children(const cJSON *obj, const char *field)
+{
+	const cJSON *child;
+	double sum = 0;
+
+	cJSON_ArrayForEach(child, obj)
+		sum += num(child, field);
+	return sum;
+}
+
+static const char *const read_calls[] = { "read", "pread64", "readv", "preadv", "preadv2",
+					  "sendfile", "copy_file_range", "splice", NULL };
+static const char *const write_calls[] = { "write", "pwrite64", "writev", "pwritev",
+					   "pwritev2", "sendfile_dst", "copy_file_range_dst",
+					   "splice_dst", NULL };
+
+static double io_sum(const cJSON *io, const char *const *names, const char *field)
+{
+	double sum = 0;
+
+	for (; *names; names++)
+		sum += num(cJSON_GetObjectItem(io, *names), field);
+	return sum;
+}
+
+static const cJSON *totals(const cJSON *r, const char *key)
+{
+	return cJSON_GetObjectItem(cJSON_GetObjectItem(r, "totals"), key);
+}
+
+static double m_wall_s(const cJSON *r) { return num(r, "wall_ns") / 1e9; }
+static double m_syscalls(const cJSON *r) { return sum_children(totals(r, "syscalls"), "calls"); }
+static double m_read_bytes(const cJSON *r)
+{
+	return io_sum(totals(r, "io"), read_calls, "transferred_bytes");
+}
+static double m_write_bytes(const cJSON *r)
+{
+	return io_sum(totals(r, "io"), write_calls, "transferred_bytes");
+}
+#define PC(field) static double m_pc_##field(const cJSON *r) \
+	{ return num(r, "totals.page_cache." #field); }
+PC(hit_pages)
+PC(miss_pages)
+PC(readahead_pages)
+PC(unused_readahead_pages)
+static double m_ra_windows(const cJSON *r)
+{
+	return sum_children(cJSON_GetObjectItem(totals(r, "page_cache"), "readahead_windows"),
+			    "windows");
+}
+#define BLK(op, field) static double m_blk_##op##_##field(const cJSON *r) \
+	{ return num(r, "totals.block." #op "." #field); }
+BLK(read, requests)
+BLK(read, bytes)
+BLK(write, requests)
+BLK(write, bytes)
+static double m_blk_avg(const cJSON *r)
+{
+	double req = m_blk_read_requests(r) + m_blk_write_requests(r);
+
+	return req ? (m_blk_read_bytes(r) + m_blk_write_bytes(r)) / req : 0;
+}
+static double m_blk_p50_us(const cJSON *r) { return num(r, "totals.block.latency_ns.p50") / 1e3; }
+static double m_blk_p99_us(const cJSON *r) { return num(r, "totals.block.latency_ns.p99") / 1e3; }
+
+struct file_pages {
+	char id[48];
+	double pages;
+};
+
+static int cmp_file_pages(const void *a, const void *b)
+{
+	return strcmp(((const struct file_pages *)a)->id, ((const struct file_pages *)b)->id);
+}
+
+/* Pages of every file the run touched still cached at its end (each file once). */
+static double m_resident(const cJSON *r)
+{
+	const cJSON *proc, *file;
+	struct file_pages *all = NULL, *grown;
+	size_t n = 0, cap = 0;
+	double sum = 0;
+
+	cJSON_ArrayForEach(proc, cJSON_GetObjectItem(r, "processes")) {
+		cJSON_ArrayForEach(file, cJSON_GetObjectItem(proc, "files")) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 256;
+				grown = realloc(all, cap * sizeof(*all));
+				if (!grown)
+					goto out;
+				all = grown;
+			}
+			snprintf(all[n].id, sizeof(all[n].id), "%s/%.0f",
+				 cJSON_GetStringValue(cJSON_GetObjectItem(file, "dev")) ?: "?",
+				 num(file, "ino"));
+			all[n++].pages = num(file, "resident_pages");
+		}
+	}
+	if (n)
+		qsort(all, n, sizeof(*all), cmp_file_pages);
+	for (size_t i = 0; i < n; i++)
+		if (!i || strcmp(all[i].id, all[i - 1].id))
+			sum += all[i].pages;
+out:
+	free(all);
+	return sum;
+}
+
+enum shown { AS_COUNT, AS_WALL, AS_LATENCY_US, AS_TIME_NS };
+
+struct metric {
+	const char *name; /* JSON summary key and table row */
+	double (*get)(const cJSON *run);
+	enum shown shown;
+};
+
+static const struct metric metrics[] = {
+	{ "wall_s", m_wall_s, AS_WALL },
+	{ "syscalls", m_syscalls, AS_COUNT },
+	{ "read_bytes", m_read_bytes, AS_COUNT },
+	{ "write_bytes", m_write_bytes, AS_COUNT },
+	{ "page_cache_hit_pages", m_pc_hit_pages, AS_COUNT },
+	{ "page_cache_miss_pages", m_pc_miss_pages, AS_COUNT },
+	{ "readahead_windows", m_ra_windows, AS_COUNT },
+	{ "readahead_pages", m_pc_readahead_pages, AS_COUNT },
+	{ "unused_readahead_pages", m_pc_unused_readahead_pages, AS_COUNT },
+	{ "block_read_requests", m_blk_read_requests, AS_COUNT },
+	{ "block_read_bytes", m_blk_read_bytes, AS_COUNT },
+	{ "block_write_requests", m_blk_write_requests, AS_COUNT },
+	{ "block_write_bytes", m_blk_write_bytes, AS_COUNT },
+	{ "block_avg_request_bytes", m_blk_avg, AS_COUNT },
+	{ "block_p50_latency_us", m_blk_p50_us, AS_LATENCY_US },
+	{ "block_p99_latency_us", m_blk_p99_us, AS_LATENCY_US },
+	{ "resident_pages_at_end", m_resident, AS_COUNT },
+};
+#define NMETRICS (sizeof(metrics) / sizeof(metrics[0]))
+
+/* ---- numbers of one file from one report: its entries summed over the processes ---- */
+
+static double f_calls(const cJSON *f) { return sum_children(cJSON_GetObjectItem(f, "io"), "calls"); }
+static double f_read_bytes(const cJSON *f)
+{
+	return io_sum(cJSON_GetObjectItem(f, "io"), read_calls, "transferred_bytes");
+}
+static double f_write_bytes(const cJSON *f)
+{
+	return io_sum(cJSON_GetObjectItem(f, "io"), write_calls, "transferred_bytes");
+}
+static double f_io_ns(const cJSON *f) { return sum_children(cJSON_GetObjectItem(f, "io"), "total_ns"); }
+#define FILE_NUM(name, path) static double f_##name(const cJSON *f) { return num(f, path); }
+FILE_NUM(hit_pages, "hit_pages")
+FILE_NUM(miss_pages, "miss_pages")
+FILE_NUM(readahead_pages, "readahead_pages")
+FILE_NUM(unused_readahead_pages, "unused_readahead_pages")
+FILE_NUM(dirtied_pages, "dirtied_pages")
+FILE_NUM(blk_read_requests, "block.read.requests")
+FILE_NUM(blk_read_bytes, "block.read.bytes")
+FILE_NUM(blk_write_requests, "block.write.requests")
+FILE_NUM(blk_write_bytes, "block.write.bytes")
+FILE_NUM(resident_pages, "resident_pages")
+static double f_ra_windows(const cJSON *f)
+{
+	return sum_children(cJSON_GetObjectItem(f, "readahead_windows"), "windows");
+}
+
+struct file_metric {
+	const char *name;
+	double (*get)(const cJSON *file);
+	enum shown shown;
+	bool state; /* the file's state at the end, the same in every entry: not summed */
+};
+
+static const struct file_metric file_metrics[] = {
+	{ "calls", f_calls, AS_COUNT, false },
+	{ "io_time", f_io_ns, AS_TIME_NS, false },
+	{ "read_bytes", f_read_bytes, AS_COUNT, false },
+	{ "write_bytes", f_write_bytes, AS_COUNT, false },
+	{ "page_cache_hit_pages", f_hit_pages, AS_COUNT, false },
+	{ "page_cache_miss_pages", f_miss_pages, AS_COUNT, false },
+	{ "readahead_windows", f_ra_windows, AS_COUNT, false },
+	{ "readahead_pages", f_readahead_pages, AS_COUNT, false },
+	{ "unused_readahead_pages", f_unused_readahead_pages, AS_COUNT, false },
+	{ "dirtied_pages", f_dirtied_pages, AS_COUNT, false },
+	{ "block_read_requests", f_blk_read_requests, AS_COUNT, false },
+	{ "block_read_bytes", f_blk_read_bytes, AS_COUNT, false },
+	{ "block_write_requests", f_blk_write_requests, AS_COUNT, false },
+	{ "block_write_bytes", f_blk_write_bytes, AS_COUNT, false },
+	{ "resident_pages_at_end", f_resident_pages, AS_COUNT, true },
+};
+#define NFILE_METRICS (sizeof(file_metrics) / sizeof(file_metrics[0]))
+
+/* The metric over the file's entries in one run; -1 when no process touched it. */
+static double file_value(const cJSON *run, const char *path, const struct file_metric *m)
+{
+	const cJSON *proc, *file;
+	double v = -1;
+
+	cJSON_ArrayForEach(proc, cJSON_GetObjectItem(run, "processes")) {
+		cJSON_ArrayForEach(file, cJSON_GetObjectItem(proc, "files")) {
+			const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(file, "path"));
+			double x;
+
+			if (!p || strcmp(p, path))
+				continue;
+			x = m->get(file);
+			v = v < 0 ? x : m->state ? (x > v ? x : v) : v + x;
+		}
+	}
+	return v;
+}
+
+/* ---- medians ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+struct spread {
+	double median, min, max;
+};
+
+/* Median, min and max of values[0..n) (sorted in place); values < 0 (absent) are left out. */
+static struct spread spread_of(double *values, int n)
+{
+	struct spread s = { -1, -1, -1 };
+	int first = 0;
+
+	qsort(values, n, sizeof(*values), cmp_double);
+	while (first < n && values[first] < 0)
+		first++;
+	values += first;
+	n -= first;
+	if (n) {
+		s.median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+		s.min = values[0];
+		s.max = values[n - 1];
+	}
+	return s;
+}
+
+static struct spread run_metric(const struct compare_variant *v, int repeat, size_t m)
+{
+	double values[repeat];
+
+	for (int i = 0; i < repeat; i++)
+		values[i] = metrics[m].get(v->runs[i]);
+	return spread_of(values, repeat);
+}
+
+static struct spread file_metric(const struct compare_variant *v, int repeat, const char *path,
+				 size_t m)
+{
+	double values[repeat];
+
+	for (int i = 0; i < repeat; i++)
+		values[i] = file_value(v->runs[i], path, &file_metrics[m]);
+	return spread_of(values, repeat);
+}
+
+/* ---- labels ---- */
+
+#define MAX_WORDS 64
+
+static int split_words(char *s, char **words)
+{
+	char *save = NULL;
+	int n = 0;
+
+	for (char *w = strtok_r(s, " \t\n", &save); w && n < MAX_WORDS;
+	     w = strtok_r(NULL, " \t\n", &save))
+		words[n++] = w;
+	return n;
+}
+
+/* Words [from, to) joined, a path reduced to its last component ("tr2u" for ./workloads/tr2u). */
+static void join_words(char *const *words, int from, int to, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (int i = from; i < to && used < len; i++) {
+		const char *w = strrchr(words[i], '/') && strrchr(words[i], '/')[1]
+					? strrchr(words[i], '/') + 1 : words[i];
+
+		used += snprintf(buf + used, len - used, "%s%s", used ? " " : "", w);
+	}
+	if (!buf[0])
+		snprintf(buf, len, "(none)");
+}
+
+static bool labels_usable(const struct compare_variant *v, int n, char (*derived)[256])
+{
+	for (int i = 0; i < n; i++) {
+		if (v[i].label[0])
+			continue;
+		if (text_width(derived[i]) > LABEL_MAX)
+			return false;
+		for (int j = 0; j < i; j++)
+			if (!strcmp(derived[i], v[j].label[0] ? v[j].label : derived[j]))
+				return false;
+	}
+	return n > 1;
+}
+
+static void words_in_common(char *(*words)[MAX_WORDS], const int *nw, int n, int *pre, int *suf)
+{
+	*pre = *suf = MAX_WORDS;
+	for (int i = 1; i < n; i++) {
+		int p = 0, s = 0, most = nw[i] < nw[0] ? nw[i] : nw[0];
+
+		while (p < most && !strcmp(words[i][p], words[0][p]))
+			p++;
+		while (s < most - p && !strcmp(words[i][nw[i] - 1 - s], words[0][nw[0] - 1 - s]))
+			s++;
+		*pre = p < *pre ? p : *pre;
+		*suf = s < *suf ? s : *suf;
+	}
+}
+
+static void set_label(struct compare_variant *v, const char *label)
+{
+	size_t len = strnlen(label, sizeof(v->label) - 1);
+
+	memcpy(v->label, label, len);
+	v->label[len] = 0;
+}
+
+void compare_label(struct compare_variant *v, int n)
+{
+	char *copies[MAX_VARIANTS], *words[MAX_VARIANTS][MAX_WORDS];
+	char derived[MAX_VARIANTS][256];
+	int nw[MAX_VARIANTS], pre, suf;
+
+	for (int i = 0; i < n; i++) {
+		copies[i] = strdup(v[i].command);
+		nw[i] = copies[i] ? split_words(copies[i], words[i]) : 0;
+	}
+	words_in_common(words, nw, n, &pre, &suf);
+	for (int i = 0; i < n; i++)
+		join_words(words[i], pre, nw[i] - suf, derived[i], sizeof(derived[i]));
+	if (labels_usable(v, n, derived)) {
+		for (int i = 0; i < n; i++)
+			if (!v[i].label[0])
+				set_label(&v[i], derived[i]);
+	} else {
+		for (int i = 0; i < n; i++)
+			if (!v[i].label[0])
+				snprintf(v[i].label, sizeof(v[i].label), "%c", 'A' + i % 26);
+	}
+	for (int i = 0; i < n; i++)
+		free(copies[i]);
+}
+
+/* ---- the files named on the commands ---- */
+
+static bool command_position(char *const *words, int i)
+{
+	static const char *const separators[] = { "|", "||", "&&", ";", "&", "(", NULL };
+
+	if (i == 0 || words[i - 1][strlen(words[i - 1]) - 1] == ';')
+		return true;
+	for (const char *const *s = separators; *s; s++)
+		if (!strcmp(words[i - 1], *s))
+			return true;
+	return false;
+}
+
+static void add_named_file(struct comparison *c, const char *word)
+{
+	char path[PATH_MAX], clean[PATH_MAX];
+	size_t len;
+	struct stat st;
+
+	/* "<in", ">out", "2>>log", "'f'": the path inside. */
+	word += strspn(word, "0123456789");
+	word += strspn(word, "<>&'\"");
+	snprintf(clean, sizeof(clean), "%s", word);
+	len = strlen(clean);
+	while (len && strchr("'\";", clean[len - 1]))
+		clean[--len] = 0;
+	if (!len || clean[0] == '-' || !realpath(clean, path) || stat(path, &st) ||
+	    !S_ISREG(st.st_mode))
+		return;
+	for (int i = 0; i < c->nfiles; i++)
+		if (!strcmp(c->files[i], path))
+			return;
+	if (c->nfiles < MAX_NAMED_FILES)
+		c->files[c->nfiles++] = strdup(path);
+}
+
+void compare_find_files(struct comparison *c)
+{
+	for (int v = 0; v < c->n; v++) {
+		char *copy = strdup(c->v[v].command), *words[MAX_WORDS];
+		int n = copy ? split_words(copy, words) : 0;
+
+		for (int i = 0; i < n; i++)
+			if (!command_position(words, i))
+				add_named_file(c, words[i]);
+		free(copy);
+	}
+	/* A failed strdup leaves a NULL: drop it. */
+	for (int i = 0; i < c->nfiles; i++)
+		if (!c->files[i])
+			c->files[i--] = c->files[--c->nfiles];
+}
+
+void compare_free_files(struct comparison *c)
+{
+	for (int i = 0; i < c->nfiles; i++)
+		free(c->files[i]);
+	c->nfiles = 0;
+}
+
+/* ---- the table ---- */
+
+#define ROW_NAME 26
+
+static const char *cell(struct spread s, enum shown shown, char buf[CELL_MAX])
+{
+	int decimals = s.median < 10 ? 3 : s.median < 100 ? 2 : 1;
+
+	if (s.median < 0)
+		return "-";
+	switch (shown) {
+	case AS_WALL:
+		if (s.min == s.max)
+			snprintf(buf, CELL_MAX, "%.*f", decimals, s.median);
+		else
+			snprintf(buf, CELL_MAX, "%.*f (%.*f-%.*f)", decimals, s.median, decimals,
+				 s.min, decimals, s.max);
+		return buf;
+	case AS_LATENCY_US:
+		return cell_time_2sig(s.median * 1e3, buf);
+	case AS_TIME_NS:
+		return cell_time(s.median, buf);
+	default:
+		return cell_grouped(s.median, buf);
+	}
+}
+
+static void print_row_name(FILE *out, const char *indent, const char *name, enum shown shown)
+{
+	char row[64];
+
+	/* Latencies are shown with their unit, so the row drops the JSON key's "_us". */
+	snprintf(row, sizeof(row), "%s%.*s", indent,
+		 shown == AS_LATENCY_US ? (int)strlen(name) - 3 : (int)strlen(name), name);
+	fprintf(out, "%-*s", ROW_NAME, row);
+}
+
+static void print_file_rows(FILE *out, const struct comparison *c, const char *path, int width)
+{
+	char cut[PATH_MAX], buf[CELL_MAX];
+
+	fprintf(out, "file %s\n", middle_cut(path, 95, cut, sizeof(cut)));
+	for (size_t m = 0; m < NFILE_METRICS; m++) {
+		print_row_name(out, "  ", file_metrics[m].name, file_metrics[m].shown);
+		for (int v = 0; v < c->n; v++)
+			fprintf(out, " %*s", width,
+				cell(file_metric(&c->v[v], c->repeat, path, m), file_metrics[m].shown,
+				     buf));
+		fputc('\n', out);
+	}
+}
+
+void compare_print_table(FILE *out, const struct comparison *c)
+{
+	int width = c->repeat > 1 ? 20 : 14;
+	char buf[CELL_MAX];
+
+	fprintf(out, "%-*s", ROW_NAME, "variant");
+	for (int v = 0; v < c->n; v++)
+		fprintf(out, " %*s", width + (int)strlen(c->v[v].label) - text_width(c->v[v].label),
+			c->v[v].label);
+	fputc('\n', out);
+	for (size_t m = 0; m < NMETRICS; m++) {
+		print_row_name(out, "", metrics[m].name, metrics[m].shown);
+		for (int v = 0; v < c->n; v++)
+			fprintf(out, " %*s", width,
+				cell(run_metric(&c->v[v], c->repeat, m), metrics[m].shown, buf));
+		fputc('\n', out);
+	}
+	for (int f = 0; f < c->nfiles; f++)
+		print_file_rows(out, c, c->files[f], width);
+	fprintf(out, "(medians of %d run%s per variant, interleaved%s%s)\n", c->repeat,
+		c->repeat == 1 ? "" : "s", c->repeat > 1 ? "; wall: median (min-max)" : "",
+		c->drop_caches ? "; page cache dropped before each" : "");
+	for (int v = 0; v < c->n; v++)
+		fprintf(out, "%s: %s\n", c->v[v].label, c->v[v].command);
+}
+
+/* ---- JSON ---- */
+
+static cJSON *file_summaries(const struct comparison *c, const struct compare_variant *v)
+{
+	cJSON *files = cJSON_CreateObject();
+
+	for (int f = 0; f < c->nfiles; f++) {
+		cJSON *sum = cJSON_AddObjectToObject(files, c->files[f]);
+
+		for (size_t m = 0; sum && m < NFILE_METRICS; m++) {
+			struct spread s = file_metric(v, c->repeat, c->files[f], m);
+
+			if (s.median < 0)
+				cJSON_AddNullToObject(sum, file_metrics[m].name);
+			else
+				cJSON_AddNumberToObject(sum, file_metrics[m].name, s.median);
+		}
+	}
+	return files;
+}
+
+void compare_print_json(FILE *out, struct comparison *c)
+{
+	cJSON *root = cJSON_CreateObject(), *vars = cJSON_AddArrayToObject(root, "variants");
+	char *text;
+
+	for (int v = 0; v < c->n; v++) {
+		cJSON *var = cJSON_CreateObject(), *list = cJSON_CreateArray();
+		cJSON *sum = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(var, "label", c->v[v].label);
+		cJSON_AddStringToObject(var, "command", c->v[v].command);
+		for (size_t m = 0; m < NMETRICS; m++)
+			cJSON_AddNumberToObject(sum, metrics[m].name,
+						run_metric(&c->v[v], c->repeat, m).median);
+		cJSON_AddItemToObject(sum, "files", file_summaries(c, &c->v[v]));
+		for (int i = 0; i < c->repeat; i++) {
+			cJSON_AddItemToArray(list, c->v[v].runs[i]);
+			c->v[v].runs[i] = NULL; /* the document owns it now */
+		}
+		cJSON_AddItemToObject(var, "runs", list);
+		cJSON_AddItemToObject(var, "summary", sum);
+		cJSON_AddItemToArray(vars, var);
+	}
+	cJSON_AddBoolToObject(root, "drop_caches", c->drop_caches);
+	cJSON_AddNumberToObject(root, "repeat", c->repeat);
+	text = cJSON_Print(root);
+	if (text)
+		fprintf(out, "%s\n", text);
+	cJSON_free(text);
+	cJSON_Delete(root);
+}
