@@ -113,6 +113,14 @@ struct thread_io {
 	__u32 nr;       /* the syscall in flight (sys_enter) */
 	__u64 start_ns; /* its start, when timed */
 	__u32 close_idx, close_gen; /* close(): its file's entry + 1, resolved at sys_enter */
+	/*
+	 * The call sys_exit is counting on its files. Passed through this map value rather
+	 * than registers: the verifier forgets what it knew of them, so it checks the per-file
+	 * code once instead of once for each path of sys_exit that leads there.
+	 */
+	__s64 ret;
+	__u64 lat_ns; /* 0: not timed */
+	__u64 req;    /* bytes asked for, REQ_UNKNOWN when not known */
 	struct fd_cache fds[FD_CACHE]; /* direct-mapped by fd */
 };
 
@@ -159,7 +167,7 @@ struct iot_proc_event {
 
 _Static_assert(sizeof(struct syscall_stat) == 24, "syscall_stat layout");
 _Static_assert(sizeof(struct io_stat) == 8 * (7 + 2 * HIST_BUCKETS), "io_stat layout");
-_Static_assert(sizeof(struct thread_io) == 24 + 32 * FD_CACHE, "thread_io layout");
+_Static_assert(sizeof(struct thread_io) == 48 + 32 * FD_CACHE, "thread_io layout");
 _Static_assert(sizeof(struct iot_proc_event) == 32 + COMM_LEN + ARGS_LEN, "proc_event layout");
 
 /* ---- the per-file ledger (bpf/ledger.bpf.c) ---- */

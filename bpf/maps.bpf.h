@@ -137,33 +137,40 @@ static __always_inline void *lookup_or_init(void *map, const void *key, const vo
 }
 
 /*
- * The index (0..63) of the one bit set in v (a power of two): the bits below it, counted
- * without a branch (the verifier would otherwise explore every combination).
+ * Set bits of x, without a branch: the verifier then follows one path through it, where a
+ * chain of comparisons would give it one path per outcome.
  */
-static __always_inline __u32 bit_index(__u64 v)
+static __always_inline __u32 popcount64(__u64 x)
 {
-	__u64 x = v - 1;
-
 	x = x - ((x >> 1) & 0x5555555555555555ULL);
 	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
 	x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
 	return (x * 0x0101010101010101ULL) >> 56;
 }
 
+/* Index of v's lowest set bit, v a power of two (v & -v). */
+static __always_inline __u32 bit_index(__u64 v)
+{
+	return popcount64(v - 1);
+}
+
+/* Bits needed to write v: 0 for 0, else floor(log2(v)) + 1. Branch-free. */
+static __always_inline __u32 bit_length(__u64 v)
+{
+	v |= v >> 1;
+	v |= v >> 2;
+	v |= v >> 4;
+	v |= v >> 8;
+	v |= v >> 16;
+	v |= v >> 32;
+	return popcount64(v);
+}
+
 /* Bucket of v: 0 for 0, else floor(log2(v)) + 1, capped to the last bucket. */
 static __always_inline __u32 log2_bucket(__u64 v)
 {
-	__u32 r = 0, shift;
+	__u32 r = bit_length(v);
 
-	if (!v)
-		return 0;
-	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r = shift;
-	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
-	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
-	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
-	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
-	r |= (v >> 1);
-	r += 1;
 	return r < HIST_BUCKETS ? r : HIST_BUCKETS - 1;
 }
 

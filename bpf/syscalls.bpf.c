@@ -197,22 +197,20 @@ static __always_inline __u64 fd_value(struct pt_regs *regs, __u32 arg, long ret)
 #define REQ_UNKNOWN (~0ULL)
 
 /*
- * One call on the file behind fd (for close, the file sys_enter found), in the row of op.
- * Global: the verifier checks it once, not inlined twice (both ends of a copy) in sys_exit.
- * lat_ns 0: not timed; ops before FOP_fsync are the read/write family (ret is bytes).
+ * One call (ti->ret, ->lat_ns, ->req) on the file behind fd (for close, the file sys_enter
+ * found), in the row of op. Ops before FOP_fsync are the read/write family (ret is bytes).
  */
-__noinline int file_count(__u32 op, __u64 fd, long ret, __u64 lat_ns, __u64 req)
+static __always_inline void count_file(struct task_struct *task, struct thread_io *ti,
+				       __u32 op, __u64 fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 key = task->pid & inflight_mask, idx;
-	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
-	struct call c = { .ret = ret, .lat_ns = lat_ns, .timed = lat_ns != 0, .req = req,
-			  .known = req != REQ_UNKNOWN, .data = op < FOP_fsync };
+	struct call c = { .ret = ti->ret, .lat_ns = ti->lat_ns, .timed = ti->lat_ns != 0,
+			  .req = ti->req, .known = ti->req != REQ_UNKNOWN, .data = op < FOP_fsync };
 	struct file_stat *st;
+	__u32 idx;
 
 	op &= FILE_OP_SLOTS - 1;
-	if (!ti || ti->tid != task->pid || !op)
-		return 0;
+	if (!op)
+		return;
 	if (fd_arg[op] == FD_ENTER) {
 		idx = ti->close_idx - 1;
 		st = ti->close_idx ? entry_at(idx, ti->close_gen) : NULL;
@@ -222,21 +220,38 @@ __noinline int file_count(__u32 op, __u64 fd, long ret, __u64 lat_ns, __u64 req)
 	}
 	if (st)
 		count_row(st, idx, op, &c);
+}
+
+/*
+ * The second file of a copy (sendfile, copy_file_range, splice). Global: verified once, and
+ * only copies pay for the call (a BPF-to-BPF call returns through the same RET thunk as a
+ * helper call, ~50 ns with AMD's SRSO mitigation): the first file's count is inlined.
+ */
+__noinline int count_second_file(__u32 op, __u64 fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 key = task->pid & inflight_mask;
+	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
+
+	if (ti && ti->tid == task->pid)
+		count_file(task, ti, op, fd);
 	return 0;
 }
 
 /* The ledger's side of a call: its row on each file it used (both ends of a copy). */
-static __always_inline void account_files(struct pt_regs *regs, __u32 nr, struct call *c)
+static __always_inline void account_files(struct task_struct *task, struct thread_io *ti,
+					  struct pt_regs *regs, __u32 nr, struct call *c)
 {
 	__u32 op = file_op_of[nr] & (FILE_OP_SLOTS - 1);
-	__u64 lat = c->timed ? c->lat_ns | !c->lat_ns : 0; /* a timed 0 ns is still timed */
-	__u64 req = c->known ? c->req : REQ_UNKNOWN;
 
 	if (!op)
 		return;
-	file_count(op, fd_value(regs, fd_arg[op], c->ret), c->ret, lat, req);
+	ti->ret = c->ret;
+	ti->lat_ns = c->timed ? c->lat_ns | !c->lat_ns : 0; /* a timed 0 ns is still timed */
+	ti->req = c->known ? c->req : REQ_UNKNOWN;
+	count_file(task, ti, op, fd_value(regs, fd_arg[op], c->ret));
 	if (fd2_arg[op])
-		file_count(fd2_op[op], fd_value(regs, fd2_arg[op], c->ret), c->ret, lat, req);
+		count_second_file(fd2_op[op], fd_value(regs, fd2_arg[op], c->ret));
 }
 
 /*
@@ -318,7 +333,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		c.req = requested_bytes(regs, kind, &c.known);
 		account_io(&c, cpu, slot, kind);
 	}
-	if (!serve)
-		account_files(regs, nr, &c);
+	if (!serve && ti)
+		account_files(task, ti, regs, nr, &c);
 	return 0;
 }

@@ -21,7 +21,11 @@ def test_bench_script_runs_every_tool(tmp_path):
     assert reads > 10 and writes > 10
     assert row["iotrace"]["counts_equal_strace"] is True
     assert row["iotrace --no-time"]["counts_equal_strace"] is True
-    assert data["peak_rss_kib"] > 0 and data["bpf_map_bytes"] > 0
+    assert data["peak_rss_kib"] > data["peak_anon_kib"] > 0 and data["bpf_map_bytes"] > 0
+    # The ledger at scale (2,000 files with --quick): every file in tar's ledger, none lost.
+    led = data["ledger"]
+    assert led["files_in_report"] == led["files"] == 2000 and led["returncode"] == 0
+    assert led["drops_files"] == 0 and led["drops_paths"] == 0 and led["bpf_map_bytes"] > 0
     text = (tmp_path / "performance.md").read_text()
     assert "| tr2b |" in text and (tmp_path / "performance.png").exists()
     # The command's own time (bench/cmdtime) lies inside the whole command line's.
@@ -37,4 +41,4 @@ def test_bench_script_runs_every_tool(tmp_path):
     subprocess.run([sys.executable, ROOT / "scripts/bench.py", "--render",
                     tmp_path / "performance.json", "--out", again], check=True, timeout=120)
     assert (again / "performance.md").read_text() == text
-    assert "| start-up | ≤ 50 ms |" in text
+    assert "| start-up | ≤ 50 ms |" in text and "| BPF map memory | ≤ 64 MiB |" in text
