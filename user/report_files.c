@@ -73,8 +73,12 @@ static void put_summary(FILE *out, const struct file_summary *s, bool wide)
 /* Shared libraries and the like: mapped, at most their header read, never written. */
 static bool mapped_only(const struct file_record *f)
 {
-	return (f->sum.maps || f->pc.faults) && f->sum.read_bytes <= 4096 &&
-	       !f->sum.write_calls && !f->sum.sync_calls && f->kind == FK_FILE;
+	/* Mapped by mmap or by execve (which opens and maps the program in the kernel): no
+	 * open of its own, no read past an ELF header, never written. */
+	bool mapped = f->sum.maps || f->pc.faults || (!f->sum.opens && !f->sum.read_calls);
+
+	return mapped && f->sum.read_bytes <= 4096 && !f->sum.write_calls &&
+	       !f->sum.sync_calls && f->kind == FK_FILE;
 }
 
 static int cmp_files(const void *a, const void *b, void *by_time)

@@ -304,6 +304,7 @@ static void print_process(FILE *out, const struct proc_record *p, const struct r
 {
 	print_process_header(out, p);
 	print_files(out, p, r, o);
+	fputc('\n', out);
 	print_profile(out, &p->prof, o, hists);
 	print_block_table(out, "block I/O", p->blocks, p->nblocks);
 }
