@@ -33,8 +33,9 @@ TRACER_BPF_OBJS := $(OUTPUT)/bpf/iotrace.bpf.o
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/user/min_btf.o
 # Structs the programs pass to bpf_rdonly_cast: KERNEL_CAST_STRUCTS in bpf/iotrace.h.
-KERNEL_CAST_TYPES := $(shell sed -n 's/^\#define KERNEL_CAST_STRUCTS(X) //p' bpf/iotrace.h | \
-	sed 's/X(\([a-z_]*\))/\1/g')
+# (continuation lines joined first).
+KERNEL_CAST_TYPES := $(shell sed -e ':a' -e '/\\$$/N; s/\\\n//; ta' bpf/iotrace.h | \
+	sed -n 's/^\#define KERNEL_CAST_STRUCTS(X) *//p' | sed 's/X(\([a-z_]*\))/\1/g')
 KERNEL_NOTES ?= /sys/kernel/notes
 WORKLOADS := $(patsubst %.c,%,$(wildcard workloads/*.c))
 # Small C programs used by tests and benchmarks only (not shipped).
@@ -143,7 +144,10 @@ workloads/readall-go: workloads/readall-go.go | $(OUTPUT)
 
 workloads/%: workloads/%.c $(OUTPUT)/.deps
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -MF $(OUTPUT)/$(subst /,_,$@).d $< -o $@
+	$(Q)$(CC) $(CFLAGS) -MF $(OUTPUT)/$(subst /,_,$@).d $< -o $@ $(WORKLOAD_LIBS_$(@F))
+
+# The io_uring workload links liburing (Debian's liburing-dev).
+WORKLOAD_LIBS_uring := -luring
 
 # The README's two commands.
 demo: deps all

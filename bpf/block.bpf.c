@@ -65,6 +65,15 @@ struct {
 static const struct block_stat zero_stat;
 
 #define PF_KTHREAD 0x00200000
+#define PF_IO_WORKER 0x00000010
+
+/* An io_uring thread (io-wq worker "iou-wrk-N", or SQPOLL "iou-sqp-N") or the task's own. */
+static __always_inline __u32 submit_thread(struct task_struct *task, const char *comm)
+{
+	if (!(task->flags & PF_IO_WORKER))
+		return VIA_TASK;
+	return comm[4] == 's' && comm[5] == 'q' && comm[6] == 'p' ? VIA_SQPOLL : VIA_IOWQ;
+}
 
 /*
  * The process a request started by this task is charged to, or 0: a traced process in run
@@ -248,6 +257,7 @@ static __always_inline void start_request(struct request *rq, bool issued)
 	if (info.tgid) {
 		info.charge = CHARGE_SUBMITTER;
 		bpf_get_current_comm(info.comm, sizeof(info.comm));
+		info.via = submit_thread(task, info.comm);
 	} else if (file.ino && (who = bpf_map_lookup_elem(&dirtier, &file))) {
 		info.tgid = who->tgid;
 		info.charge = CHARGE_DIRTIER;
@@ -259,6 +269,7 @@ static __always_inline void start_request(struct request *rq, bool issued)
 			/* Snoop shows the submitter for everything not charged elsewhere. */
 			info.tgid = task->tgid;
 			bpf_get_current_comm(info.comm, sizeof(info.comm));
+			info.via = submit_thread(task, info.comm);
 		}
 	}
 	if (bpf_map_update_elem(&block_inflight, &rq, &info, BPF_NOEXIST))
@@ -396,6 +407,7 @@ static void emit(struct block_rq_info *info, struct block_key *key, struct done 
 	e->flags = flags;
 	e->charge = info ? info->charge : CHARGE_NONE;
 	e->error = error;
+	e->via = info ? info->via : VIA_TASK;
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
 	if (info)
 		__builtin_memcpy(e->comm, info->comm, sizeof(e->comm));

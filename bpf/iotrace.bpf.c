@@ -19,3 +19,4 @@ char LICENSE[] SEC("license") = "GPL";
 #include "syscalls.bpf.c"  /* syscall counters; syscalls counted per file */
 #include "pagecache.bpf.c" /* page cache and readahead per (process, file) */
 #include "block.bpf.c"     /* block I/O per process, disk and file */
+#include "uring.bpf.c"     /* io_uring requests per process, opcode and file */

@@ -34,7 +34,8 @@
  * the one list of them: the enum below, the loader's names (user/tracer.c) and the build's
  * list of ids to record (Makefile, which reads this line) all come from it.
  */
-#define KERNEL_CAST_STRUCTS(X) X(address_space) X(file) X(folio) X(inode) X(kiocb) X(task_struct)
+#define KERNEL_CAST_STRUCTS(X)                                                                     \
+	X(address_space) X(file) X(folio) X(inode) X(io_kiocb) X(kiocb) X(task_struct)
 
 #define KT_ENUM_ENTRY(name) KT_##name,
 enum kernel_cast_type { KERNEL_CAST_STRUCTS(KT_ENUM_ENTRY) KERNEL_CAST_TYPES };
@@ -141,7 +142,12 @@ struct thread_io {
 	X(BLOCK_EVENTS, block_events, "snoop events the ring buffer had no room for")              \
 	X(BLOCK_UNSEEN, block_completions_unseen, "completions the kernel skipped (nested in "     \
 	  "an IRQ), counted late")                                                                 \
-	X(FILE_BLOCKS, file_blocks, "completions not counted per file: the table was full")
+	X(FILE_BLOCKS, file_blocks, "completions not counted per file: the table was full")        \
+	X(URING_INFLIGHT, uring_inflight, "io_uring requests submitted when the in-flight table "  \
+	  "was full: no latency, not told inline or async")                                        \
+	X(URING_KEYS, uring_keys, "io_uring events of (process, opcode) beyond the stats table")   \
+	X(URING_OVERFLOW, uring_cq_overflows, "io_uring completions that overflowed the "          \
+	  "completion ring: not matched to their request (counted in flight)")
 #define DROP_ENUM_ENTRY(suffix, name, help) DROP_##suffix,
 enum drop_counter { DROP_LIST(DROP_ENUM_ENTRY) DROP_COUNTERS };
 
@@ -190,10 +196,17 @@ _Static_assert(sizeof(struct iot_proc_event) == 32 + COMM_LEN + ARGS_LEN, "proc_
 	X(preadv2) X(pwritev2) X(sendfile) X(sendfile_dst) X(copy_file_range)                      \
 	X(copy_file_range_dst) X(splice) X(splice_dst) X(fsync) X(fdatasync) X(sync_file_range)    \
 	X(fallocate) X(ftruncate) X(open) X(openat) X(openat2) X(creat) X(close) X(mmap) X(lseek)  \
-	X(getdents64) X(fadvise64) X(readahead)
+	X(getdents64) X(fadvise64) X(readahead)                                                    \
+	X(uring_READV) X(uring_WRITEV) X(uring_FSYNC) X(uring_READ_FIXED) X(uring_WRITE_FIXED)     \
+	X(uring_SYNC_FILE_RANGE) X(uring_SENDMSG) X(uring_RECVMSG) X(uring_FALLOCATE)              \
+	X(uring_READ) X(uring_WRITE) X(uring_FADVISE) X(uring_SEND) X(uring_RECV) X(uring_SPLICE)  \
+	X(uring_TEE) X(uring_SEND_ZC) X(uring_SENDMSG_ZC) X(uring_READ_MULTISHOT)                  \
+	X(uring_FTRUNCATE) X(uring_RECV_ZC) X(uring_READV_FIXED) X(uring_WRITEV_FIXED)
 #define FOP_ENUM_ENTRY(name) FOP_##name,
 enum file_op { FOP_NONE = 0, FILE_OPS(FOP_ENUM_ENTRY) FILE_OPS_END };
-#define FILE_OP_SLOTS 32
+/* Rows per entry: a power of two (indexes are masked), room for every op. */
+#define FILE_OP_SLOTS 64
+_Static_assert(FILE_OPS_END <= FILE_OP_SLOTS, "file ops fit the rows of an entry");
 
 /* Where a file op finds its fd: an argument, its return value (opens), or sys_enter (close). */
 enum fd_arg { FD_NONE = 0, FD_ARG1, FD_ARG2, FD_ARG3, FD_ARG5, FD_RET, FD_ENTER };
@@ -320,6 +333,73 @@ _Static_assert(sizeof(struct file_key) == 24, "file_key layout");
 _Static_assert(FILE_OPS_END <= FILE_OP_SLOTS, "file ops fit their slots");
 _Static_assert(sizeof(struct chunk_bits) == 128, "chunk_bits layout");
 
+/* ---- io_uring (bpf/uring.bpf.c) ---- */
+
+#define MAX_URING_OPS 64        /* opcodes (IORING_OP_LAST is 63 on 6.18) */
+#define MAX_URING_KEYS 4096     /* (owner, opcode) pairs */
+#define MAX_URING_INFLIGHT 16384
+
+/* What an opcode does to its file: its bytes count as read or written, or it syncs. */
+enum uring_kind { UK_NONE = 0, UK_READ, UK_WRITE, UK_SYNC, UK_FILE };
+
+/*
+ * io_uring opcodes in their uapi order (enum io_uring_op; the numbers are ABI), named as
+ * liburing names them without IORING_OP_, with their kind. Per-file rows: uring_NAME ops.
+ */
+#define URING_OPS(X)                                                                               \
+	X(NOP, NONE) X(READV, READ) X(WRITEV, WRITE) X(FSYNC, SYNC) X(READ_FIXED, READ)             \
+	X(WRITE_FIXED, WRITE) X(POLL_ADD, NONE) X(POLL_REMOVE, NONE) X(SYNC_FILE_RANGE, SYNC)      \
+	X(SENDMSG, WRITE) X(RECVMSG, READ) X(TIMEOUT, NONE) X(TIMEOUT_REMOVE, NONE)                \
+	X(ACCEPT, NONE) X(ASYNC_CANCEL, NONE) X(LINK_TIMEOUT, NONE) X(CONNECT, NONE)               \
+	X(FALLOCATE, FILE) X(OPENAT, NONE) X(CLOSE, NONE) X(FILES_UPDATE, NONE) X(STATX, NONE)     \
+	X(READ, READ) X(WRITE, WRITE) X(FADVISE, FILE) X(MADVISE, NONE) X(SEND, WRITE)             \
+	X(RECV, READ) X(OPENAT2, NONE) X(EPOLL_CTL, NONE) X(SPLICE, WRITE)                         \
+	X(PROVIDE_BUFFERS, NONE) X(REMOVE_BUFFERS, NONE) X(TEE, WRITE) X(SHUTDOWN, NONE)           \
+	X(RENAMEAT, NONE) X(UNLINKAT, NONE) X(MKDIRAT, NONE) X(SYMLINKAT, NONE) X(LINKAT, NONE)   \
+	X(MSG_RING, NONE) X(FSETXATTR, NONE) X(SETXATTR, NONE) X(FGETXATTR, NONE)                  \
+	X(GETXATTR, NONE) X(SOCKET, NONE) X(URING_CMD, NONE) X(SEND_ZC, WRITE)                     \
+	X(SENDMSG_ZC, WRITE) X(READ_MULTISHOT, READ) X(WAITID, NONE) X(FUTEX_WAIT, NONE)           \
+	X(FUTEX_WAKE, NONE) X(FUTEX_WAITV, NONE) X(FIXED_FD_INSTALL, NONE) X(FTRUNCATE, FILE)      \
+	X(BIND, NONE) X(LISTEN, NONE) X(RECV_ZC, READ) X(EPOLL_WAIT, NONE) X(READV_FIXED, READ)    \
+	X(WRITEV_FIXED, WRITE) X(PIPE, NONE)
+#define UOP_ENUM_ENTRY(name, kind) UOP_##name,
+enum uring_op { URING_OPS(UOP_ENUM_ENTRY) URING_OPS_KNOWN };
+_Static_assert(URING_OPS_KNOWN == 63 && URING_OPS_KNOWN <= MAX_URING_OPS, "io_uring opcodes");
+
+/* How a request ran, told at its first completion. */
+enum uring_how { URING_INLINE = 0, URING_ASYNC, URING_POLL, URING_HOWS };
+
+struct uring_key {
+	__u32 owner; /* the ring owner's tgid (a label slot in serve) */
+	__u32 op;    /* opcode */
+};
+
+struct uring_stat {
+	__u64 ops;         /* requests submitted, and refused at submission */
+	__u64 sqpoll_ops;  /* ... submitted by the ring's SQPOLL thread */
+	__u64 completions; /* CQEs (a multishot request posts several) */
+	__u64 errors;      /* CQEs with a negative result */
+	__u64 res_bytes;   /* sum of the positive results: bytes for data opcodes */
+	__u64 ran[URING_HOWS]; /* requests by how they ran, at their first CQE */
+	__u64 unseen;      /* requests whose CQE was never matched (a recycled request) */
+	__u64 latency_sum_ns;  /* submission to first CQE, summed */
+	__u64 lat_hist[HIST_BUCKETS];
+};
+
+/* A request in flight, keyed by its struct io_kiocb. */
+struct uring_req {
+	__u64 start_ns;
+	__u32 owner;
+	__u32 tgid;  /* the ring owner's process (its ledger) */
+	__u8 op;
+	__u8 how;    /* enum uring_how */
+	__u8 seen;   /* a CQE came (multishot: more may come) */
+	__u8 pad[5];
+};
+
+_Static_assert(sizeof(struct uring_stat) == 8 * (10 + HIST_BUCKETS), "uring_stat layout");
+_Static_assert(sizeof(struct uring_req) == 24, "uring_req layout");
+
 /* ---- block I/O (bpf/block.bpf.c) ---- */
 
 #define MAX_BLOCK_KEYS 1024
@@ -380,8 +460,13 @@ struct block_rq_info {
 	__u64 rq_id; /* bio pointer: with sector, tells a reused request struct from the same one */
 	__u32 bytes;
 	__u32 op; /* enum block_op */
+	__u32 via; /* enum submit_thread: which kind of thread of the process submitted it */
+	__u32 pad;
 	char comm[COMM_LEN];
 };
+
+/* The thread of a process that submitted a block request: its own, or io_uring's. */
+enum submit_thread { VIA_TASK = 0, VIA_IOWQ, VIA_SQPOLL };
 
 /* One completed request, for iotrace snoop. */
 struct block_event {
@@ -398,6 +483,8 @@ struct block_event {
 	__u32 charge;
 	__s32 error;
 	__u32 late; /* its completion was skipped (see block.md): seen later, no latencies */
+	__u32 via;  /* enum submit_thread */
+	__u32 pad;
 	char comm[COMM_LEN];
 };
 

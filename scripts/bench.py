@@ -95,6 +95,11 @@ def workloads(tmp, quick):
                                          "done"]),
         Workload("read-file cold 64M", [str(WL / "read-file"), "-n", "16m" if quick else "64m",
                                         str(big)], cold=[big], short=True),
+        # io_uring: 4 KiB O_DIRECT random reads at queue depth 16, no read/write syscalls.
+        Workload("fio io_uring randread", [
+            "fio", "--name=j", f"--filename={big}", "--ioengine=io_uring", "--rw=randread",
+            "--direct=1", "--bs=4k", "--iodepth=16", f"--size={'4m' if quick else '32m'}",
+            "--output=/dev/null"]),
     ]
 
 

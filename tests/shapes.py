@@ -84,13 +84,16 @@ def scenarios(tmp):
     subprocess.run([WL / "mkinput", "-r", "4m", src], check=True)
     script = f"cat {src} > /dev/null; dd if=/dev/zero of={tmp}/out bs=64k count=16 " \
              f"conv=fsync 2>/dev/null; {WL}/read-file -i -n 1m {src}"
-    off = {"IOTRACE_DISABLE_TRACEPOINTS": "mm_filemap_fault,iomap_dio_rw_begin"}
+    off = {"IOTRACE_DISABLE_TRACEPOINTS":
+           "mm_filemap_fault,iomap_dio_rw_begin,io_uring_complete"}
     return [
         ("pipeline", {}, ["--sync"], ["/bin/sh", "-c", script]),
         ("single", {}, [], [str(WL / "read-file"), "-n", "1m", str(src)]),
         ("notime", {}, ["--no-time"], [str(WL / "read-file"), "-n", "1m", str(src)]),
         ("hooks-off", off, [], ["/bin/sh", "-c", f"cat {src} >/dev/null; true"]),
         ("overflow", {}, ["--max-procs", "1"], ["/bin/sh", "-c", "true; true; /bin/true"]),
+        ("uring", {}, [], [str(WL / "uring"), "-w", "8", "-n", "8", "-f", "1", "-o",
+                           str(tmp / "uring.dat")]),
     ]
 
 

@@ -14,7 +14,7 @@ def recorded(name, kind):
     return set((DATA / f"{name}.{kind}.shape").read_text().split("\n")) - {""}
 
 
-@pytest.mark.parametrize("name", ["pipeline", "single", "notime", "hooks-off", "overflow"])
+@pytest.mark.parametrize("name", ["pipeline", "single", "notime", "hooks-off", "overflow", "uring"])
 def test_json_and_prometheus_shapes_unchanged(shapes, name):
     paths, families = shapes[name]
     want = recorded(name, "json")

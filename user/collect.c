@@ -6,6 +6,7 @@
 #include "collect.h"
 #include "files.h"
 #include "names.h"
+#include "uring.h"
 
 struct collector {
 	struct tracer *tracer;
@@ -375,6 +376,34 @@ static int attach_blocks(struct collector *c, struct run_result *r)
 	return err;
 }
 
+/* io_uring records go to their process (the ring owner's); the run's totals by opcode. */
+static int attach_urings(struct collector *c, struct run_result *r)
+{
+	struct uring_record *recs, *grown;
+	size_t n;
+	int err = 0;
+
+	if (tracer_read_urings(c->tracer, &recs, &n))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct proc_record *p = collector_find(c, recs[i].key.owner);
+
+		if (uring_add_by_op(&r->uring_totals, &r->nuring_totals, &recs[i]))
+			err = -ENOMEM;
+		if (!p)
+			continue;
+		grown = realloc(p->urings, (p->nurings + 1) * sizeof(*grown));
+		if (!grown) {
+			err = -ENOMEM;
+			continue;
+		}
+		grown[p->nurings++] = recs[i];
+		p->urings = grown;
+	}
+	free(recs);
+	return err;
+}
+
 /* The totals of every process and of the overflow slot. */
 static int sum_totals(struct collector *c, struct run_result *r)
 {
@@ -402,11 +431,12 @@ int collector_finish(struct collector *c, struct run_result *r)
 	if (sum_totals(c, r))
 		err = -ENOMEM;
 	tracer_read_drops(t, r->drops);
-	if (attach_files(c) || attach_blocks(c, r))
+	if (attach_files(c) || attach_blocks(c, r) || attach_urings(c, r))
 		err = -ENOMEM;
 	r->nr_slots = tracer_nr_slots(t);
 	r->page_cache_missing = tracer_hooks_missing(t, HOOKS_PAGE_CACHE);
 	r->direct_io_missing = tracer_hooks_missing(t, HOOKS_DIRECT_IO);
+	r->uring_missing = tracer_hooks_missing(t, HOOKS_URING);
 	r->procs = c->procs;
 	r->nprocs = c->nprocs;
 	r->other_files = c->other;

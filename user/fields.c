@@ -18,6 +18,7 @@
 #define SC_page_cache_view(...) FIELD_ENTRY(struct page_cache_view, __VA_ARGS__)
 #define SC_residency_view(...) FIELD_ENTRY(struct residency_view, __VA_ARGS__)
 #define SC_block_view(...) FIELD_ENTRY(struct block_view, __VA_ARGS__)
+#define SC_uring_view(...) FIELD_ENTRY(struct uring_view, __VA_ARGS__)
 
 TABLE(syscall_fields, "syscalls", sc_row, SYSCALL_FIELDS);
 TABLE(io_fields, "io", io_summary, IO_FIELDS);
@@ -25,6 +26,7 @@ TABLE(file_io_fields, "files.io", file_io, FILE_IO_FIELDS);
 TABLE(page_cache_fields, "page_cache", page_cache_view, PAGE_CACHE_FIELDS);
 TABLE(residency_fields, "files", residency_view, RESIDENCY_FIELDS);
 TABLE(block_fields, "block", block_view, BLOCK_FIELDS);
+TABLE(uring_fields, "io_uring", uring_view, URING_FIELDS);
 
 static void print_table(FILE *out, const struct field_table *t)
 {
@@ -47,6 +49,9 @@ static void print_table(FILE *out, const struct field_table *t)
 		help);
 #define IO_HIST_LINE(...) HIST_LINE("io", __VA_ARGS__)
 #define BLOCK_HIST_LINE(...) HIST_LINE("block", __VA_ARGS__)
+#define URING_HIST_LINE(...) HIST_LINE("io_uring", __VA_ARGS__)
+#define URING_TEXT_LINE(name, column, unit, help)                                                  \
+	fprintf(out, "io_uring\t%s\t%s\t-\t%s\t%s (text only)\n", #name, column, unit, help);
 #define BLOCK_TEXT_LINE(name, column, unit, help)                                                  \
 	fprintf(out, "block\t%s\t%s\t-\t%s\t%s (text only)\n", #name, column, unit, help);
 #define FILE_SUMMARY_LINE(name, column, width, format, help)                                  \
@@ -74,4 +79,9 @@ void fields_print(FILE *out)
 	print_table(out, &block_fields);
 	BLOCK_TEXT_FIELDS(BLOCK_TEXT_LINE)
 	BLOCK_HISTS(BLOCK_HIST_LINE)
+	print_table(out, &uring_fields);
+	URING_TEXT_FIELDS(URING_TEXT_LINE)
+	URING_HISTS(URING_HIST_LINE)
+	fputs("files\tio_uring\t-\t-\tCQEs, bytes\tThe file's io_uring requests by opcode, as "
+	      "files.io's rows (calls: one per CQE; transferred_bytes; latency_ns)\n", out);
 }

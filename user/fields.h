@@ -157,6 +157,42 @@
 	X(queue_latency_ns, "q us", "iotrace_block_io_queue_latency_seconds", "ns",                \
 	  "Request latency, start (queued) to completion")
 
+/* io_uring requests of one (process, opcode) (bpf/uring.bpf.c). */
+#define URING_FIELDS(X)                                                                            \
+	X(ops, COL("ops", 9), "iotrace_io_uring_ops_total", NULL, NULL, "requests", 0,             \
+	  "Requests submitted (and refused at submission)")                                        \
+	X(completions, NOCOL, "iotrace_io_uring_completions_total", NULL, NULL, "CQEs", 0,         \
+	  "Completions (CQEs) posted; a multishot request posts several")                          \
+	X(errors, COL("errors", 7), "iotrace_io_uring_errors_total", NULL, NULL, "CQEs", 0,        \
+	  "Completions with a negative result")                                                    \
+	X(bytes, COL("bytes", 13), "iotrace_io_uring_bytes_total", NULL, NULL, "bytes",            \
+	  FIELD_URING_DATA, "Bytes moved: the positive results of the completions of a data "      \
+	  "opcode (null for the others)")                                                          \
+	X(inline_ops, NOCOL, "iotrace_io_uring_requests_total", "how", "inline", "requests", 0,    \
+	  "Requests by how they ran, told at their first completion: inline, in the thread that "  \
+	  "submitted them")                                                                        \
+	X(async_ops, NOCOL, "iotrace_io_uring_requests_total", "how", "async", "requests", 0,      \
+	  "Requests punted to an io-wq worker (IOSQE_ASYNC, or work that would block)")            \
+	X(poll_ops, NOCOL, "iotrace_io_uring_requests_total", "how", "poll", "requests", 0,        \
+	  "Requests that waited for readiness (poll) before they ran")                             \
+	X(sqpoll_ops, NOCOL, "iotrace_io_uring_sqpoll_ops_total", NULL, NULL, "requests", 0,       \
+	  "Requests submitted by the ring's SQPOLL thread")                                        \
+	X(in_flight, NOCOL, "iotrace_io_uring_in_flight", NULL, NULL, "requests", FIELD_GAUGE,     \
+	  "Requests without their completion at the end (armed multishot requests included)")      \
+	X(unseen, NOCOL, NULL, NULL, NULL, "requests", 0,                                          \
+	  "Requests whose completion was never matched to them (completion ring overflow)")        \
+	X(latency_sum_ns, NOCOL, NULL, NULL, NULL, "ns", 0,                                        \
+	  "Submission to first completion, summed")
+
+/* Text-only numbers the model derives for the io_uring table. */
+#define URING_TEXT_FIELDS(X)                                                                       \
+	X(async_pct, "async%", "%", "100 * (async_ops + poll_ops) / requests completed")           \
+	X(sqpoll_pct, "sqpoll%", "%", "100 * sqpoll_ops / ops")
+
+#define URING_HISTS(X)                                                                             \
+	X(latency_ns, "usecs", "iotrace_io_uring_latency_seconds", "ns",                           \
+	  "Request latency, submission to first completion")
+
 #define COL(header, width) header, width
 #define NOCOL NULL, 0
 
@@ -189,6 +225,7 @@ enum field_flags {
 	FIELD_GAUGE = 1,               /* a Prometheus gauge rather than a counter */
 	FIELD_NEEDS_DIRECT_HOOK = 2,   /* unknown without the O_DIRECT tracepoint */
 	FIELD_NEEDS_EXACT_BITMAPS = 4, /* unknown when page-bitmap chunks were lost */
+	FIELD_URING_DATA = 8,          /* only for io_uring opcodes that move data */
 };
 
 struct field {
@@ -210,7 +247,7 @@ struct field_table {
 };
 
 extern const struct field_table syscall_fields, io_fields, file_io_fields, page_cache_fields,
-	residency_fields, block_fields;
+	residency_fields, block_fields, uring_fields;
 
 /* The uint64_t a field names in a record of its table's struct. */
 static inline uint64_t field_get(const struct field *f, const void *rec)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "files.h"
 #include "names.h"
+#include "uring.h"
 #include "model.h"
 #include "syscall_table.h"
 
@@ -425,7 +426,9 @@ int model_derive(struct run_result *r)
 		page_cache_merge(&r->pc, &p->pc);
 		for (size_t j = 0; j < p->nblocks; j++)
 			block_record_derive(&p->blocks[j]);
+		uring_finish(p->urings, p->nurings);
 	}
+	uring_finish(r->uring_totals, r->nuring_totals);
 	for (size_t j = 0; j < r->nother_blocks; j++)
 		block_record_derive(&r->other_blocks[j]);
 	files_finish(&r->other_files);
@@ -441,8 +444,10 @@ void run_result_free(struct run_result *r)
 		profile_free(&r->procs[i].prof);
 		files_free(&r->procs[i]);
 		free(r->procs[i].blocks);
+		free(r->procs[i].urings);
 	}
 	free(r->other_blocks);
+	free(r->uring_totals);
 	files_free(&r->other_files);
 	names_free(r->names);
 	free(r->procs);

@@ -138,6 +138,20 @@ struct block_record {
 	} v;
 };
 
+/* io_uring requests of one (process, opcode) (or of a label's, or summed). */
+struct uring_record {
+	struct uring_key key;
+	struct uring_stat st; /* raw kernel counters */
+	uint64_t in_flight;   /* requests still waiting for a completion at the end */
+	/* derived */
+	struct uring_view {
+		URING_FIELDS(FIELD_MEMBER)
+#define URING_TEXT_MEMBER(name, ...) uint64_t name;
+		URING_TEXT_FIELDS(URING_TEXT_MEMBER)
+		struct hist_summary lat;
+	} v;
+};
+
 struct proc_record {
 	uint32_t pid;
 	uint32_t ppid;
@@ -154,6 +168,8 @@ struct proc_record {
 	size_t nfiles;
 	struct block_record *blocks;
 	size_t nblocks;
+	struct uring_record *urings; /* by opcode */
+	size_t nurings;
 	__u64 window_hist[HIST_BUCKETS]; /* readahead window sizes of its files' entries */
 	struct file_index *file_index;   /* (dev, ino) -> files[] (files.c) */
 	/* derived */
@@ -183,6 +199,7 @@ struct run_result {
 	uint32_t nr_slots;
 	const char *page_cache_missing; /* NULL, or why page-cache hooks are not attached */
 	const char *direct_io_missing;  /* NULL, or why O_DIRECT hooks are not attached */
+	const char *uring_missing;      /* NULL, or why io_uring hooks are not attached */
 	struct block_record *other_blocks; /* I/O not charged to a traced process */
 	size_t nother_blocks;
 	struct proc_record other_files; /* ... by file: metadata per disk, others' files */
@@ -190,6 +207,8 @@ struct run_result {
 	bool synced; /* --sync flushed dirty data before the report */
 	/* derived */
 	struct page_cache_sum pc; /* every process's files */
+	struct uring_record *uring_totals; /* every process's, by opcode */
+	size_t nuring_totals;
 };
 
 /* Every syscall number's slot, for summing profiles before they are compacted. */

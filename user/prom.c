@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include "hist.h"
 #include "prom.h"
+#include "syscall_table.h"
+#include "uring.h"
 #include "residency.h"
 #include "syscall_table.h"
 
@@ -335,6 +337,45 @@ static void block_families(FILE *out, const struct prom_report *r)
 	BLOCK_HISTS(BLOCK_HIST_FAMILY)
 }
 
+/* ---- io_uring ---- */
+
+static void uring_samples(FILE *out, const struct prom_report *r, const struct field *m)
+{
+	char name[16];
+
+	for (size_t i = 0; i < r->nurings; i++) {
+		const struct uring_record *u = &r->urings[i].rec;
+		const char *pairs[] = { "opcode", uring_op_name(u->key.op, name, sizeof(name)),
+					m->label, m->value, NULL };
+
+		if (!uring_field_unknown(m, u))
+			field_sample(out, m, m->metric, &r->urings[i].lab, pairs, &u->v);
+	}
+}
+
+static void uring_families(FILE *out, const struct prom_report *r)
+{
+	const struct field_table *t = &uring_fields;
+	char name[16];
+
+	for (const struct field *f = t->f; f < t->f + t->n; f++) {
+		if (!f->metric || !first_of_family(t, f))
+			continue;
+		family(out, f->metric, f->flags & FIELD_GAUGE ? "gauge" : "counter", f->help);
+		for (const struct field *m = f; m < t->f + t->n; m++)
+			if (m->metric && !strcmp(m->metric, f->metric))
+				uring_samples(out, r, m);
+	}
+#define URING_HIST_FAMILY(member, column, metric, unit, help)                                     \
+	family(out, metric, "histogram", help);                                                     \
+	for (size_t i = 0; i < r->nurings; i++)                                                     \
+		histogram(out, metric, &r->urings[i].lab, "opcode",                                 \
+			  uring_op_name(r->urings[i].rec.key.op, name, sizeof(name)), NULL, NULL,   \
+			  r->urings[i].rec.st.lat_hist, r->urings[i].rec.v.latency_sum_ns * 1e-9,  \
+			  true);
+	URING_HISTS(URING_HIST_FAMILY)
+}
+
 static void hook_up(FILE *out, const char *hook, const char *missing)
 {
 	const char *pairs[] = { "hook", hook, "reason", missing ? missing : "", NULL };
@@ -355,6 +396,7 @@ int prom_write(FILE *out, const struct prom_report *r)
 	hook_up(out, "syscalls", NULL);
 	hook_up(out, "page_cache", r->page_cache_missing);
 	hook_up(out, "direct_io", r->direct_io_missing);
+	hook_up(out, "io_uring", r->uring_missing);
 
 	syscall_families(out, r);
 	io_families(out, r);
@@ -363,6 +405,8 @@ int prom_write(FILE *out, const struct prom_report *r)
 	if (!r->direct_io_missing)
 		page_cache_fields_out(out, r, true);
 	block_families(out, r);
+	if (!r->uring_missing)
+		uring_families(out, r);
 
 	family(out, "iotrace_lost_events_total", "counter",
 	       "Events not counted, or counted inexactly, because a bounded table was full.");
@@ -455,5 +499,32 @@ int prom_add_block(struct prom_block **blocks, size_t *n, struct prom_labels lab
 	b->rec.key.op = rec->key.op;
 	block_record_add(&b->rec, rec);
 	block_record_derive(&b->rec);
+	return 0;
+}
+
+int prom_add_uring(struct prom_uring **urings, size_t *n, struct prom_labels lab,
+		   const struct uring_record *rec)
+{
+	struct prom_uring *u;
+
+	for (size_t i = 0; i < *n; i++) {
+		u = &(*urings)[i];
+		if (u->rec.key.op == rec->key.op && same_str(u->lab.cgroup, lab.cgroup) &&
+		    same_str(u->lab.comm, lab.comm)) {
+			uring_record_add(&u->rec, rec);
+			uring_record_derive(&u->rec);
+			return 0;
+		}
+	}
+	u = realloc(*urings, (*n + 1) * sizeof(*u));
+	if (!u)
+		return -1;
+	*urings = u;
+	u = &u[(*n)++];
+	memset(u, 0, sizeof(*u));
+	u->lab = lab;
+	u->rec.key.op = rec->key.op;
+	uring_record_add(&u->rec, rec);
+	uring_record_derive(&u->rec);
 	return 0;
 }

@@ -30,15 +30,24 @@ struct prom_block {
 	struct block_record rec; /* key.dev and key.op; key.owner unused */
 };
 
+/* io_uring counters of one (label set, opcode), derived (uring_record_derive). */
+struct prom_uring {
+	struct prom_labels lab;
+	struct uring_record rec; /* key.op; key.owner unused */
+};
+
 struct prom_report {
 	const struct prom_group *groups;
 	size_t ngroups;
 	const struct prom_block *blocks;
 	size_t nblocks;
+	const struct prom_uring *urings;
+	size_t nurings;
 	const uint64_t *drops; /* DROP_COUNTERS entries */
 	bool timing;
 	const char *page_cache_missing; /* why the page-cache hooks are off, or NULL */
 	const char *direct_io_missing;
+	const char *uring_missing;
 	const char *run; /* run mode: a run="..." label on every series, or NULL */
 };
 
@@ -52,5 +61,8 @@ int prom_write_file(const char *path, const struct prom_report *r);
  */
 int prom_add_block(struct prom_block **blocks, size_t *n, struct prom_labels lab,
 		   const struct block_record *rec);
+/* Adds an io_uring record into urings[] (merging equal label/opcode keys); -1 on ENOMEM. */
+int prom_add_uring(struct prom_uring **urings, size_t *n, struct prom_labels lab,
+		   const struct uring_record *rec);
 
 #endif

@@ -12,6 +12,7 @@
 #include "names.h"
 #include "report.h"
 #include "syscall_table.h"
+#include "uring.h"
 
 /* JSON numbers are doubles: counts stay exact up to 2^53, far beyond any run. */
 static void add_u64(cJSON *obj, const char *key, uint64_t v)
@@ -189,8 +190,12 @@ static void add_residency(cJSON *obj, const struct file_record *f)
 			cJSON_AddNullToObject(obj, residency_fields.f[i].name);
 }
 
-/* The syscalls on the file by name; a copy's destination side under the syscall's name too. */
-static cJSON *file_io_json(const struct file_record *f, bool timing)
+/*
+ * The syscalls on the file by name (a copy's destination side under the syscall's name too),
+ * or with uring, its io_uring opcodes: one call per CQE, their latency always measured
+ * (submission to first CQE), no requested size.
+ */
+static cJSON *file_io_json(const struct file_record *f, bool timing, bool uring)
 {
 	cJSON *obj = cJSON_CreateObject();
 	__u64 lat[HIST_BUCKETS];
@@ -199,17 +204,23 @@ static cJSON *file_io_json(const struct file_record *f, bool timing)
 	for (size_t i = 0; i < f->nio; i++) {
 		const struct file_io *io = &f->io[i];
 		const char *name = io->op < FILE_OPS_END ? file_ops[io->op].name : "?";
-		cJSON *row = cJSON_CreateObject();
+		bool timed = timing || uring;
+		cJSON *row;
 
+		if (io->op >= FILE_OPS_END || file_ops[io->op].uring != uring)
+			continue;
+		row = cJSON_CreateObject();
 		/* Both sides of one copy on one file (copy_file_range within it): two entries. */
 		snprintf(key, sizeof(key), cJSON_HasObjectItem(obj, name) ? "%s (destination)" : "%s",
 			 name);
 		add_fields(row, &file_io_fields, io, NULL, NULL);
-		if (!timing)
+		if (uring)
+			cJSON_DeleteItemFromObject(row, "requested_bytes");
+		if (!timed)
 			cJSON_ReplaceItemInObject(row, "total_ns", cJSON_CreateNull());
 		struct hist_summary s = file_io_latency(io, lat);
 
-		if (timing)
+		if (timed)
 			cJSON_AddItemToObject(row, "latency_ns", hist_json(lat, &s));
 		else
 			cJSON_AddNullToObject(row, "latency_ns");
@@ -280,7 +291,8 @@ static cJSON *file_json(const struct file_record *f, const struct run_result *r)
 			add_page_cache(obj, &f->pc, r);
 		add_u64(obj, "added_folios", f->added_folios);
 		add_residency(obj, f);
-		cJSON_AddItemToObject(obj, "io", file_io_json(f, r->timing));
+		cJSON_AddItemToObject(obj, "io", file_io_json(f, r->timing, false));
+		cJSON_AddItemToObject(obj, "io_uring", file_io_json(f, r->timing, true));
 	}
 	cJSON_AddItemToObject(obj, "block", file_block_json(f));
 	return obj;
@@ -424,6 +436,36 @@ static cJSON *blocks_json(const struct block_record *recs, size_t n, bool compac
 	return obj;
 }
 
+/* ---- io_uring ---- */
+
+static const char *uring_unknown(const struct field *f, const void *view, const void *rec)
+{
+	(void)view;
+	return uring_field_unknown(f, rec) ? "not a data opcode" : NULL;
+}
+
+/* {"READ": {...}, ...} by opcode; null when the io_uring hooks are off (the reason beside). */
+static void add_urings(cJSON *obj, const struct uring_record *recs, size_t n,
+		       const struct run_result *r)
+{
+	cJSON *ops;
+	char name[16];
+
+	if (r->uring_missing) {
+		add_null_reason(obj, "io_uring", r->uring_missing);
+		return;
+	}
+	ops = cJSON_AddObjectToObject(obj, "io_uring");
+	for (size_t i = 0; ops && i < n; i++) {
+		cJSON *row = cJSON_CreateObject();
+
+		add_fields(row, &uring_fields, &recs[i].v, uring_unknown, &recs[i]);
+		cJSON_AddItemToObject(row, "latency_ns", hist_json(recs[i].st.lat_hist,
+								   &recs[i].v.lat));
+		cJSON_AddItemToObject(ops, uring_op_name(recs[i].key.op, name, sizeof(name)), row);
+	}
+}
+
 /* ---- processes ---- */
 
 static cJSON *process_json(const struct proc_record *p, const struct run_result *r)
@@ -444,6 +486,7 @@ static cJSON *process_json(const struct proc_record *p, const struct run_result 
 	cJSON_AddItemToObject(obj, "exit", exit_json(p->exit_seen, p->exit_status));
 	cJSON_AddBoolToObject(obj, "in_overflow", p->overflow);
 	add_profile(obj, &p->prof, r->timing);
+	add_urings(obj, p->urings, p->nurings, r);
 	cJSON_AddItemToObject(obj, "page_cache", page_cache_json(&p->pc, r));
 	cJSON_AddItemToObject(obj, "block", blocks_json(p->blocks, p->nblocks, false));
 	return obj; /* "files" follows: put_process */
@@ -471,6 +514,7 @@ static cJSON *totals_json(const struct run_result *r)
 	size_t n = 0;
 
 	add_profile(totals, &r->totals, r->timing);
+	add_urings(totals, r->uring_totals, r->nuring_totals, r);
 	cJSON_AddItemToObject(totals, "page_cache", page_cache_json(&r->pc, r));
 	if (!block_by_disk_of_run(r, &by_disk, &n))
 		cJSON_AddItemToObject(totals, "block", blocks_json(by_disk, n, false));

@@ -50,7 +50,8 @@ int report_prom_file(const char *path, const struct run_result *r)
 	struct comm_group *groups = NULL, *g;
 	struct prom_group *pg = NULL;
 	struct prom_block *blocks = NULL;
-	size_t ngroups = 0, nblocks = 0;
+	struct prom_uring *urings = NULL;
+	size_t ngroups = 0, nblocks = 0, nurings = 0;
 	char *run_name = NULL;
 	int err = -1;
 
@@ -84,6 +85,9 @@ int report_prom_file(const char *path, const struct run_result *r)
 		for (size_t j = 0; j < p->nblocks; j++)
 			if (prom_add_block(&blocks, &nblocks, lab, &p->blocks[j]))
 				goto out;
+		for (size_t j = 0; j < p->nurings; j++)
+			if (prom_add_uring(&urings, &nurings, lab, &p->urings[j]))
+				goto out;
 	}
 	for (size_t j = 0; j < r->nother_blocks; j++)
 		if (prom_add_block(&blocks, &nblocks, (struct prom_labels){ 0 },
@@ -98,10 +102,13 @@ int report_prom_file(const char *path, const struct run_result *r)
 		.ngroups = ngroups,
 		.blocks = blocks,
 		.nblocks = nblocks,
+		.urings = urings,
+		.nurings = nurings,
 		.drops = r->drops,
 		.timing = r->timing,
 		.page_cache_missing = r->page_cache_missing,
 		.direct_io_missing = r->direct_io_missing,
+		.uring_missing = r->uring_missing,
 	};
 	err = prom_write_file(path, &rep);
 out:
@@ -109,5 +116,6 @@ out:
 	free(pg);
 	free(groups);
 	free(blocks);
+	free(urings);
 	return err;
 }

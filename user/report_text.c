@@ -11,6 +11,7 @@
 #include "report.h"
 #include "residency.h"
 #include "syscall_table.h"
+#include "uring.h"
 
 /* Above this many processes the text report lists them one line each. */
 #define DETAILED_PROCS_MAX 8
@@ -260,6 +261,36 @@ static void print_block_table(FILE *out, const char *title, const struct block_r
 	}
 }
 
+/* ---- io_uring ---- */
+
+static const char *uring_unknown(const struct field *f, const void *view, const void *rec)
+{
+	(void)view;
+	return uring_field_unknown(f, rec) ? "no bytes" : NULL;
+}
+
+/* One row per opcode: requests, errors, bytes, latency, how they ran, what is left. */
+static void print_uring_table(FILE *out, const struct uring_record *recs, size_t n)
+{
+	char name[16];
+
+	if (!n)
+		return;
+	fprintf(out, "\n%-16s", "io_uring");
+	print_headers(out, &uring_fields);
+	fprintf(out, " %9s %9s %6s %7s %9s\n", "p50 usecs", "p99 usecs", "async%", "sqpoll%",
+		"in flight");
+	for (size_t i = 0; i < n; i++) {
+		const struct uring_view *v = &recs[i].v;
+
+		fprintf(out, "%-16s", uring_op_name(recs[i].key.op, name, sizeof(name)));
+		print_values(out, &uring_fields, v, uring_unknown, &recs[i]);
+		fprintf(out, " %9.2f %9.2f %5llu%% %6llu%% %9llu\n", v->lat.p50 / 1e3,
+			v->lat.p99 / 1e3, (unsigned long long)v->async_pct,
+			(unsigned long long)v->sqpoll_pct, (unsigned long long)v->in_flight);
+	}
+}
+
 /* ---- processes ---- */
 
 static void print_process_header(FILE *out, const struct proc_record *p)
@@ -306,6 +337,7 @@ static void print_process(FILE *out, const struct proc_record *p, const struct r
 	print_files(out, p, r, o);
 	fputc('\n', out);
 	print_profile(out, &p->prof, o, hists);
+	print_uring_table(out, p->urings, p->nurings);
 	print_block_table(out, "block I/O", p->blocks, p->nblocks);
 }
 
@@ -347,6 +379,7 @@ static void print_many(FILE *out, const struct run_result *r, const struct optio
 	}
 	fprintf(out, "\n== total: %zu processes\n", r->nprocs);
 	print_profile(out, &r->totals, o, true);
+	print_uring_table(out, r->uring_totals, r->nuring_totals);
 	print_page_cache_total(out, r);
 }
 
@@ -367,5 +400,7 @@ void report_text(FILE *out, const struct run_result *r, const struct options *o)
 		fputs("    (not charged to a traced process: journal, metadata, others' writeback, "
 		      "other processes)\n", out);
 	report_files(out, "other I/O by file", &r->other_files, o);
+	if (r->uring_missing)
+		fprintf(out, "\nio_uring: n/a (%s)\n", r->uring_missing);
 	print_drops(out, r);
 }

@@ -25,6 +25,8 @@ struct scrape {
 	struct prom_group *group_of_slot[MAX_SLOTS];
 	struct prom_block *blocks;
 	size_t nblocks;
+	struct prom_uring *urings;
+	size_t nurings;
 	uint64_t drops[DROP_COUNTERS];
 	struct prom_report report;
 	bool failed;
@@ -141,6 +143,25 @@ static int read_blocks(struct scrape *s)
 	return err;
 }
 
+/* io_uring records by label (the owner of their key is the label's slot) and opcode. */
+static int read_urings(struct scrape *s)
+{
+	struct uring_record *recs;
+	size_t n;
+	int err = 0;
+
+	if (tracer_read_urings(s->cfg->tracer, &recs, &n))
+		return -1;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct prom_group *g = s->group_of_slot[recs[i].key.owner % MAX_SLOTS];
+
+		if (g)
+			err = prom_add_uring(&s->urings, &s->nurings, g->lab, &recs[i]);
+	}
+	free(recs);
+	return err;
+}
+
 static bool same_labels(const struct prom_labels *a, const struct prom_labels *b)
 {
 	return !strcmp(a->cgroup, b->cgroup) &&
@@ -184,7 +205,7 @@ struct scrape *scrape_collect(const struct scrape_config *cfg)
 	}
 	read_counters(s);
 	read_files(s);
-	if (read_blocks(s)) {
+	if (read_blocks(s) || read_urings(s)) {
 		scrape_free(s);
 		return NULL;
 	}
@@ -194,10 +215,13 @@ struct scrape *scrape_collect(const struct scrape_config *cfg)
 		.ngroups = merge_groups(s->groups, s->nlabels),
 		.blocks = s->blocks,
 		.nblocks = s->nblocks,
+		.urings = s->urings,
+		.nurings = s->nurings,
 		.drops = s->drops,
 		.timing = cfg->timing,
 		.page_cache_missing = tracer_hooks_missing(t, HOOKS_PAGE_CACHE),
 		.direct_io_missing = tracer_hooks_missing(t, HOOKS_DIRECT_IO),
+		.uring_missing = tracer_hooks_missing(t, HOOKS_URING),
 	};
 	return s;
 }
@@ -216,5 +240,6 @@ void scrape_free(struct scrape *s)
 	free(s->labels);
 	free(s->groups);
 	free(s->blocks);
+	free(s->urings);
 	free(s);
 }

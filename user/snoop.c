@@ -163,6 +163,11 @@ static void print_json(const struct snoop_state *s, const struct block_event *e,
 		cJSON_AddNullToObject(obj, "ino");
 	cJSON_AddNumberToObject(obj, "error", e->error);
 	cJSON_AddBoolToObject(obj, "late", e->late);
+	/* Submitted by one of the process's io_uring threads (comm iou-wrk-N / iou-sqp-N). */
+	if (e->via == VIA_IOWQ || e->via == VIA_SQPOLL)
+		cJSON_AddStringToObject(obj, "via", e->via == VIA_IOWQ ? "io-wq" : "sqpoll");
+	else
+		cJSON_AddNullToObject(obj, "via");
 	text = cJSON_PrintUnformatted(obj);
 	if (text)
 		puts(text);

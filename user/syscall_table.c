@@ -63,7 +63,41 @@ const struct file_op_info file_ops[FILE_OPS_END] = {
 	[FOP_getdents64] = { "getdents64", FD_ARG1, 0, 0, FOC_OTHER },
 	[FOP_fadvise64] = { "fadvise64", FD_ARG1, 0, 0, FOC_OTHER },
 	[FOP_readahead] = { "readahead", FD_ARG1, 0, 0, FOC_OTHER },
+	/* io_uring requests on their file, one call per CQE (bpf/uring.bpf.c). */
+#define URING_FOP(name, cls) [FOP_uring_##name] = { #name, FD_NONE, 0, 0, cls, true }
+	URING_FOP(READV, FOC_READ), URING_FOP(WRITEV, FOC_WRITE), URING_FOP(FSYNC, FOC_SYNC),
+	URING_FOP(READ_FIXED, FOC_READ), URING_FOP(WRITE_FIXED, FOC_WRITE),
+	URING_FOP(SYNC_FILE_RANGE, FOC_SYNC), URING_FOP(SENDMSG, FOC_WRITE),
+	URING_FOP(RECVMSG, FOC_READ), URING_FOP(FALLOCATE, FOC_OTHER), URING_FOP(READ, FOC_READ),
+	URING_FOP(WRITE, FOC_WRITE), URING_FOP(FADVISE, FOC_OTHER), URING_FOP(SEND, FOC_WRITE),
+	URING_FOP(RECV, FOC_READ), URING_FOP(SPLICE, FOC_WRITE), URING_FOP(TEE, FOC_WRITE),
+	URING_FOP(SEND_ZC, FOC_WRITE), URING_FOP(SENDMSG_ZC, FOC_WRITE),
+	URING_FOP(READ_MULTISHOT, FOC_READ), URING_FOP(FTRUNCATE, FOC_OTHER),
+	URING_FOP(RECV_ZC, FOC_READ), URING_FOP(READV_FIXED, FOC_READ),
+	URING_FOP(WRITEV_FIXED, FOC_WRITE),
 };
+
+/* The ledger's row of an opcode on its file: uring_NAME for the opcodes that use one. */
+#define UFOP_NONE(name) 0
+#define UFOP_READ(name) FOP_uring_##name
+#define UFOP_WRITE(name) FOP_uring_##name
+#define UFOP_SYNC(name) FOP_uring_##name
+#define UFOP_FILE(name) FOP_uring_##name
+#define URING_OP_ENTRY(name, kind) [UOP_##name] = { #name, UK_##kind, UFOP_##kind(name) },
+const struct uring_op_info uring_ops[MAX_URING_OPS] = { URING_OPS(URING_OP_ENTRY) };
+
+const char *uring_op_name(uint32_t op, char *buf, size_t len)
+{
+	if (op < MAX_URING_OPS && uring_ops[op].name)
+		return uring_ops[op].name;
+	snprintf(buf, len, "OP_%u", op);
+	return buf;
+}
+
+bool uring_op_has_bytes(uint32_t op)
+{
+	return op < MAX_URING_OPS && (uring_ops[op].kind == UK_READ || uring_ops[op].kind == UK_WRITE);
+}
 
 static char *names[MAX_SYSCALLS];
 static int kind_nr[IO_KINDS];
@@ -81,6 +115,16 @@ int syscall_table_init(void)
 	names[SYSCALL_OTHER] = strdup("syscall_other");
 	for (int k = 1; k < IO_KINDS; k++)
 		kind_nr[k] = syscall_nr(io_kinds[k].name);
+	/* Each io_uring ledger op is described, under its opcode's name (a build-time slip). */
+	for (int op = 0; op < MAX_URING_OPS; op++) {
+		int fop = uring_ops[op].file_op;
+
+		if (fop && (!file_ops[fop].uring || strcmp(file_ops[fop].name, uring_ops[op].name))) {
+			fprintf(stderr, "iotrace: internal error: io_uring op %s has no ledger row\n",
+				uring_ops[op].name);
+			return -1;
+		}
+	}
 	return names[SYSCALL_OTHER] ? 0 : -1;
 }
 

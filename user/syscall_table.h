@@ -3,6 +3,8 @@
 #ifndef IOTRACE_SYSCALL_TABLE_H
 #define IOTRACE_SYSCALL_TABLE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
 #include "iotrace.h"
@@ -23,9 +25,24 @@ struct file_op_info {
 	int fd_arg;          /* enum fd_arg: where its fd is */
 	int fd2_arg, fd2_op; /* a copy's destination: its fd and the op it counts under */
 	int cls;             /* enum file_op_class */
+	bool uring;          /* an io_uring opcode's row (name: the opcode), not a syscall's */
 };
 
 extern const struct file_op_info file_ops[FILE_OPS_END];
+
+/* io_uring opcodes (URING_OPS in iotrace.h): liburing's name without IORING_OP_. */
+struct uring_op_info {
+	const char *name; /* NULL past the opcodes this build knows */
+	int kind;         /* enum uring_kind */
+	int file_op;      /* the ledger's op for it on its file (FOP_uring_NAME), or 0 */
+};
+
+extern const struct uring_op_info uring_ops[MAX_URING_OPS];
+
+/* An opcode's name ("READ"), or "OP_<n>" for one this build does not know (in buf). */
+const char *uring_op_name(uint32_t op, char *buf, size_t len);
+/* Whether an opcode moves data: its results are bytes. */
+bool uring_op_has_bytes(uint32_t op);
 
 /* Resolves the names above to numbers; call once before the lookups below. */
 int syscall_table_init(void);

@@ -149,6 +149,8 @@ static void configure_file_ops(struct iotrace_bpf *s)
 		s->rodata->fd2_arg[op] = file_ops[op].fd2_arg;
 		s->rodata->fd2_op[op] = file_ops[op].fd2_op;
 	}
+	for (int op = 0; op < MAX_URING_OPS; op++)
+		s->rodata->uring_file_op[op] = uring_ops[op].file_op;
 }
 
 static void configure(struct tracer *t, const struct tracer_config *cfg)
@@ -275,7 +277,21 @@ static void print_verifier_stats(struct iotrace_bpf *s, char (*logs)[STATS_LOG_S
 			fprintf(stderr, "iotrace: %s: %.*s, %.*s\n", bpf_program__name(prog),
 				(int)strcspn(time, "\n"), time, (int)strcspn(insns, "("), insns);
 	}
-	free(logs);
+}
+
+/* Opens the skeleton and sets everything that must be set before loading. */
+static int open_configured(struct tracer *t, const struct tracer_config *cfg,
+			   const struct bpf_object_open_opts *opts, const uint32_t *ids,
+			   bool full_probe)
+{
+	t->skel = iotrace_bpf__open_opts(opts);
+	if (!t->skel)
+		return -errno;
+	configure(t, cfg);
+	/* The minimal BTF renumbers types: bpf_rdonly_cast needs the kernel's (maps.bpf.h). */
+	memcpy((void *)t->skel->rodata->kernel_type_id, ids, KERNEL_CAST_TYPES * sizeof(*ids));
+	probe_hooks(t, full_probe);
+	return 0;
 }
 
 static int open_and_load(struct tracer *t, const struct tracer_config *cfg, bool full_probe)
@@ -284,26 +300,23 @@ static int open_and_load(struct tracer *t, const struct tracer_config *cfg, bool
 	char path[64];
 	int btf_fd = choose_core_btf(cfg, path, sizeof(path), ids), err;
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_fd >= 0 ? path : NULL);
+	char (*logs)[STATS_LOG_SIZE];
 
-	t->skel = iotrace_bpf__open_opts(&opts);
-	if (!t->skel) {
-		err = -errno;
+	err = open_configured(t, cfg, &opts, ids, full_probe);
+	if (err || !cfg->verbose) {
+		err = err ?: iotrace_bpf__load(t->skel);
 		goto out;
 	}
-	configure(t, cfg);
-	/* The minimal BTF renumbers types: bpf_rdonly_cast needs the kernel's (maps.bpf.h). */
-	memcpy((void *)t->skel->rodata->kernel_type_id, ids, sizeof(ids));
-	probe_hooks(t, full_probe);
-	if (cfg->verbose) {
-		char (*logs)[STATS_LOG_SIZE] = verifier_stats(t->skel);
-
-		err = iotrace_bpf__load(t->skel);
-		if (!err && logs)
-			print_verifier_stats(t->skel, logs);
-		else
-			free(logs);
-	} else {
-		err = iotrace_bpf__load(t->skel);
+	logs = verifier_stats(t->skel);
+	err = iotrace_bpf__load(t->skel);
+	if (!err && logs)
+		print_verifier_stats(t->skel, logs);
+	free(logs);
+	if (err) {
+		/* libbpf prints a failing program's verifier log only when no log buffer was
+		 * given: load once more without the statistics buffers, for that log. */
+		iotrace_bpf__destroy(t->skel);
+		err = open_configured(t, cfg, &opts, ids, full_probe) ?: iotrace_bpf__load(t->skel);
 	}
 out:
 	if (btf_fd >= 0)

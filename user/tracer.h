@@ -35,7 +35,7 @@ struct tracer_config {
 };
 
 /* Hook groups that can be missing on a kernel (then their numbers are "n/a"). */
-enum tracer_hooks { HOOKS_PAGE_CACHE, HOOKS_DIRECT_IO, TRACER_HOOK_GROUPS };
+enum tracer_hooks { HOOKS_PAGE_CACHE, HOOKS_DIRECT_IO, HOOKS_URING, TRACER_HOOK_GROUPS };
 
 typedef void (*tracer_label_fn)(const struct label_key *key, uint32_t slot, void *ctx);
 
@@ -103,6 +103,11 @@ typedef void (*tracer_file_block_fn)(const struct file_block_key *key,
 int tracer_take_file_blocks(struct tracer *t, bool all, tracer_file_block_fn fn, void *ctx);
 /* Every (owner, disk, op) block record; owner 0 is I/O not charged to a traced process. */
 int tracer_read_blocks(struct tracer *t, struct block_record **out, size_t *n);
+/*
+ * Every (owner, opcode) io_uring record, with the requests still in flight counted in;
+ * none (0) when the io_uring hooks are off; -1 out of memory.
+ */
+int tracer_read_urings(struct tracer *t, struct uring_record **out, size_t *n);
 /*
  * The requests charged to a traced process still in the in-flight table, one record of
  * one request each (no latencies): at the end of a run, once the block layer is idle, their

@@ -41,10 +41,45 @@ static bool kernel_has_tracepoint(const struct btf *vmlinux, const char *tp, con
 	return false;
 }
 
+/* A group of programs that only make sense together, and their tracepoints. */
+struct hook_group {
+	enum tracer_hooks group;
+	const char *const *tps;
+	size_t ntps;
+	struct bpf_program **progs;
+	size_t nprogs;
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Switches a group off when one of its tracepoints is missing, and says which and why. */
+static void probe_group(struct tracer *t, const struct btf *vmlinux, const struct hook_group *g,
+			char *reason, size_t len)
+{
+	const char *why;
+
+	for (size_t i = 0; i < g->ntps; i++) {
+		if (kernel_has_tracepoint(vmlinux, g->tps[i], &why))
+			continue;
+		snprintf(reason, len, "tracepoint %s %s", g->tps[i], why);
+		t->missing[g->group] = reason;
+	}
+	if (t->missing[g->group])
+		for (size_t i = 0; i < g->nprogs; i++)
+			bpf_program__set_autoload(g->progs[i], false);
+}
+
+static const char *const dio_tps[] = { "iomap_dio_rw_begin", "iomap_dio_complete",
+				       "iomap_dio_rw_queued" };
+static const char *const uring_tps[] = {
+	"io_uring_submit_req", "io_uring_req_failed", "io_uring_queue_async_work",
+	"io_uring_poll_arm", "io_uring_complete", "io_uring_cqe_overflow",
+};
+
 /* Switches off the programs whose tracepoint this kernel lacks, saying why. */
 void probe_hooks(struct tracer *t, bool full)
 {
-	static char pc_reason[160], dio_reason[160];
+	static char reasons[TRACER_HOOK_GROUPS][160];
 	struct iotrace_bpf *s = t->skel;
 	/* Parsing vmlinux BTF costs ~12 ms: only after a failed load, or for the env list. */
 	struct btf *vmlinux = full ? btf__load_vmlinux_btf() : NULL;
@@ -54,31 +89,23 @@ void probe_hooks(struct tracer *t, bool full)
 		s->progs.handle_mm_filemap_add_to_page_cache, s->progs.handle_mm_filemap_get_pages,
 		s->progs.handle_mm_filemap_fault, s->progs.handle_mm_filemap_map_pages,
 	};
-	static const char *const dio_tps[] = { "iomap_dio_rw_begin", "iomap_dio_complete",
-					       "iomap_dio_rw_queued" };
 	struct bpf_program *dio_progs[] = { s->progs.handle_iomap_dio_rw_begin,
 					    s->progs.handle_iomap_dio_complete,
 					    s->progs.handle_iomap_dio_rw_queued };
-	const char *why;
+	struct bpf_program *uring_progs[] = {
+		s->progs.handle_io_uring_submit_req, s->progs.handle_io_uring_req_failed,
+		s->progs.handle_io_uring_queue_async_work, s->progs.handle_io_uring_poll_arm,
+		s->progs.handle_io_uring_complete, s->progs.handle_io_uring_cqe_overflow,
+	};
+	const struct hook_group groups[] = {
+		{ HOOKS_PAGE_CACHE, page_cache_tps, COUNT(page_cache_tps), pc_progs,
+		  COUNT(pc_progs) },
+		{ HOOKS_DIRECT_IO, dio_tps, COUNT(dio_tps), dio_progs, COUNT(dio_progs) },
+		{ HOOKS_URING, uring_tps, COUNT(uring_tps), uring_progs, COUNT(uring_progs) },
+	};
 
-	for (size_t i = 0; i < sizeof(page_cache_tps) / sizeof(page_cache_tps[0]); i++) {
-		if (kernel_has_tracepoint(vmlinux, page_cache_tps[i], &why))
-			continue;
-		snprintf(pc_reason, sizeof(pc_reason), "tracepoint %s %s", page_cache_tps[i], why);
-		t->missing[HOOKS_PAGE_CACHE] = pc_reason;
-	}
-	if (t->missing[HOOKS_PAGE_CACHE])
-		for (size_t i = 0; i < sizeof(pc_progs) / sizeof(pc_progs[0]); i++)
-			bpf_program__set_autoload(pc_progs[i], false);
-	for (size_t i = 0; i < sizeof(dio_tps) / sizeof(dio_tps[0]); i++) {
-		if (kernel_has_tracepoint(vmlinux, dio_tps[i], &why))
-			continue;
-		snprintf(dio_reason, sizeof(dio_reason), "tracepoint %s %s", dio_tps[i], why);
-		t->missing[HOOKS_DIRECT_IO] = dio_reason;
-	}
-	if (t->missing[HOOKS_DIRECT_IO])
-		for (size_t i = 0; i < sizeof(dio_progs) / sizeof(dio_progs[0]); i++)
-			bpf_program__set_autoload(dio_progs[i], false);
+	for (size_t i = 0; i < COUNT(groups); i++)
+		probe_group(t, vmlinux, &groups[i], reasons[groups[i].group],
+			    sizeof(reasons[0]));
 	btf__free(vmlinux);
 }
-

@@ -209,3 +209,61 @@ int tracer_read_charged_inflight(struct tracer *t, struct block_record **out, si
 	*n = w.n;
 	return 0;
 }
+
+/* ---- io_uring ---- */
+
+struct uring_walk {
+	struct uring_record *recs;
+	size_t n, cap;
+};
+
+static struct uring_record *uring_slot(struct uring_walk *w, uint32_t owner, uint32_t op)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->recs[i].key.owner == owner && w->recs[i].key.op == op)
+			return &w->recs[i];
+	if (w->n == w->cap)
+		return NULL;
+	memset(&w->recs[w->n], 0, sizeof(w->recs[w->n]));
+	w->recs[w->n].key = (struct uring_key){ .owner = owner, .op = op };
+	return &w->recs[w->n++];
+}
+
+static bool visit_uring(const void *key, const void *value, void *ctx)
+{
+	const struct uring_key *k = key;
+	struct uring_record *r = uring_slot(ctx, k->owner, k->op);
+
+	if (r)
+		r->st = *(const struct uring_stat *)value;
+	return false;
+}
+
+static bool visit_uring_inflight(const void *key, const void *value, void *ctx)
+{
+	const struct uring_req *e = value;
+	struct uring_record *r = uring_slot(ctx, e->owner, e->op);
+
+	(void)key;
+	if (r)
+		r->in_flight++;
+	return false;
+}
+
+int tracer_read_urings(struct tracer *t, struct uring_record **out, size_t *n)
+{
+	struct uring_walk w = { .cap = MAX_URING_KEYS };
+
+	*out = NULL;
+	*n = 0;
+	if (t->missing[HOOKS_URING])
+		return 0;
+	w.recs = calloc(w.cap, sizeof(*w.recs));
+	if (!w.recs)
+		return -1;
+	MAP_WALK(t, uring_stats, visit_uring, &w);
+	MAP_WALK(t, uring_inflight, visit_uring_inflight, &w);
+	*out = w.recs;
+	*n = w.n;
+	return 0;
+}
