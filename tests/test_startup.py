@@ -13,7 +13,8 @@ from test_pagecache import drop_cache, file_entry, settled_fincore
 FULL = {**os.environ, "IOTRACE_FULL_BTF": "1"}
 # The structs the programs cast (KERNEL_CAST_STRUCTS in bpf/iotrace.h, the one list of them).
 CAST_TYPES = tuple(re.findall(r"X\((\w+)\)", re.search(
-    r"#define KERNEL_CAST_STRUCTS\(X\) (.*)", (ROOT / "bpf/iotrace.h").read_text()).group(1)))
+    r"#define KERNEL_CAST_STRUCTS\(X\) *(.*)",
+    (ROOT / "bpf/iotrace.h").read_text().replace("\\\n", "")).group(1)))
 
 
 def verbose_load(env=None):

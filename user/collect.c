@@ -339,6 +339,7 @@ static int attach_files(struct collector *c)
 	give_entries(c, e, n);
 	if (tracer_take_file_blocks(c->tracer, true, give_file_block, c))
 		return -ENOMEM;
+	tracer_unseen_file_blocks(c->tracer, give_file_block, c);
 	for (size_t i = 0; i < c->nprocs; i++)
 		for (size_t j = 0; j < c->procs[i].nfiles; j++)
 			resolve_file(c, &c->procs[i].files[j]);

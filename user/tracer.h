@@ -101,6 +101,12 @@ void tracer_tick(struct tracer *t);
 typedef void (*tracer_file_block_fn)(const struct file_block_key *key,
 				     const struct block_stat *st, void *ctx);
 int tracer_take_file_blocks(struct tracer *t, bool all, tracer_file_block_fn fn, void *ctx);
+/*
+ * At the end, once the block layer is idle: the charged requests whose completion the
+ * kernel skipped (block.md), one request each with its bytes and no latency, handed to fn
+ * as per-file records (the per-process side: tracer_read_charged_inflight).
+ */
+void tracer_unseen_file_blocks(struct tracer *t, tracer_file_block_fn fn, void *ctx);
 /* Every (owner, disk, op) block record; owner 0 is I/O not charged to a traced process. */
 int tracer_read_blocks(struct tracer *t, struct block_record **out, size_t *n);
 /*

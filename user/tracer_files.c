@@ -368,3 +368,31 @@ int tracer_take_file_blocks(struct tracer *t, bool all, tracer_file_block_fn fn,
 	free(w.taken.keys);
 	return err ? err : w.taken.err;
 }
+
+/* ---- requests whose completion the kernel skipped ---- */
+
+struct unseen_walk {
+	tracer_file_block_fn fn;
+	void *ctx;
+};
+
+static bool visit_unseen(const struct block_rq_info *info, void *ctx)
+{
+	struct unseen_walk *u = ctx;
+	struct file_block_key key = {
+		.owner = info->tgid, .fdev = info->ino ? info->fdev : 0, .ino = info->ino,
+		.igen = info->ino ? info->igen : 0, .disk = info->dev, .op = info->op,
+	};
+	struct block_stat st = { .requests = 1, .bytes = info->bytes };
+
+	if (info->charge != CHARGE_NONE)
+		u->fn(&key, &st, u->ctx);
+	return false;
+}
+
+void tracer_unseen_file_blocks(struct tracer *t, tracer_file_block_fn fn, void *ctx)
+{
+	struct unseen_walk u = { fn, ctx };
+
+	tracer_for_each_inflight(t, visit_unseen, &u);
+}
