@@ -39,7 +39,7 @@ KERNEL_CAST_TYPES := $(shell sed -e ':a' -e '/\\$$/N; s/\\\n//; ta' bpf/iotrace.
 KERNEL_NOTES ?= /sys/kernel/notes
 WORKLOADS := $(patsubst %.c,%,$(wildcard workloads/*.c))
 # Small C programs used by tests and benchmarks only (not shipped).
-TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test
+TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test $(OUTPUT)/tests/hist_test
 BENCH_PROGS := $(OUTPUT)/bench/floor $(OUTPUT)/bench/cmdtime
 FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers
 
@@ -118,6 +118,10 @@ iotrace: $(USER_OBJS)
 $(OUTPUT)/tests/kbtf_test: tests/c/kbtf_test.c user/kbtf.c user/util.c user/kbtf.h | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Iuser tests/c/kbtf_test.c user/kbtf.c user/util.c -o $@
+
+$(OUTPUT)/tests/hist_test: tests/c/hist_test.c user/hist.c user/hist.h bpf/buckets.h | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Iuser tests/c/hist_test.c user/hist.c -o $@
 
 $(OUTPUT)/tests/%: tests/c/%.c $(OUTPUT)/probe.skel.h | $(OUTPUT)/tests
 	$(call msg,CC,$@)

@@ -51,7 +51,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_FILE_BLOCKS);
 	__type(key, struct file_block_key);
-	__type(value, struct block_stat);
+	__type(value, struct file_block_stat);
 } file_blocks SEC(".maps");
 
 /* The generation (0 or 1) of file_blocks keys being filled; flipped by the loader. */
@@ -63,6 +63,7 @@ struct {
 } block_events SEC(".maps");
 
 static const struct block_stat zero_stat;
+static const struct file_block_stat zero_file_stat;
 
 #define PF_KTHREAD 0x00200000
 #define PF_IO_WORKER 0x00000010
@@ -324,6 +325,11 @@ static __always_inline bool has_flag(__u32 flags, int bit)
 	return flags & (1U << bit);
 }
 
+/*
+ * The counts of one completed request, common to block_stat and file_block_stat (st may
+ * point at either: only the members of BLOCK_COUNTS are touched); latencies are summed
+ * here and bucketed by the caller (ADD_LATENCIES), finely or by log2.
+ */
 static void add_request(struct block_stat *st, struct block_rq_info *info, struct done *d)
 {
 	__u32 flags = d->flags, bytes = d->bytes;
@@ -350,33 +356,45 @@ static void add_request(struct block_stat *st, struct block_rq_info *info, struc
 		__sync_fetch_and_add(&st->sequential, 1);
 	st->next_sector = sector + (bytes >> 9);
 	__sync_fetch_and_add(&st->size_hist[log2_bucket(bytes)], 1);
-	if (info && info->issue_ns) {
-		__sync_fetch_and_add(&st->lat_hist[log2_bucket(now - info->issue_ns)], 1);
+	if (info && info->issue_ns)
 		__sync_fetch_and_add(&st->lat_ns, now - info->issue_ns);
-	}
-	if (info && info->start_ns) {
-		__sync_fetch_and_add(&st->qlat_hist[log2_bucket(now - info->start_ns)], 1);
+	if (info && info->start_ns)
 		__sync_fetch_and_add(&st->qlat_ns, now - info->start_ns);
-	}
 }
+
+/* Latency buckets: fine per (owner, disk, op), log2 per file. */
+#define ADD_LATENCIES(st, info, d, bucket)                                                        \
+	do {                                                                                       \
+		if ((info) && (info)->issue_ns)                                                    \
+			__sync_fetch_and_add(&(st)->lat_hist[bucket((d)->now - (info)->issue_ns)], \
+					     1);                                                   \
+		if ((info) && (info)->start_ns)                                                    \
+			__sync_fetch_and_add(                                                      \
+				&(st)->qlat_hist[bucket((d)->now - (info)->start_ns)], 1);         \
+	} while (0)
 
 /* A completed request, on its (owner, disk, op) and on its (owner, file, disk, op). */
 static void account(struct block_key *key, struct block_rq_info *info, struct done *d)
 {
 	struct block_stat *st = lookup_or_init(&block_stats, key, &zero_stat, DROP_BLOCK_KEYS, NULL);
+	struct file_block_stat *fst;
 	struct file_block_key fk = {
 		.owner = key->owner, .fdev = d->ino ? d->fdev : 0, .ino = d->ino,
 		.igen = d->ino ? d->igen : 0, .disk = key->dev, .op = key->op,
 		.epoch = block_epoch & 1,
 	};
 
-	if (st)
+	if (st) {
 		add_request(st, info, d);
+		ADD_LATENCIES(st, info, d, fine_bucket);
+	}
 	if (serve) /* serve reports labels, never files */
 		return;
-	st = lookup_or_init(&file_blocks, &fk, &zero_stat, DROP_FILE_BLOCKS, NULL);
-	if (st)
-		add_request(st, info, d);
+	fst = lookup_or_init(&file_blocks, &fk, &zero_file_stat, DROP_FILE_BLOCKS, NULL);
+	if (fst) {
+		add_request((struct block_stat *)fst, info, d);
+		ADD_LATENCIES(fst, info, d, log2_bucket);
+	}
 }
 
 static void emit(struct block_rq_info *info, struct block_key *key, struct done *d, bool late)

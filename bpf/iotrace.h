@@ -12,10 +12,18 @@
 #define SYSCALL_OTHER (MAX_SYSCALLS - 1)
 
 /*
- * Log2 buckets: bucket 0 holds the value 0, bucket k (k >= 1) holds [2^(k-1), 2^k - 1].
- * 40 buckets reach 2^39 - 1: 512 GiB for sizes, 9 minutes for nanosecond latencies.
+ * Histogram layouts (bpf/buckets.h): log2 (HIST_BUCKETS; 40 buckets reach 2^39 - 1: 512 GiB
+ * for sizes) for sizes and the per-file rows; log-linear (FINE_BUCKETS, 8 per power of two)
+ * for the latencies of syscalls, block requests and io_uring requests.
  */
-#define HIST_BUCKETS 40
+#include "buckets.h"
+
+/*
+ * Sampled timing (the default): each CPU's counters of a (process, syscall) time its first
+ * SAMPLE_WARMUP calls, then one call in sample_period on average (a per-thread random gap).
+ */
+#define SAMPLE_WARMUP 1000
+#define SAMPLE_PERIOD 64
 
 /* Per-process slots are recycled when a process exits; slot 0 means "not traced". */
 #define DEFAULT_SLOTS 128
@@ -79,7 +87,8 @@ enum io_request_arg {
 struct syscall_stat {
 	__u64 calls;
 	__u64 errors;
-	__u64 total_ns;
+	__u64 total_ns; /* of the timed calls */
+	__u64 timed;    /* calls timed (all of them with --time-all; a sample by default) */
 };
 
 struct io_stat {
@@ -91,7 +100,7 @@ struct io_stat {
 	__u64 lat_min_plus1; /* smallest latency in ns + 1 (0: none timed yet) */
 	__u64 lat_max;
 	__u64 size_hist[HIST_BUCKETS]; /* successful calls by bytes transferred */
-	__u64 lat_hist[HIST_BUCKETS];  /* timed calls by latency in ns */
+	__u64 lat_hist[FINE_BUCKETS];  /* timed calls by latency in ns */
 };
 
 /* Per thread: which file each recently used fd was, for the ledger (see thread_io). */
@@ -114,6 +123,10 @@ struct thread_io {
 	__u32 nr;       /* the syscall in flight (sys_enter) */
 	__u64 start_ns; /* its start, when timed */
 	__u32 close_idx, close_gen; /* close(): its file's entry + 1, resolved at sys_enter */
+	/* Sampled timing: calls to skip before the next timed one, the thread's xorshift state,
+	 * and whether the call in flight was left untimed on purpose. */
+	__u32 countdown, rng;
+	__u32 sampled_out, pad;
 	/*
 	 * The call sys_exit is counting on its files. Passed through this map value rather
 	 * than registers: the verifier forgets what it knew of them, so it checks the per-file
@@ -171,9 +184,9 @@ struct iot_proc_event {
 	char args[ARGS_LEN];
 };
 
-_Static_assert(sizeof(struct syscall_stat) == 24, "syscall_stat layout");
-_Static_assert(sizeof(struct io_stat) == 8 * (7 + 2 * HIST_BUCKETS), "io_stat layout");
-_Static_assert(sizeof(struct thread_io) == 48 + 32 * FD_CACHE, "thread_io layout");
+_Static_assert(sizeof(struct syscall_stat) == 32, "syscall_stat layout");
+_Static_assert(sizeof(struct io_stat) == 8 * (7 + HIST_BUCKETS + FINE_BUCKETS), "io_stat layout");
+_Static_assert(sizeof(struct thread_io) == 64 + 32 * FD_CACHE, "thread_io layout");
 _Static_assert(sizeof(struct iot_proc_event) == 32 + COMM_LEN + ARGS_LEN, "proc_event layout");
 
 /* ---- the per-file ledger (bpf/ledger.bpf.c) ---- */
@@ -218,7 +231,8 @@ struct file_row {
 	__u64 requested;   /* bytes asked for (read/write family) */
 	__u64 transferred; /* bytes moved by successful calls, on this file's side */
 	__u64 total_ns;    /* time of the timed calls */
-	/* 32-bit buckets: rows are many, and the loader reads them while the run goes on. */
+	__u64 timed;       /* calls timed */
+	/* 32-bit log2 buckets: rows are many, and the loader reads them as the run goes on. */
 	__u32 lat_hist[HIST_BUCKETS];
 };
 
@@ -336,7 +350,7 @@ _Static_assert(sizeof(struct chunk_bits) == 128, "chunk_bits layout");
 /* ---- io_uring (bpf/uring.bpf.c) ---- */
 
 #define MAX_URING_OPS 64        /* opcodes (IORING_OP_LAST is 63 on 6.18) */
-#define MAX_URING_KEYS 4096     /* (owner, opcode) pairs */
+#define MAX_URING_KEYS 1024     /* (owner, opcode) pairs */
 #define MAX_URING_INFLIGHT 16384
 
 /* What an opcode does to its file: its bytes count as read or written, or it syncs. */
@@ -383,7 +397,7 @@ struct uring_stat {
 	__u64 ran[URING_HOWS]; /* requests by how they ran, at their first CQE */
 	__u64 unseen;      /* requests whose CQE was never matched (a recycled request) */
 	__u64 latency_sum_ns;  /* submission to first CQE, summed */
-	__u64 lat_hist[HIST_BUCKETS];
+	__u64 lat_hist[FINE_BUCKETS];
 };
 
 /* A request in flight, keyed by its struct io_kiocb. */
@@ -397,7 +411,7 @@ struct uring_req {
 	__u8 pad[5];
 };
 
-_Static_assert(sizeof(struct uring_stat) == 8 * (10 + HIST_BUCKETS), "uring_stat layout");
+_Static_assert(sizeof(struct uring_stat) == 8 * (10 + FINE_BUCKETS), "uring_stat layout");
 _Static_assert(sizeof(struct uring_req) == 24, "uring_req layout");
 
 /* ---- block I/O (bpf/block.bpf.c) ---- */
@@ -417,18 +431,29 @@ struct block_key {
 	__u32 pad;
 };
 
+/* What completed requests add up to, per (owner, disk, op) and per file alike. */
+#define BLOCK_COUNTS                                                                               \
+	__u64 requests;                                                                            \
+	__u64 bytes;                                                                               \
+	__u64 errors;                                                                              \
+	__u64 sync, readahead, meta, fua, preflush; /* requests with these flags */                \
+	__u64 writeback;  /* requests charged through the pages' dirtier */                        \
+	__u64 sequential; /* requests that began where the previous one (same key) ended */        \
+	__u64 next_sector;                                                                         \
+	__u64 lat_ns, qlat_ns;         /* sums */                                                  \
+	__u64 size_hist[HIST_BUCKETS]; /* bytes per request */
+
 struct block_stat {
-	__u64 requests;
-	__u64 bytes;
-	__u64 errors;
-	__u64 sync, readahead, meta, fua, preflush; /* requests with these flags */
-	__u64 writeback;  /* requests charged through the pages' dirtier */
-	__u64 sequential; /* requests that began where the previous one (same key) ended */
-	__u64 next_sector;
-	__u64 size_hist[HIST_BUCKETS];  /* bytes per request */
-	__u64 lat_hist[HIST_BUCKETS];   /* issued -> completed, ns */
-	__u64 qlat_hist[HIST_BUCKETS];  /* queued (started) -> completed, ns */
-	__u64 lat_ns, qlat_ns;          /* sums */
+	BLOCK_COUNTS
+	__u64 lat_hist[FINE_BUCKETS];  /* issued -> completed, ns */
+	__u64 qlat_hist[FINE_BUCKETS]; /* queued (started) -> completed, ns */
+};
+
+/* Per file: the same counts, with log2 latency buckets (the files are many). */
+struct file_block_stat {
+	BLOCK_COUNTS
+	__u64 lat_hist[HIST_BUCKETS];
+	__u64 qlat_hist[HIST_BUCKETS];
 };
 
 /*

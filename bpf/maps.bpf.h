@@ -6,6 +6,7 @@
 #ifndef IOTRACE_MAPS_BPF_H
 #define IOTRACE_MAPS_BPF_H
 
+#define BUCKETS_INLINE static __always_inline
 #include "iotrace.h"
 
 /* Slot of each traced process: four u16 per element, indexed by tgid (set at load: pid_max/4). */
@@ -53,6 +54,8 @@ struct {
 const volatile __u32 nr_slots = DEFAULT_SLOTS;
 const volatile __u32 inflight_mask = 0;
 const volatile bool timing = true;
+/* With timing: 0 times every call (--time-all), else the mean gap between timed calls. */
+const volatile __u32 sample_period = 0;
 /* Syscall numbers resolved by the loader from libseccomp, so none is typed by hand here. */
 const volatile __u32 nr_execve = 0;
 const volatile __u32 nr_execveat = 0;
@@ -136,42 +139,10 @@ static __always_inline void *lookup_or_init(void *map, const void *key, const vo
 	return value;
 }
 
-/*
- * Set bits of x, without a branch: the verifier then follows one path through it, where a
- * chain of comparisons would give it one path per outcome.
- */
-static __always_inline __u32 popcount64(__u64 x)
-{
-	x = x - ((x >> 1) & 0x5555555555555555ULL);
-	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-	x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-	return (x * 0x0101010101010101ULL) >> 56;
-}
-
 /* Index of v's lowest set bit, v a power of two (v & -v). */
 static __always_inline __u32 bit_index(__u64 v)
 {
 	return popcount64(v - 1);
-}
-
-/* Bits needed to write v: 0 for 0, else floor(log2(v)) + 1. Branch-free. */
-static __always_inline __u32 bit_length(__u64 v)
-{
-	v |= v >> 1;
-	v |= v >> 2;
-	v |= v >> 4;
-	v |= v >> 8;
-	v |= v >> 16;
-	v |= v >> 32;
-	return popcount64(v);
-}
-
-/* Bucket of v: 0 for 0, else floor(log2(v)) + 1, capped to the last bucket. */
-static __always_inline __u32 log2_bucket(__u64 v)
-{
-	__u32 r = bit_length(v);
-
-	return r < HIST_BUCKETS ? r : HIST_BUCKETS - 1;
 }
 
 #endif /* IOTRACE_MAPS_BPF_H */

@@ -66,6 +66,35 @@ __noinline int note_closing_file(__u64 fd)
 	return 0;
 }
 
+/*
+ * Whether to time this call: every call of a (process, syscall) until this CPU's counters
+ * of it have SAMPLE_WARMUP timed calls, then one in sample_period on average. The gap is
+ * drawn from a per-thread xorshift (no helper call), so a thread alternating between
+ * syscalls (read, write, read...) does not always time the same one.
+ */
+static __always_inline bool time_this_call(struct task_struct *task, struct thread_io *ti,
+					   __u32 slot, long id)
+{
+	__u32 nr = (__u64)id < MAX_SYSCALLS ? id : SYSCALL_OTHER, x;
+	__u32 key = (bpf_get_smp_processor_id() * nr_slots + (slot & ~SLOT_PENDING)) *
+			    MAX_SYSCALLS + nr;
+	struct syscall_stat *st = bpf_map_lookup_elem(&syscall_stats, &key);
+
+	if (!sample_period || (st && st->timed < SAMPLE_WARMUP))
+		return true;
+	if (ti->countdown > 1) {
+		ti->countdown--;
+		return false;
+	}
+	x = ti->rng ?: task->pid | 1;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	ti->rng = x;
+	ti->countdown = sample_period / 2 + (x & (sample_period - 1));
+	return true;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 {
@@ -84,6 +113,11 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	if (!serve && !(slot & SLOT_PENDING) && (__u64)id < MAX_SYSCALLS &&
 	    fd_arg[file_op_of[id] & (FILE_OP_SLOTS - 1)] == FD_ENTER)
 		note_closing_file(regs->di);
+	ti->sampled_out = !time_this_call(task, ti, slot, id);
+	if (ti->sampled_out) {
+		ti->start_ns = 0;
+		return 0;
+	}
 	ti->nr = id;
 	ti->start_ns = bpf_ktime_get_ns();
 	return 0;
@@ -148,7 +182,7 @@ static __always_inline void account_io(struct call *c, __u32 cpu, __u32 slot, __
 			io->size_max = ret;
 	}
 	if (timed) {
-		io->lat_hist[log2_bucket(lat_ns)]++;
+		io->lat_hist[fine_bucket(lat_ns)]++;
 		if (!io->lat_min_plus1 || lat_ns + 1 < io->lat_min_plus1)
 			io->lat_min_plus1 = lat_ns + 1;
 		if (lat_ns > io->lat_max)
@@ -171,6 +205,7 @@ static __always_inline void count_row(struct file_stat *st, __u32 idx, __u32 op,
 	if (c->data && c->known)
 		__sync_fetch_and_add(&row->requested, c->req);
 	if (c->timed) {
+		__sync_fetch_and_add(&row->timed, 1);
 		__sync_fetch_and_add(&row->total_ns, c->lat_ns);
 		__sync_fetch_and_add(&row->lat_hist[log2_bucket(c->lat_ns)], 1);
 	}
@@ -309,6 +344,8 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 			id = ti->nr;
 			c.timed = true;
 			ti->start_ns = 0;
+		} else if (ti && ti->sampled_out) {
+			ti->sampled_out = 0; /* left untimed by the sampling rule */
 		} else {
 			__sync_fetch_and_add(&drops[DROP_UNTIMED], 1);
 		}
@@ -325,8 +362,10 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	st->calls++;
 	if (ret < 0 && ret >= -MAX_ERRNO)
 		st->errors++;
-	if (c.timed)
+	if (c.timed) {
 		st->total_ns += c.lat_ns;
+		st->timed++;
+	}
 	kind = io_kind_of[nr];
 	if (kind) {
 		c.data = true;

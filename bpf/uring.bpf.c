@@ -180,7 +180,7 @@ static __always_inline void count_cqe(struct uring_stat *st, struct uring_req *e
 	how = e->how < URING_HOWS ? e->how : URING_INLINE;
 	__sync_fetch_and_add(&st->ran[how], 1);
 	__sync_fetch_and_add(&st->latency_sum_ns, lat_ns);
-	__sync_fetch_and_add(&st->lat_hist[log2_bucket(lat_ns)], 1);
+	__sync_fetch_and_add(&st->lat_hist[fine_bucket(lat_ns)], 1);
 }
 
 SEC("tp_btf/io_uring_complete")

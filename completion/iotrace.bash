@@ -3,13 +3,13 @@
 # only, not the bash-completion package. tests/test_install.py checks that each mode's
 # option lists equal what `iotrace MODE --help` lists.
 
-_iotrace_opts_run='-o --output --json -T --no-time -H --no-hist -s --summary -p --pid -u --user
+_iotrace_opts_run='-o --output --json -T --no-time --time-all -H --no-hist -s --summary -p --pid -u --user
 	--max-procs --sync --prom-file --files --wide -v --verbose -? --help --usage -V --version'
 _iotrace_opts_snoop='-p --pid -c --cgroup -d --disk -Q --queue -j --json -v --verbose -? --help
 	--usage -V --version'
 _iotrace_opts_compare='-D --drop-caches -n --repeat -l --label -j --json -o --output -? --help
 	--usage -V --version'
-_iotrace_opts_serve='--listen -c --cgroup --comm -T --no-time --max-labels -u --user -v
+_iotrace_opts_serve='--listen -c --cgroup --comm -T --no-time --time-all --max-labels -u --user -v
 	--verbose -? --help --usage -V --version'
 # Options that take a value, per mode.
 _iotrace_args_run='-o --output -p --pid -u --user --max-procs --prom-file --files'

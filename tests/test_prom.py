@@ -122,10 +122,16 @@ def test_prom_file_matches_strace_and_json(tmp_path, small_input):
     wcount, wsum = check_histogram(samples, "iotrace_syscall_io_bytes", comm="tr2u",
                                    syscall="write")
     assert (wcount, wsum) == (20_001, 20_001)
+    # The latency histogram holds the timed calls: a sample by default (run-mode.md).
     lcount, lsum = check_histogram(samples, "iotrace_syscall_latency_seconds", comm="tr2u",
                                    syscall="read")
-    assert lcount == count and lsum > 0
-    assert lsum == pytest.approx(sc["read"]["total_ns"] / 1e9, rel=1e-6)
+    assert lcount == sc["read"]["timed_calls"] <= count and lsum > 0
+    assert lsum == pytest.approx(sc["read"]["timed_ns"] / 1e9, rel=1e-6)
+    assert one(samples, "iotrace_syscall_timed_calls_total", comm="tr2u",
+               syscall="read") == lcount
+    assert one(samples, "iotrace_syscall_timed_seconds_total", comm="tr2u",
+               syscall="read") == pytest.approx(lsum, rel=1e-6)
+    assert not select(samples, "iotrace_syscall_seconds_total")
 
 
 def prom_file_of_shell(tmp_path, script):

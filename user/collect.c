@@ -173,7 +173,7 @@ int collector_on_name(void *ctx, void *data, size_t size)
 }
 
 /* A per-file block record goes to its process's file; owner 0's to the other I/O's rows. */
-static void give_file_block(const struct file_block_key *key, const struct block_stat *st,
+static void give_file_block(const struct file_block_key *key, const struct file_block_stat *st,
 			    void *ctx)
 {
 	struct collector *c = ctx;

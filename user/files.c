@@ -156,7 +156,8 @@ static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
 	io->errors += r->errors;
 	io->requested_bytes += r->requested;
 	io->transferred_bytes += r->transferred;
-	io->total_ns += r->total_ns;
+	io->timed_ns += r->total_ns;
+	io->timed_calls += r->timed;
 	for (int b = 0; b < HIST_BUCKETS; b++)
 		lat[b] = r->lat_hist[b];
 	return sparse_hist_add(&io->lat, lat);
@@ -189,7 +190,7 @@ int files_add_entry(struct proc_record *p, const struct ledger_entry *e)
 /* ---- block ---- */
 
 int files_add_block(struct proc_record *p, const struct file_block_key *k,
-		    const struct block_stat *st)
+		    const struct file_block_stat *st)
 {
 	struct path_key file = { .dev = k->ino ? k->fdev : k->disk, .ino = k->ino,
 				 .igen = k->ino ? k->igen : 0 };
@@ -256,6 +257,10 @@ static void summarize_io(struct file_record *f)
 		struct file_io *io = &f->io[i];
 		int cls = io->op < FILE_OPS_END ? file_ops[io->op].cls : FOC_OTHER;
 
+		/* io_uring rows time each request's first completion: nothing to scale. */
+		io->total_ns = io->op < FILE_OPS_END && file_ops[io->op].uring
+				       ? io->timed_ns
+				       : estimated_ns(io->timed_ns, io->timed_calls, io->calls);
 		s->io_ns += io->total_ns;
 		s->read_calls += cls == FOC_READ ? io->calls : 0;
 		s->read_bytes += cls == FOC_READ ? io->transferred_bytes : 0;
@@ -283,8 +288,9 @@ static void summarize_blocks(struct file_record *f)
 		for (int k = 0; k < HIST_BUCKETS; k++)
 			all[k] += one[k];
 	}
-	s->block_p99_ns = hist_total(all) ? hist_quantile(all, 0.99, 0, UINT64_MAX)
-					  : FILE_SUMMARY_NONE;
+	s->block_p99_ns = hist_total(HIST_LOG2, all)
+				  ? hist_quantile(HIST_LOG2, all, 0.99, 0, UINT64_MAX)
+				  : FILE_SUMMARY_NONE;
 }
 
 void files_count_readahead(struct proc_record *p)
@@ -319,7 +325,7 @@ void files_finish(struct proc_record *p)
 struct hist_summary file_io_latency(const struct file_io *io, __u64 *dense)
 {
 	sparse_hist_dense(&io->lat, dense);
-	return hist_summary_of(dense, false, 0, 0);
+	return hist_summary_of(HIST_LOG2, dense, false, 0, 0);
 }
 
 void files_free(struct proc_record *p)

@@ -34,7 +34,7 @@ int files_add_entry(struct proc_record *p, const struct ledger_entry *e);
  * disk's "(filesystem metadata)" row when ino is 0; -1 out of memory.
  */
 int files_add_block(struct proc_record *p, const struct file_block_key *k,
-		    const struct block_stat *st);
+		    const struct file_block_stat *st);
 /*
  * Unused readahead from each file's bitmaps, added, and the bitmaps freed: when p exited
  * (its bitmaps are final, later records of it carry none) and at the end.

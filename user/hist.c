@@ -48,38 +48,51 @@ void sparse_hist_free(struct sparse_hist *s)
 	s->n = 0;
 }
 
-uint64_t hist_bucket_lo(int b)
+int hist_buckets(enum hist_layout l)
 {
+	return l == HIST_FINE ? FINE_BUCKETS : HIST_BUCKETS;
+}
+
+uint64_t hist_bucket_lo(enum hist_layout l, int b)
+{
+	if (l == HIST_FINE)
+		return fine_bucket_lo(b);
 	return b == 0 ? 0 : 1ULL << (b - 1);
 }
 
-uint64_t hist_bucket_hi(int b)
+uint64_t hist_bucket_hi(enum hist_layout l, int b)
 {
-	if (b == 0)
-		return 0;
 	/* The last bucket also holds everything larger. */
-	return b == HIST_BUCKETS - 1 ? UINT64_MAX : (1ULL << b) - 1;
+	if (b == hist_buckets(l) - 1)
+		return UINT64_MAX;
+	return hist_bucket_lo(l, b + 1) - 1;
 }
 
-int hist_bucket_of(uint64_t v)
+int hist_bucket_of(enum hist_layout l, uint64_t v)
 {
-	int b = v ? 64 - __builtin_clzll(v) : 0;
-
-	return b < HIST_BUCKETS ? b : HIST_BUCKETS - 1;
+	return l == HIST_FINE ? (int)fine_bucket(v) : (int)log2_bucket(v);
 }
 
-uint64_t hist_total(const __u64 *hist)
+void hist_fold_log2(const __u64 *fine, __u64 *log2)
+{
+	memset(log2, 0, HIST_BUCKETS * sizeof(*log2));
+	for (int b = 0; b < FINE_BUCKETS; b++)
+		log2[log2_bucket(fine_bucket_lo(b))] += fine[b];
+}
+
+uint64_t hist_total(enum hist_layout l, const __u64 *hist)
 {
 	uint64_t sum = 0;
 
-	for (int b = 0; b < HIST_BUCKETS; b++)
+	for (int b = 0; b < hist_buckets(l); b++)
 		sum += hist[b];
 	return sum;
 }
 
-uint64_t hist_quantile(const __u64 *hist, double q, uint64_t min, uint64_t max)
+uint64_t hist_quantile(enum hist_layout l, const __u64 *hist, double q, uint64_t min,
+		       uint64_t max)
 {
-	uint64_t total = hist_total(hist), seen = 0;
+	uint64_t total = hist_total(l, hist), seen = 0;
 	double rank, lo, hi, v;
 
 	if (!total)
@@ -88,23 +101,23 @@ uint64_t hist_quantile(const __u64 *hist, double q, uint64_t min, uint64_t max)
 	rank = q * total;
 	if (rank < 1)
 		rank = 1;
-	for (int b = 0; b < HIST_BUCKETS; b++) {
+	for (int b = 0; b < hist_buckets(l); b++) {
 		if (!hist[b] || seen + hist[b] < rank) {
 			seen += hist[b];
 			continue;
 		}
-		lo = hist_bucket_lo(b) > min ? hist_bucket_lo(b) : min;
-		hi = hist_bucket_hi(b) < max ? hist_bucket_hi(b) : max;
+		lo = hist_bucket_lo(l, b) > min ? hist_bucket_lo(l, b) : min;
+		hi = hist_bucket_hi(l, b) < max ? hist_bucket_hi(l, b) : max;
 		v = lo + (hi - lo) * ((rank - seen) / hist[b]);
 		return (uint64_t)(v + 0.5) > (uint64_t)hi ? (uint64_t)hi : (uint64_t)(v + 0.5);
 	}
 	return max;
 }
 
-struct hist_summary hist_summary_of(const __u64 *hist, bool minmax_known, uint64_t min,
-				    uint64_t max)
+struct hist_summary hist_summary_of(enum hist_layout l, const __u64 *hist, bool minmax_known,
+				    uint64_t min, uint64_t max)
 {
-	struct hist_summary s = { .count = hist_total(hist), .minmax_known = minmax_known };
+	struct hist_summary s = { .count = hist_total(l, hist), .minmax_known = minmax_known };
 
 	if (!minmax_known) {
 		min = 0;
@@ -114,17 +127,23 @@ struct hist_summary hist_summary_of(const __u64 *hist, bool minmax_known, uint64
 		s.min = min;
 		s.max = max;
 	}
-	s.p50 = hist_quantile(hist, 0.5, min, max);
-	s.p99 = hist_quantile(hist, 0.99, min, max);
+	s.p50 = hist_quantile(l, hist, 0.5, min, max);
+	s.p90 = hist_quantile(l, hist, 0.9, min, max);
+	s.p99 = hist_quantile(l, hist, 0.99, min, max);
 	return s;
 }
 
-void hist_print(FILE *out, const __u64 *hist, const char *unit)
+void hist_print(FILE *out, enum hist_layout l, const __u64 *in, const char *unit)
 {
 	int first = -1, last = -1;
 	uint64_t peak = 0;
 	const int width = 40;
+	__u64 hist[HIST_BUCKETS];
 
+	if (l == HIST_FINE)
+		hist_fold_log2(in, hist);
+	else
+		memcpy(hist, in, sizeof(hist));
 	for (int b = 0; b < HIST_BUCKETS; b++) {
 		if (!hist[b])
 			continue;
@@ -141,7 +160,8 @@ void hist_print(FILE *out, const __u64 *hist, const char *unit)
 		int stars = (int)((hist[b] * width + peak - 1) / peak);
 
 		fprintf(out, "%12llu -> %-11llu : %-10llu |%-*.*s|\n",
-			(unsigned long long)hist_bucket_lo(b), (unsigned long long)hist_bucket_hi(b),
+			(unsigned long long)hist_bucket_lo(HIST_LOG2, b),
+			(unsigned long long)hist_bucket_hi(HIST_LOG2, b),
 			(unsigned long long)hist[b], width, stars,
 			"****************************************");
 	}

@@ -54,7 +54,8 @@ static const char doc[] =
 
 static const char args_doc[] = "[--] CMD [ARGS...]";
 
-enum { OPT_MAX_PROCS = 0x100, OPT_JSON, OPT_SYNC, OPT_PROM_FILE, OPT_FILES, OPT_WIDE };
+enum { OPT_MAX_PROCS = 0x100, OPT_JSON, OPT_SYNC, OPT_PROM_FILE, OPT_FILES, OPT_WIDE,
+       OPT_TIME_ALL };
 
 /* Rows of each process's files table by default (--files). */
 #define DEFAULT_FILES 10
@@ -63,6 +64,9 @@ static const struct argp_option opts[] = {
 	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of stderr", 0 },
 	{ "json", OPT_JSON, NULL, 0, "Report as one JSON document", 0 },
 	{ "no-time", 'T', NULL, 0, "Do not time calls (counts, errors and sizes stay exact)", 0 },
+	{ "time-all", OPT_TIME_ALL, NULL, 0,
+	  "Time every call (default: each syscall of a process until 1,000 were timed, then one "
+	  "in 64 on average; totals are estimated from them)", 0 },
 	{ "no-hist", 'H', NULL, 0, "Leave the size and latency histograms out of the text", 0 },
 	{ "summary", 's', NULL, 0, "Only the totals, no per-process sections", 0 },
 	{ "pid", 'p', "PID", 0, "Attach to a running process (and its future children)", 0 },
@@ -82,6 +86,20 @@ static const struct argp_option opts[] = {
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
 	{},
 };
+
+/* Options that make sense alone but not together. */
+static void check_options(struct argp_state *state, const struct options *o)
+{
+	if (o->command && o->pid)
+		argp_failure(state, 1, 0, "give either -p PID or a command, not both");
+	if (o->user && o->pid)
+		argp_failure(state, 1, 0, "-u applies to a command iotrace starts, not to -p");
+	if (!o->command && !o->pid)
+		argp_failure(state, 1, 0,
+			     "no command given (usage: iotrace [OPTIONS] -- CMD [ARGS...])");
+	if (o->time_all && !o->timing)
+		argp_failure(state, 1, 0, "--time-all and --no-time contradict each other");
+}
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
@@ -105,6 +123,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'T':
 		o->timing = false;
+		break;
+	case OPT_TIME_ALL:
+		o->time_all = true;
 		break;
 	case OPT_FILES:
 		if (!strcmp(arg, "all"))
@@ -147,13 +168,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
-		if (o->command && o->pid)
-			argp_failure(state, 1, 0, "give either -p PID or a command, not both");
-		if (o->user && o->pid)
-			argp_failure(state, 1, 0, "-u applies to a command iotrace starts, not to -p");
-		if (!o->command && !o->pid)
-			argp_failure(state, 1, 0,
-				     "no command given (usage: iotrace [OPTIONS] -- CMD [ARGS...])");
+		check_options(state, o);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

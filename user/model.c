@@ -33,14 +33,14 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 static void io_add(struct io_summary *dst, const struct io_summary *src)
 {
 	/* min/max mean something only where the histograms hold at least one call. */
-	if (hist_total(src->size_hist)) {
-		dst->size_min = hist_total(dst->size_hist) ? min_u64(dst->size_min, src->size_min)
-							   : src->size_min;
+	if (hist_total(HIST_LOG2, src->size_hist)) {
+		dst->size_min = hist_total(HIST_LOG2, dst->size_hist)
+					? min_u64(dst->size_min, src->size_min) : src->size_min;
 		dst->size_max = max_u64(dst->size_max, src->size_max);
 	}
-	if (hist_total(src->lat_hist)) {
-		dst->lat_min = hist_total(dst->lat_hist) ? min_u64(dst->lat_min, src->lat_min)
-							 : src->lat_min;
+	if (hist_total(HIST_FINE, src->lat_hist)) {
+		dst->lat_min = hist_total(HIST_FINE, dst->lat_hist)
+				       ? min_u64(dst->lat_min, src->lat_min) : src->lat_min;
 		dst->lat_max = max_u64(dst->lat_max, src->lat_max);
 	}
 	dst->calls += src->calls;
@@ -48,17 +48,19 @@ static void io_add(struct io_summary *dst, const struct io_summary *src)
 	dst->requested_bytes += src->requested_bytes;
 	dst->transferred_bytes += src->transferred_bytes;
 	dst->unknown_request_calls += src->unknown_request_calls;
-	for (int b = 0; b < HIST_BUCKETS; b++) {
+	for (int b = 0; b < HIST_BUCKETS; b++)
 		dst->size_hist[b] += src->size_hist[b];
+	for (int b = 0; b < FINE_BUCKETS; b++)
 		dst->lat_hist[b] += src->lat_hist[b];
-	}
 }
 
+/* Raw counts only: total_ns is derived (profile_derive). */
 static void sc_add(struct sc_row *dst, const struct sc_row *src)
 {
 	dst->calls += src->calls;
 	dst->errors += src->errors;
-	dst->total_ns += src->total_ns;
+	dst->timed_calls += src->timed_calls;
+	dst->timed_ns += src->timed_ns;
 }
 
 void dense_add_counters(struct dense_profile *d, const struct syscall_stat *sc,
@@ -66,7 +68,7 @@ void dense_add_counters(struct dense_profile *d, const struct syscall_stat *sc,
 {
 	for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
 		struct sc_row row = { .calls = sc[nr].calls, .errors = sc[nr].errors,
-				      .total_ns = sc[nr].total_ns };
+				      .timed_calls = sc[nr].timed, .timed_ns = sc[nr].total_ns };
 
 		sc_add(&d->sc[nr], &row);
 	}
@@ -157,18 +159,29 @@ void profile_free(struct profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
+uint64_t estimated_ns(uint64_t timed_ns, uint64_t timed_calls, uint64_t calls)
+{
+	if (!timed_calls || timed_calls >= calls)
+		return timed_ns;
+	return (uint64_t)((double)timed_ns * calls / timed_calls + 0.5);
+}
+
 static void profile_derive(struct profile *p)
 {
-	p->calls = p->errors = p->total_ns = 0;
+	p->calls = p->errors = p->total_ns = p->timed_calls = 0;
 	for (size_t i = 0; i < p->nrows; i++) {
-		p->calls += p->rows[i].calls;
-		p->errors += p->rows[i].errors;
-		p->total_ns += p->rows[i].total_ns;
+		struct sc_row *r = &p->rows[i];
+
+		r->total_ns = estimated_ns(r->timed_ns, r->timed_calls, r->calls);
+		p->calls += r->calls;
+		p->errors += r->errors;
+		p->total_ns += r->total_ns;
+		p->timed_calls += r->timed_calls;
 	}
 	for (size_t i = 0; i < p->nrows; i++) {
 		struct sc_row *r = &p->rows[i];
 
-		r->avg_ns = r->calls ? r->total_ns / r->calls : 0;
+		r->avg_ns = r->timed_calls ? r->timed_ns / r->timed_calls : 0;
 		r->time_share = p->total_ns ? (double)r->total_ns / p->total_ns : 0.0;
 	}
 	for (int k = 0; k < IO_KINDS; k++) {
@@ -176,8 +189,10 @@ static void profile_derive(struct profile *p)
 
 		if (!io)
 			continue;
-		io->size_bytes = hist_summary_of(io->size_hist, true, io->size_min, io->size_max);
-		io->latency_ns = hist_summary_of(io->lat_hist, true, io->lat_min, io->lat_max);
+		io->size_bytes = hist_summary_of(HIST_LOG2, io->size_hist, true, io->size_min,
+						 io->size_max);
+		io->latency_ns = hist_summary_of(HIST_FINE, io->lat_hist, true, io->lat_min,
+						 io->lat_max);
 	}
 }
 
@@ -269,11 +284,13 @@ void block_record_add(struct block_record *dst, const struct block_record *src)
 	d->sequential += s->sequential;
 	d->lat_ns += s->lat_ns;
 	d->qlat_ns += s->qlat_ns;
-	for (int b = 0; b < HIST_BUCKETS; b++) {
+	for (int b = 0; b < HIST_BUCKETS; b++)
 		d->size_hist[b] += s->size_hist[b];
+	for (int b = 0; b < FINE_BUCKETS; b++) {
 		d->lat_hist[b] += s->lat_hist[b];
 		d->qlat_hist[b] += s->qlat_hist[b];
 	}
+	dst->lat_layout = src->lat_layout;
 }
 
 void block_record_derive(struct block_record *r)
@@ -296,9 +313,9 @@ void block_record_derive(struct block_record *r)
 	v->avg_bytes = st->requests ? st->bytes / st->requests : 0;
 	v->sequential_pct = st->requests ? 100 * st->sequential / st->requests : 0;
 	/* The kernel keeps no extremes of block histograms: quantiles within bucket bounds. */
-	v->size = hist_summary_of(st->size_hist, false, 0, 0);
-	v->lat = hist_summary_of(st->lat_hist, false, 0, 0);
-	v->qlat = hist_summary_of(st->qlat_hist, false, 0, 0);
+	v->size = hist_summary_of(HIST_LOG2, st->size_hist, false, 0, 0);
+	v->lat = hist_summary_of(r->lat_layout, st->lat_hist, false, 0, 0);
+	v->qlat = hist_summary_of(r->lat_layout, st->qlat_hist, false, 0, 0);
 }
 
 int block_add_unseen(struct block_record **recs, size_t *n, const struct block_record *unseen,
@@ -310,7 +327,7 @@ int block_add_unseen(struct block_record **recs, size_t *n, const struct block_r
 
 		/* One request, counted without latencies (its completion was not seen). */
 		memset(one.st.size_hist, 0, sizeof(one.st.size_hist));
-		one.st.size_hist[hist_bucket_of(one.st.bytes)] = one.st.requests;
+		one.st.size_hist[hist_bucket_of(HIST_LOG2, one.st.bytes)] = one.st.requests;
 		for (i = 0; i < *n && memcmp(&(*recs)[i].key, &one.key, sizeof(one.key)); i++)
 			;
 		if (i == *n) {
@@ -388,6 +405,7 @@ int file_block_records(const struct file_record *f, struct block_record **out, s
 		struct block_record *r = &(*out)[(*n)++];
 
 		r->key = (struct block_key){ .owner = f->key.owner, .dev = b->disk, .op = b->op };
+		r->lat_layout = HIST_LOG2; /* per-file latencies have log2 buckets */
 		r->st.requests = b->c.requests;
 		r->st.bytes = b->c.bytes;
 		r->st.errors = b->c.errors;

@@ -31,7 +31,7 @@ struct io_summary {
 	uint64_t size_min, size_max; /* valid when some call succeeded */
 	uint64_t lat_min, lat_max;   /* valid when some call was timed */
 	__u64 size_hist[HIST_BUCKETS];
-	__u64 lat_hist[HIST_BUCKETS];
+	__u64 lat_hist[FINE_BUCKETS];
 	/* derived */
 	struct hist_summary size_bytes, latency_ns;
 };
@@ -41,7 +41,7 @@ struct profile {
 	size_t nrows;
 	struct io_summary *io[IO_KINDS]; /* NULL: that syscall was not called */
 	/* derived */
-	uint64_t calls, errors, total_ns;
+	uint64_t calls, errors, total_ns, timed_calls;
 };
 
 /* Page-cache numbers of a file, or of several summed (every member adds up). */
@@ -76,6 +76,7 @@ struct residency_view {
 struct file_io {
 	uint32_t op; /* enum file_op */
 	FILE_IO_FIELDS(FIELD_MEMBER)
+	uint64_t timed_ns;      /* raw: the time of the timed calls (total_ns is derived) */
 	struct sparse_hist lat; /* latency of the timed calls (file_io_latency) */
 };
 
@@ -129,6 +130,7 @@ struct file_record {
 struct block_record {
 	struct block_key key;
 	struct block_stat st; /* raw kernel counters */
+	enum hist_layout lat_layout; /* of st.lat_hist, qlat_hist: fine, log2 for a file's */
 	/* derived */
 	struct block_view {
 		BLOCK_FIELDS(FIELD_MEMBER)
@@ -190,6 +192,7 @@ struct run_result {
 	bool partial;    /* iotrace was interrupted before the traced processes ended */
 	int stop_signal; /* the signal (SIGINT, SIGTERM) that made iotrace stop early, or 0 */
 	bool timing;
+	bool sampled; /* timing by the sampling rule (SAMPLE_WARMUP, SAMPLE_PERIOD), not every call */
 	struct proc_record *procs;
 	size_t nprocs;
 	struct profile overflow;  /* processes beyond the slot limit, merged */
@@ -262,6 +265,11 @@ int file_block_records(const struct file_record *f, struct block_record **out, s
  */
 int block_by_disk_of_run(const struct run_result *r, struct block_record **out, size_t *n);
 
+/*
+ * A time from its timed calls: timed_ns scaled to every call (calls / timed_calls) when
+ * only some were timed; timed_ns itself when all were.
+ */
+uint64_t estimated_ns(uint64_t timed_ns, uint64_t timed_calls, uint64_t calls);
 /* Everything derived in r (quantiles, sums, views), once, before any renderer runs. */
 int model_derive(struct run_result *r);
 void run_result_free(struct run_result *r);

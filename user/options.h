@@ -12,6 +12,7 @@ struct options {
 	const char *output;
 	bool json;
 	bool timing;
+	bool time_all; /* --time-all: time every call, not a sample */
 	bool hist;
 	bool summary_only;
 	bool verbose;

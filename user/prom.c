@@ -106,28 +106,37 @@ static void ns_to_seconds(uint64_t ns, char *buf, size_t len)
 }
 
 /*
- * One histogram: buckets 0..HIST_BUCKETS-2 have the inclusive upper bound 2^b - 1 (in
- * seconds when ns: the kernel counts nanoseconds); the last bucket is open, so it is +Inf.
+ * One histogram, in log2 buckets whatever the kernel's layout (a fine one is folded: every
+ * log2 bound is a fine one): buckets 0..HIST_BUCKETS-2 have the inclusive upper bound
+ * 2^b - 1 (in seconds when ns: the kernel counts nanoseconds); the last bucket is open, so
+ * it is +Inf.
  */
 static void histogram(FILE *out, const char *name, const struct prom_labels *lab,
 		      const char *k, const char *v, const char *k2, const char *v2,
-		      const __u64 *hist, double sum, bool ns)
+		      enum hist_layout layout, const __u64 *in, double sum, bool ns)
 {
 	/* The caller's one or two label pairs, then "le" in the first free pair. */
 	const char *pairs[] = { k, v, k2, v2, NULL, NULL, NULL };
 	int at = k2 ? 4 : 2;
 	char metric[128], le[48];
 	uint64_t cum = 0;
+	__u64 folded[HIST_BUCKETS];
+	const __u64 *hist = in;
 
+	if (layout == HIST_FINE) {
+		hist_fold_log2(in, folded);
+		hist = folded;
+	}
 	snprintf(metric, sizeof(metric), "%s_bucket", name);
 	pairs[at] = "le";
 	pairs[at + 1] = le;
 	for (int b = 0; b < HIST_BUCKETS - 1; b++) {
 		cum += hist[b];
 		if (ns)
-			ns_to_seconds(hist_bucket_hi(b), le, sizeof(le));
+			ns_to_seconds(hist_bucket_hi(HIST_LOG2, b), le, sizeof(le));
 		else
-			snprintf(le, sizeof(le), "%llu", (unsigned long long)hist_bucket_hi(b));
+			snprintf(le, sizeof(le), "%llu",
+				 (unsigned long long)hist_bucket_hi(HIST_LOG2, b));
 		sample(out, metric, lab, pairs, cum);
 	}
 	cum += hist[HIST_BUCKETS - 1];
@@ -166,16 +175,24 @@ static void syscall_families(FILE *out, const struct prom_report *r)
 	for (size_t i = 0; i < syscall_fields.n; i++) {
 		const struct field *f = &syscall_fields.f[i];
 
-		if (!strcmp(f->unit, "ns") && !r->timing)
+		if ((!strcmp(f->unit, "ns") && !r->timing) ||
+		    (!strcmp(f->name, "timed_calls") && !r->timing) ||
+		    ((f->flags & FIELD_ALL_TIMED) && r->sampled))
 			continue;
 		family(out, f->metric, "counter", f->help);
 		for (size_t g = 0; g < r->ngroups; g++)
 			for (uint32_t nr = 0; nr < MAX_SYSCALLS; nr++) {
+				const struct sc_row *row = &r->groups[g].d->sc[nr];
 				const char *pairs[] = { "syscall", syscall_name(nr), NULL };
 
-				if (r->groups[g].d->sc[nr].calls)
-					field_sample(out, f, f->metric, &r->groups[g].lab, pairs,
-						     &r->groups[g].d->sc[nr]);
+				if (!row->calls)
+					continue;
+				/* Counters as the kernel keeps them: every call timed, total = timed. */
+				if (f->flags & FIELD_ALL_TIMED)
+					sample_f(out, f->metric, &r->groups[g].lab, pairs,
+						 row->timed_ns * 1e-9);
+				else
+					field_sample(out, f, f->metric, &r->groups[g].lab, pairs, row);
 			}
 	}
 }
@@ -214,11 +231,12 @@ static void io_histogram(FILE *out, const struct prom_report *r, const char *nam
 				continue;
 			if (latency)
 				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
-					  NULL, NULL, io->lat_hist, d->sc[nr].total_ns * 1e-9,
-					  true);
+					  NULL, NULL, HIST_FINE, io->lat_hist,
+					  d->sc[nr].timed_ns * 1e-9, true);
 			else
 				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
-					  NULL, NULL, io->size_hist, io->transferred_bytes, false);
+					  NULL, NULL, HIST_LOG2, io->size_hist, io->transferred_bytes,
+					  false);
 		}
 }
 
@@ -303,13 +321,14 @@ static void block_histogram(FILE *out, const struct prom_report *r, const char *
 		const struct prom_labels *lab = &r->blocks[i].lab;
 
 		if (!strcmp(which, "latency_ns"))
-			histogram(out, name, lab, "disk", dn, "op", op, b->st.lat_hist,
+			histogram(out, name, lab, "disk", dn, "op", op, b->lat_layout, b->st.lat_hist,
 				  b->v.latency_sum_ns * 1e-9, true);
 		else if (!strcmp(which, "queue_latency_ns"))
-			histogram(out, name, lab, "disk", dn, "op", op, b->st.qlat_hist,
+			histogram(out, name, lab, "disk", dn, "op", op, b->lat_layout, b->st.qlat_hist,
 				  b->v.queue_latency_sum_ns * 1e-9, true);
 		else
-			histogram(out, name, lab, "disk", dn, "op", op, b->st.size_hist, b->v.bytes,
+			histogram(out, name, lab, "disk", dn, "op", op, HIST_LOG2, b->st.size_hist,
+				  b->v.bytes,
 				  false);
 	}
 }
@@ -371,8 +390,8 @@ static void uring_families(FILE *out, const struct prom_report *r)
 	for (size_t i = 0; i < r->nurings; i++)                                                     \
 		histogram(out, metric, &r->urings[i].lab, "opcode",                                 \
 			  uring_op_name(r->urings[i].rec.key.op, name, sizeof(name)), NULL, NULL,   \
-			  r->urings[i].rec.st.lat_hist, r->urings[i].rec.v.latency_sum_ns * 1e-9,  \
-			  true);
+			  HIST_FINE, r->urings[i].rec.st.lat_hist,                                  \
+			  r->urings[i].rec.v.latency_sum_ns * 1e-9, true);
 	URING_HISTS(URING_HIST_FAMILY)
 }
 

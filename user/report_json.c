@@ -12,22 +12,8 @@
 #include "names.h"
 #include "report.h"
 #include "syscall_table.h"
+#include "json_cells.h"
 #include "uring.h"
-
-/* JSON numbers are doubles: counts stay exact up to 2^53, far beyond any run. */
-static void add_u64(cJSON *obj, const char *key, uint64_t v)
-{
-	cJSON_AddNumberToObject(obj, key, (double)v);
-}
-
-static void add_null_reason(cJSON *obj, const char *key, const char *reason)
-{
-	char name[64];
-
-	cJSON_AddNullToObject(obj, key);
-	snprintf(name, sizeof(name), "%s_reason", key);
-	cJSON_AddStringToObject(obj, name, reason);
-}
 
 static cJSON *exit_json(bool known, int status)
 {
@@ -46,59 +32,6 @@ static cJSON *exit_json(bool known, int status)
 	return e;
 }
 
-static cJSON *hist_json(const __u64 *hist, const struct hist_summary *s)
-{
-	cJSON *h = cJSON_CreateObject(), *buckets = cJSON_CreateArray();
-
-	add_u64(h, "count", s->count);
-	/* Histograms without kernel extremes (block, readahead windows) leave min/max out. */
-	if (s->count && s->minmax_known) {
-		add_u64(h, "min", s->min);
-		add_u64(h, "max", s->max);
-	}
-	if (s->count) {
-		add_u64(h, "p50", s->p50);
-		add_u64(h, "p99", s->p99);
-	}
-	for (int b = 0; b < HIST_BUCKETS; b++) {
-		cJSON *bucket;
-
-		if (!hist[b])
-			continue;
-		bucket = cJSON_CreateObject();
-		add_u64(bucket, "lo", hist_bucket_lo(b));
-		add_u64(bucket, "hi", hist_bucket_hi(b));
-		add_u64(bucket, "count", hist[b]);
-		cJSON_AddItemToArray(buckets, bucket);
-	}
-	cJSON_AddItemToObject(h, "buckets", buckets);
-	return h;
-}
-
-/* Why a field has no value in this record (it is then null), or NULL. */
-typedef const char *(*unknown_fn)(const struct field *f, const void *rec, const void *ctx);
-
-/*
- * Every field of a table as "key": value. An unknown one is null with its reason beside it
- * ("<key>_reason"; one "direct_reason" for the O_DIRECT counters).
- */
-static void add_fields(cJSON *obj, const struct field_table *t, const void *rec,
-		       unknown_fn unknown, const void *ctx)
-{
-	for (size_t i = 0; i < t->n; i++) {
-		const struct field *f = &t->f[i];
-		const char *why = unknown ? unknown(f, rec, ctx) : NULL;
-
-		if (!why)
-			add_u64(obj, f->name, field_get(f, rec));
-		else if (!(f->flags & FIELD_NEEDS_DIRECT_HOOK))
-			add_null_reason(obj, f->name, why);
-		else if (cJSON_AddNullToObject(obj, f->name) &&
-			 !cJSON_HasObjectItem(obj, "direct_reason"))
-			cJSON_AddStringToObject(obj, "direct_reason", why);
-	}
-}
-
 /* ---- syscalls ---- */
 
 static cJSON *profile_syscalls_json(const struct profile *p, bool timing)
@@ -109,8 +42,10 @@ static cJSON *profile_syscalls_json(const struct profile *p, bool timing)
 		cJSON *row = cJSON_CreateObject();
 
 		add_fields(row, &syscall_fields, &p->rows[i], NULL, NULL);
-		if (!timing) /* null, without a reason key: docs/json.md */
+		if (!timing) { /* null, without a reason key: docs/json.md */
 			cJSON_ReplaceItemInObject(row, "total_ns", cJSON_CreateNull());
+			cJSON_ReplaceItemInObject(row, "timed_ns", cJSON_CreateNull());
+		}
 		cJSON_AddItemToObject(obj, syscall_name(p->rows[i].nr), row);
 	}
 	return obj;
@@ -128,10 +63,10 @@ static cJSON *profile_io_json(const struct profile *p, bool timing)
 			continue;
 		row = cJSON_CreateObject();
 		add_fields(row, &io_fields, io, NULL, NULL);
-		cJSON_AddItemToObject(row, "size_bytes", hist_json(io->size_hist, &io->size_bytes));
+		cJSON_AddItemToObject(row, "size_bytes", hist_json(HIST_LOG2, io->size_hist, &io->size_bytes));
 		if (timing)
 			cJSON_AddItemToObject(row, "latency_ns",
-					      hist_json(io->lat_hist, &io->latency_ns));
+					      hist_json(HIST_FINE, io->lat_hist, &io->latency_ns));
 		else
 			cJSON_AddNullToObject(row, "latency_ns");
 		cJSON_AddItemToObject(obj, io_kinds[k].name, row);
@@ -221,7 +156,7 @@ static cJSON *file_io_json(const struct file_record *f, bool timing, bool uring)
 		struct hist_summary s = file_io_latency(io, lat);
 
 		if (timed)
-			cJSON_AddItemToObject(row, "latency_ns", hist_json(lat, &s));
+			cJSON_AddItemToObject(row, "latency_ns", hist_json(HIST_LOG2, lat, &s));
 		else
 			cJSON_AddNullToObject(row, "latency_ns");
 		cJSON_AddItemToObject(obj, key, row);
@@ -229,7 +164,6 @@ static cJSON *file_io_json(const struct file_record *f, bool timing, bool uring)
 	return obj;
 }
 
-static cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact);
 
 /* A file's block I/O: the process-level shape, with only the operations it had. */
 static cJSON *file_block_json(const struct file_record *f)
@@ -356,7 +290,7 @@ static int put_process(FILE *out, cJSON *obj, const struct proc_record *p,
 static cJSON *page_cache_json(const struct page_cache_sum *sum, const struct run_result *r)
 {
 	cJSON *obj = cJSON_CreateObject();
-	struct hist_summary windows = hist_summary_of(sum->window_hist, false, 0, 0);
+	struct hist_summary windows = hist_summary_of(HIST_LOG2, sum->window_hist, false, 0, 0);
 	const struct page_cache_view *v = &sum->v;
 
 	if (r->page_cache_missing) {
@@ -368,102 +302,8 @@ static cJSON *page_cache_json(const struct page_cache_sum *sum, const struct run
 	add_u64(obj, "files", sum->files);
 	add_page_cache(obj, v, r);
 	cJSON_AddItemToObject(obj, "readahead_window_pages",
-			      hist_json(sum->window_hist, &windows));
+			      hist_json(HIST_LOG2, sum->window_hist, &windows));
 	return obj;
-}
-
-/* ---- block ---- */
-
-static cJSON *block_op_json(const struct block_record *rec)
-{
-	cJSON *o = cJSON_CreateObject();
-	const struct block_stat *st = &rec->st;
-
-	add_fields(o, &block_fields, &rec->v, NULL, NULL);
-	cJSON_AddItemToObject(o, "size_bytes", hist_json(st->size_hist, &rec->v.size));
-	cJSON_AddItemToObject(o, "latency_ns", hist_json(st->lat_hist, &rec->v.lat));
-	cJSON_AddItemToObject(o, "queue_latency_ns", hist_json(st->qlat_hist, &rec->v.qlat));
-	return o;
-}
-
-/*
- * {"read": {...}, ..., "latency_ns": hist, "size_bytes": hist, "disks": {"vda": {...}}}.
- * compact (a file's): only the operations that had requests, and nothing when none had.
- */
-static cJSON *block_json(const struct block_sums *sums, const struct block_record *recs, size_t n,
-			 bool compact)
-{
-	cJSON *obj = cJSON_CreateObject(), *disks;
-	const struct block_record *all = &sums->all;
-	char name[64];
-
-	if (compact && !all->st.requests)
-		return obj;
-	disks = cJSON_CreateObject();
-	for (size_t i = 0; i < n; i++) {
-		cJSON *disk;
-
-		disk_name(recs[i].key.dev, name, sizeof(name));
-		disk = cJSON_GetObjectItem(disks, name);
-		if (!disk) {
-			disk = cJSON_CreateObject();
-			cJSON_AddItemToObject(disks, name, disk);
-		}
-		cJSON_AddItemToObject(disk, block_op_names[recs[i].key.op % BLOCK_OPS],
-				      block_op_json(&recs[i]));
-	}
-	for (int op = 0; op < BLOCK_OPS; op++)
-		if (!compact || sums->by_op[op].st.requests)
-			cJSON_AddItemToObject(obj, block_op_names[op],
-					      block_op_json(&sums->by_op[op]));
-	cJSON_AddItemToObject(obj, "latency_ns", hist_json(all->st.lat_hist, &all->v.lat));
-	cJSON_AddItemToObject(obj, "queue_latency_ns", hist_json(all->st.qlat_hist, &all->v.qlat));
-	cJSON_AddItemToObject(obj, "size_bytes", hist_json(all->st.size_hist, &all->v.size));
-	cJSON_AddItemToObject(obj, "disks", disks);
-	return obj;
-}
-
-static cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact)
-{
-	struct block_sums *sums = malloc(sizeof(*sums));
-	cJSON *obj;
-
-	if (!sums)
-		return cJSON_CreateNull();
-	block_sums_of(sums, recs, n);
-	obj = block_json(sums, recs, n, compact);
-	free(sums);
-	return obj;
-}
-
-/* ---- io_uring ---- */
-
-static const char *uring_unknown(const struct field *f, const void *view, const void *rec)
-{
-	(void)view;
-	return uring_field_unknown(f, rec) ? "not a data opcode" : NULL;
-}
-
-/* {"READ": {...}, ...} by opcode; null when the io_uring hooks are off (the reason beside). */
-static void add_urings(cJSON *obj, const struct uring_record *recs, size_t n,
-		       const struct run_result *r)
-{
-	cJSON *ops;
-	char name[16];
-
-	if (r->uring_missing) {
-		add_null_reason(obj, "io_uring", r->uring_missing);
-		return;
-	}
-	ops = cJSON_AddObjectToObject(obj, "io_uring");
-	for (size_t i = 0; ops && i < n; i++) {
-		cJSON *row = cJSON_CreateObject();
-
-		add_fields(row, &uring_fields, &recs[i].v, uring_unknown, &recs[i]);
-		cJSON_AddItemToObject(row, "latency_ns", hist_json(recs[i].st.lat_hist,
-								   &recs[i].v.lat));
-		cJSON_AddItemToObject(ops, uring_op_name(recs[i].key.op, name, sizeof(name)), row);
-	}
 }
 
 /* ---- processes ---- */
@@ -534,6 +374,24 @@ static cJSON *drops_json(const struct run_result *r)
 	return drops;
 }
 
+/* How calls were timed: all, a sample (the rule), or none; and how many were. */
+static cJSON *timing_json(const struct run_result *r)
+{
+	cJSON *t = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(t, "mode", !r->timing ? "off" : r->sampled ? "sampled" : "all");
+	if (r->sampled) {
+		add_u64(t, "warmup_calls", SAMPLE_WARMUP);
+		add_u64(t, "sample_period", SAMPLE_PERIOD);
+	} else {
+		cJSON_AddNullToObject(t, "warmup_calls");
+		cJSON_AddNullToObject(t, "sample_period");
+	}
+	add_u64(t, "calls", r->totals.calls);
+	add_u64(t, "timed_calls", r->totals.timed_calls);
+	return t;
+}
+
 /* The run's own members: command, exit, wall time, flags. */
 static cJSON *run_json(const struct run_result *r)
 {
@@ -545,7 +403,7 @@ static cJSON *run_json(const struct run_result *r)
 	cJSON_AddItemToObject(root, "exit", exit_json(r->exit_known, r->exit_status));
 	add_u64(root, "wall_ns", r->wall_ns);
 	cJSON_AddBoolToObject(root, "partial", r->partial);
-	cJSON_AddBoolToObject(root, "timing", r->timing);
+	cJSON_AddItemToObject(root, "timing", timing_json(r));
 	cJSON_AddBoolToObject(root, "synced", r->synced);
 	return root;
 }

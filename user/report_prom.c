@@ -106,6 +106,7 @@ int report_prom_file(const char *path, const struct run_result *r)
 		.nurings = nurings,
 		.drops = r->drops,
 		.timing = r->timing,
+		.sampled = r->sampled,
 		.page_cache_missing = r->page_cache_missing,
 		.direct_io_missing = r->direct_io_missing,
 		.uring_missing = r->uring_missing,

@@ -53,14 +53,19 @@ static void print_rule(FILE *out, bool timing)
 static void print_syscall_row(FILE *out, const struct sc_row *row, const char *name,
 			      double share, bool timing)
 {
-	char errs[24] = "";
+	char errs[24] = "", secs[32];
+	int n;
 
 	if (row->errors)
 		snprintf(errs, sizeof(errs), "%llu", (unsigned long long)row->errors);
+	/* "≈": estimated from a sample of timed calls (one column, three bytes). */
+	n = snprintf(secs, sizeof(secs), "%s%.6f", row->timed_calls < row->calls ? "≈" : "",
+		     row->total_ns / 1e9);
 	if (timing)
-		fprintf(out, "%6.2f %11.6f %11llu %9llu %9s %s\n", 100.0 * share,
-			row->total_ns / 1e9, (unsigned long long)(row->avg_ns / 1000),
-			(unsigned long long)row->calls, errs, name);
+		fprintf(out, "%6.2f %*s%s %11llu %9llu %9s %s\n", 100.0 * share,
+			11 - n + (row->timed_calls < row->calls ? 2 : 0), "", secs,
+			(unsigned long long)(row->avg_ns / 1000), (unsigned long long)row->calls,
+			errs, name);
 	else
 		fprintf(out, "%9llu %9s %s\n", (unsigned long long)row->calls, errs, name);
 }
@@ -68,7 +73,8 @@ static void print_syscall_row(FILE *out, const struct sc_row *row, const char *n
 static void print_syscall_table(FILE *out, const struct profile *p, bool timing)
 {
 	struct sc_row *rows = malloc((p->nrows ? p->nrows : 1) * sizeof(*rows));
-	struct sc_row total = { .calls = p->calls, .errors = p->errors, .total_ns = p->total_ns };
+	struct sc_row total = { .calls = p->calls, .errors = p->errors, .total_ns = p->total_ns,
+				.timed_calls = p->timed_calls };
 
 	if (!rows)
 		return;
@@ -85,6 +91,9 @@ static void print_syscall_table(FILE *out, const struct profile *p, bool timing)
 				  timing);
 	print_rule(out, timing);
 	print_syscall_row(out, &total, "total", p->total_ns ? 1.0 : 0.0, timing);
+	if (timing && p->timed_calls < p->calls)
+		fprintf(out, "≈ estimated from timed calls: each syscall's first %d per CPU, then 1 in "
+			     "%d (--time-all)\n", SAMPLE_WARMUP, SAMPLE_PERIOD);
 	free(rows);
 }
 
@@ -163,11 +172,11 @@ static void print_io_hists(FILE *out, const struct profile *p, bool timing)
 		if (io->size_bytes.count) {
 			fprintf(out, "\n%s: bytes transferred per successful call\n",
 				io_kinds[k].name);
-			hist_print(out, io->size_hist, "bytes");
+			hist_print(out, HIST_LOG2, io->size_hist, "bytes");
 		}
 		if (timing && io->latency_ns.count) {
 			fprintf(out, "\n%s: latency per call\n", io_kinds[k].name);
-			hist_print(out, io->lat_hist, "nsecs");
+			hist_print(out, HIST_FINE, io->lat_hist, "nsecs");
 		}
 	}
 }

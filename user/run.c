@@ -267,7 +267,8 @@ static int open_tracing(struct session *s, const struct tracer_config *cfg)
 int run_trace(const struct options *o, struct run_result *r)
 {
 	struct tracer_config cfg = {
-		.timing = o->timing, .verbose = o->verbose, .max_procs = o->max_procs,
+		.timing = o->timing, .time_all = o->time_all, .verbose = o->verbose,
+		.max_procs = o->max_procs,
 		.on_name = collector_on_name,
 	};
 	struct session s = {
@@ -280,6 +281,7 @@ int run_trace(const struct options *o, struct run_result *r)
 	memset(r, 0, sizeof(*r));
 	r->command = o->command;
 	r->timing = o->timing;
+	r->sampled = o->timing && !o->time_all;
 	if (o->command && (status = spawn_resolve(o->command[0], &s.child.path)))
 		return status;
 	if (o->user && spawn_set_user(&s.child, o->user)) {

@@ -54,7 +54,7 @@ static const char doc[] =
 	"running before serve, at its first syscall); a move to another cgroup counts from its "
 	"next exec. Metrics are listed in docs/prometheus.md.";
 
-enum { OPT_LISTEN = 0x100, OPT_COMM, OPT_MAX_LABELS };
+enum { OPT_LISTEN = 0x100, OPT_COMM, OPT_MAX_LABELS, OPT_TIME_ALL };
 
 static const struct argp_option opts[] = {
 	{ "listen", OPT_LISTEN, "ADDR:PORT", 0,
@@ -63,6 +63,8 @@ static const struct argp_option opts[] = {
 	  "Only processes in this cgroup v2 (or below it), labelled with it; up to 8", 0 },
 	{ "comm", OPT_COMM, NULL, 0, "Label by process name (comm) too", 0 },
 	{ "no-time", 'T', NULL, 0, "Do not time syscalls (no latency metrics; cheaper)", 0 },
+	{ "time-all", OPT_TIME_ALL, NULL, 0,
+	  "Time every syscall (default: a sample; iotrace_syscall_seconds_total only then)", 0 },
 	{ "max-labels", OPT_MAX_LABELS, "N", 0,
 	  "Distinct label sets with their own counters (default 254; more share one)", 0 },
 	{ "user", 'u', "USER", 0,
@@ -98,6 +100,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'T':
 		o->cfg.timing = false;
 		break;
+	case OPT_TIME_ALL:
+		o->cfg.time_all = true;
+		break;
 	case OPT_MAX_LABELS:
 		if (parse_uint(arg, MAX_SLOTS - 2, &v))
 			argp_failure(state, 1, 0, "invalid --max-labels '%s': expected 1..%d", arg,
@@ -114,6 +119,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		argp_failure(state, 1, 0, "unexpected argument '%s' (serve takes options only)", arg);
 		break;
 	case ARGP_KEY_END:
+		if (o->cfg.time_all && !o->cfg.timing)
+			argp_failure(state, 1, 0, "--time-all and --no-time contradict each other");
 		if (!o->user)
 			o->user = PRIVDROP_DEFAULT_USER;
 		if (privdrop_resolve(o->user, &o->as, &reason))
@@ -293,6 +300,7 @@ int serve_main(int argc, char **argv)
 		return 1;
 	c.scrape = (struct scrape_config){
 		.tracer = c.t, .label_comm = o.cfg.label_comm, .timing = o.cfg.timing,
+		.time_all = o.cfg.time_all,
 		.cgroups = o.cgroups, .ncgroups = o.cfg.ncgroups, .cgroup_lock = &c.cgroups,
 	};
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |

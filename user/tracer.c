@@ -166,6 +166,7 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 	s->rodata->inflight_mask = inflight - 1;
 	s->rodata->nr_slots = t->nr_slots;
 	s->rodata->timing = cfg->timing;
+	s->rodata->sample_period = cfg->timing && !cfg->time_all ? SAMPLE_PERIOD : 0;
 	s->rodata->nr_execve = syscall_nr("execve");
 	s->rodata->nr_execveat = syscall_nr("execveat");
 	s->rodata->nr_rt_sigreturn = syscall_nr("rt_sigreturn");

@@ -18,6 +18,7 @@ typedef int (*tracer_event_fn)(void *ctx, void *data, size_t size);
 
 struct tracer_config {
 	bool timing;
+	bool time_all; /* with timing: every call, not the sampling rule (SAMPLE_* in iotrace.h) */
 	bool verbose;
 	uint32_t max_procs; /* concurrent per-process slots; 0 = default */
 	/* Snoop mode: only the block programs, streaming struct block_event to on_event. */
@@ -99,7 +100,7 @@ void tracer_tick(struct tracer *t);
  * (once the programs are detached).
  */
 typedef void (*tracer_file_block_fn)(const struct file_block_key *key,
-				     const struct block_stat *st, void *ctx);
+				     const struct file_block_stat *st, void *ctx);
 int tracer_take_file_blocks(struct tracer *t, bool all, tracer_file_block_fn fn, void *ctx);
 /*
  * At the end, once the block layer is idle: the charged requests whose completion the

@@ -383,7 +383,7 @@ static bool visit_unseen(const struct block_rq_info *info, void *ctx)
 		.owner = info->tgid, .fdev = info->ino ? info->fdev : 0, .ino = info->ino,
 		.igen = info->ino ? info->igen : 0, .disk = info->dev, .op = info->op,
 	};
-	struct block_stat st = { .requests = 1, .bytes = info->bytes };
+	struct file_block_stat st = { .requests = 1, .bytes = info->bytes };
 
 	if (info->charge != CHARGE_NONE)
 		u->fn(&key, &st, u->ctx);

@@ -19,7 +19,7 @@ void uring_record_add(struct uring_record *dst, const struct uring_record *src)
 		d->ran[h] += s->ran[h];
 	d->unseen += s->unseen;
 	d->latency_sum_ns += s->latency_sum_ns;
-	for (int b = 0; b < HIST_BUCKETS; b++)
+	for (int b = 0; b < FINE_BUCKETS; b++)
 		d->lat_hist[b] += s->lat_hist[b];
 	dst->in_flight += src->in_flight;
 }
@@ -44,7 +44,7 @@ void uring_record_derive(struct uring_record *r)
 	v->async_pct = ran ? 100 * (v->async_ops + v->poll_ops) / ran : 0;
 	v->sqpoll_pct = st->ops ? 100 * st->sqpoll_ops / st->ops : 0;
 	/* The kernel keeps no extremes: quantiles within the buckets' bounds. */
-	v->lat = hist_summary_of(st->lat_hist, false, 0, 0);
+	v->lat = hist_summary_of(HIST_FINE, st->lat_hist, false, 0, 0);
 }
 
 int uring_add_by_op(struct uring_record **list, size_t *n, const struct uring_record *rec)

@@ -1,0 +1,116 @@
+"""Sampled timing and log-linear histograms (docs/run-mode.md, "Timing"): the sampling rule is
+visible and exact in the report, --time-all times every call, the bucket math holds against
+a reference implementation, and quantiles read from the buckets agree with exact per-request
+latencies (snoop's) of the same run."""
+import json
+import re
+import subprocess
+import time
+
+from helpers import IOTRACE, ROOT, iotrace_json, mkinput, real_processes, run, wl
+
+WARMUP, PERIOD = 1000, 64
+
+
+def test_bucket_math_against_a_reference():
+    res = subprocess.run([ROOT / ".output/tests/hist_test"], capture_output=True, text=True,
+                         timeout=300)
+    lines = res.stdout.splitlines()
+    assert res.returncode == 0 and len(lines) == 5, res.stdout + res.stderr
+    assert all(line.startswith("ok ") for line in lines), lines
+
+
+def tr2u_report(tmp_path, *options):
+    src = mkinput(tmp_path / "in", 200001, "-r")
+    report, res = iotrace_json([wl("tr2u"), "a", "b"], tmp_path, stdin_path=src,
+                               options=list(options))
+    assert res.returncode == 0, res.stderr
+    return report, real_processes(report)[0]
+
+
+def test_sampling_rule_is_visible_and_exact(tmp_path):
+    report, proc = tr2u_report(tmp_path)
+    timing = report["timing"]
+    assert timing["mode"] == "sampled"
+    assert (timing["warmup_calls"], timing["sample_period"]) == (WARMUP, PERIOD)
+    rows = proc["syscalls"]
+    assert timing["calls"] == sum(r["calls"] for r in report["totals"]["syscalls"].values())
+    assert timing["timed_calls"] == sum(r["timed_calls"]
+                                        for r in report["totals"]["syscalls"].values())
+    for name, r in rows.items():
+        # Every call is counted; the first WARMUP of each syscall (per CPU) are all timed.
+        assert r["timed_calls"] <= r["calls"], name
+        if r["calls"] <= WARMUP:
+            assert r["timed_calls"] == r["calls"] and r["total_ns"] == r["timed_ns"], name
+        else:
+            assert r["total_ns"] == round(r["timed_ns"] * r["calls"] / r["timed_calls"]), name
+    read = rows["read"]
+    # 200,002 reads: the warm-up (1,000 per CPU the thread ran on) plus about 1 in 64 after.
+    ncpus = len(re.findall(r"^processor", open("/proc/cpuinfo").read(), re.M))
+    assert WARMUP + (read["calls"] - WARMUP * ncpus) / PERIOD * 0.8 < read["timed_calls"]
+    assert read["timed_calls"] < WARMUP * ncpus + read["calls"] / PERIOD * 1.2
+    # The latency histogram holds exactly the timed calls; min and max lie in its buckets.
+    lat = proc["io"]["read"]["latency_ns"]
+    assert lat["count"] == read["timed_calls"]
+    assert lat["buckets"][0]["lo"] <= lat["min"] and lat["max"] <= lat["buckets"][-1]["hi"]
+    assert report["drops"]["untimed_calls"] == 0
+    text = run([IOTRACE, "--", wl("tr2u"), "a", "b"], stdin=open(tmp_path / "in", "rb"))
+    table = text.stderr.decode()
+    assert re.search(r"^ *[\d.]+ +≈[\d.]+ +\d+ +200003 +read$", table, re.M), table
+    assert "≈ estimated from timed calls" in table
+
+
+def test_time_all_times_every_call(tmp_path):
+    report, proc = tr2u_report(tmp_path, "--time-all")
+    assert report["timing"]["mode"] == "all"
+    assert report["timing"]["timed_calls"] == report["timing"]["calls"]
+    for name, r in proc["syscalls"].items():
+        assert r["timed_calls"] == r["calls"] and r["total_ns"] == r["timed_ns"], name
+    assert proc["io"]["read"]["latency_ns"]["count"] == proc["syscalls"]["read"]["calls"]
+
+
+def test_no_time(tmp_path):
+    report, proc = tr2u_report(tmp_path, "--no-time")
+    assert report["timing"] == {"mode": "off", "warmup_calls": None, "sample_period": None,
+                                "calls": report["timing"]["calls"], "timed_calls": 0}
+    assert all(r["total_ns"] is None and r["timed_calls"] == 0
+               for r in proc["syscalls"].values())
+    bad = run([IOTRACE, "--time-all", "--no-time", "--", "true"])
+    assert bad.returncode == 1 and "contradict" in bad.stderr.decode()
+
+
+def exact_quantile(values, q):
+    """Nearest-rank quantile, as hist_quantile ranks."""
+    values = sorted(values)
+    return values[max(0, min(len(values) - 1, round(q * len(values)) - 1))]
+
+
+def test_block_quantiles_agree_with_exact_latencies(tmp_path):
+    """fio O_DIRECT random reads (queue depth 1): iotrace's block read p50/p90/p99 are within
+    8% of the exact quantiles of the same requests' latencies, as snoop printed them."""
+    target = mkinput(tmp_path / "f", "64m", "-r")
+    snoop = subprocess.Popen([IOTRACE, "snoop", "-j"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    try:
+        while b"tracing block I/O" not in snoop.stderr.readline():
+            pass
+        report, res = iotrace_json(
+            ["fio", "--name=q", f"--filename={target}", "--ioengine=psync", "--rw=randread",
+             "--direct=1", "--bs=4k", "--number_ios=3000", "--size=64m",
+             "--output=/dev/null"], tmp_path, timeout=300)
+        assert res.returncode == 0, res.stderr
+        time.sleep(0.2)
+    finally:
+        snoop.send_signal(2)
+        out, _ = snoop.communicate(timeout=30)
+    # fio's job process (its parent lays the file out and reads little).
+    job = max((p for p in real_processes(report) if p["comm"] == "fio"),
+              key=lambda p: p["block"].get("read", {}).get("requests", 0))
+    exact = [e["latency_ns"] for e in map(json.loads, out.decode().splitlines())
+             if not e.get("summary") and e["pid"] == job["pid"] and e["op"] == "R"
+             and not e["late"] and e["latency_ns"]]
+    hist = job["block"]["read"]["latency_ns"]
+    assert hist["count"] == len(exact) >= 2500
+    for q, key in ((0.5, "p50"), (0.9, "p90"), (0.99, "p99")):
+        want = exact_quantile(exact, q)
+        assert abs(hist[key] - want) <= 0.08 * want, (key, hist[key], want)
