@@ -56,6 +56,11 @@ struct {
 
 /* The generation (0 or 1) of file_blocks keys being filled; flipped by the loader. */
 __u32 block_epoch = 0;
+/*
+ * Keys file_blocks gained since the loader last switched generations; a quarter of the table
+ * wakes it to read them now (cold reads of many files make keys fast).
+ */
+__u32 file_blocks_new = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -378,6 +383,7 @@ static void account(struct block_key *key, struct block_rq_info *info, struct do
 {
 	struct block_stat *st = lookup_or_init(&block_stats, key, &zero_stat, DROP_BLOCK_KEYS, NULL);
 	struct file_block_stat *fst;
+	bool created = false;
 	struct file_block_key fk = {
 		.owner = key->owner, .fdev = d->ino ? d->fdev : 0, .ino = d->ino,
 		.igen = d->ino ? d->igen : 0, .disk = key->dev, .op = key->op,
@@ -390,7 +396,9 @@ static void account(struct block_key *key, struct block_rq_info *info, struct do
 	}
 	if (serve) /* serve reports labels, never files */
 		return;
-	fst = lookup_or_init(&file_blocks, &fk, &zero_file_stat, DROP_FILE_BLOCKS, NULL);
+	fst = lookup_or_init(&file_blocks, &fk, &zero_file_stat, DROP_FILE_BLOCKS, &created);
+	if (created && __sync_fetch_and_add(&file_blocks_new, 1) + 1 == MAX_FILE_BLOCKS / 4)
+		ledger_wake_loader();
 	if (fst) {
 		add_request((struct block_stat *)fst, info, d);
 		ADD_LATENCIES(fst, info, d, log2_bucket);

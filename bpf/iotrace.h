@@ -170,6 +170,7 @@ enum proc_event_kind {
 	EV_EXIT,
 	EV_COMM,
 	EV_LABEL, /* serve: a new label; ts_ns carries its cgroup id, so its path is read now */
+	EV_LEDGER_FULL, /* the ledger's entries passed half the table: take idle ones now */
 };
 
 struct iot_proc_event {

@@ -95,6 +95,13 @@ struct {
 } named SEC(".maps");
 
 __u32 nr_files = 0;
+/*
+ * Entries in use: created here, less those the loader recycled. Passing half the table
+ * wakes the loader (EV_LEDGER_FULL) to take idle entries at once instead of at its next
+ * tick: a fast reader (tar over a cached tree) opens tens of thousands of files a second,
+ * and fills the other half in less than a tick.
+ */
+__u32 files_live = 0;
 __u32 nr_rows = 0;
 /* Advanced by the loader on every poll: an entry's epoch says when it was last used. */
 __u32 ledger_epoch = 0;
@@ -351,6 +358,21 @@ static __always_inline void free_entry(__u32 idx)
 	__sync_fetch_and_or(&free_files[(idx / 64) & (MAX_FILES / 64 - 1)], 1ULL << (idx % 64));
 }
 
+/* Tells the loader the ledger wants room now (see files_live). Global: rarely called. */
+__noinline int ledger_wake_loader(void)
+{
+	struct iot_proc_event *e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+
+	if (!e) {
+		__sync_fetch_and_add(&drops[DROP_RINGBUF], 1);
+		return 0;
+	}
+	__builtin_memset(e, 0, __builtin_offsetof(struct iot_proc_event, comm));
+	e->kind = EV_LEDGER_FULL;
+	submit_event(e, true);
+	return 0;
+}
+
 /* A new entry for key; its index, or -1 when the table is full. */
 static __always_inline int new_entry(struct file_key *key)
 {
@@ -375,6 +397,8 @@ static __always_inline int new_entry(struct file_key *key)
 	st = bpf_map_lookup_elem(&file_stats, &idx);
 	if (st)
 		st->key = *key;
+	if (__sync_fetch_and_add(&files_live, 1) + 1 == MAX_FILES / 2)
+		ledger_wake_loader();
 	return idx;
 }
 

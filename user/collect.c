@@ -18,6 +18,7 @@ struct collector {
 	struct proc_record other; /* files of I/O no traced process caused (owner 0) */
 	struct names *names;      /* every file name the kernel side recorded */
 	uint64_t ticks;
+	bool room_wanted;       /* EV_LEDGER_FULL since the last tick */
 	int error;              /* first allocation failure */
 };
 
@@ -204,6 +205,7 @@ int collector_tick(struct collector *c)
 	struct ledger_entry *e;
 	size_t n = 0;
 
+	c->room_wanted = false;
 	tracer_tick(c->tracer);
 	tracer_poll_events(c->tracer); /* names first: what is evicted below needs them */
 	/* Entries whose file was not used since the last tick leave the kernel. */
@@ -211,14 +213,18 @@ int collector_tick(struct collector *c)
 		c->error = -ENOMEM;
 	else
 		give_entries(c, e, n);
-	if (++c->ticks % FILE_BLOCK_TICKS == 0 &&
+	if ((++c->ticks % FILE_BLOCK_TICKS == 0 || tracer_file_blocks_filling(c->tracer)) &&
 	    tracer_take_file_blocks(c->tracer, false, give_file_block, c))
 		c->error = -ENOMEM;
 	/* Files come and go fast (tar, find): tick again soon, a smaller batch each time. */
 	return n >= MAX_FILES / 8 ? 10 : 50;
 }
 
-/* Reads the slot's counters into the record and gives the slot back to the kernel. */
+bool collector_wants_tick(const struct collector *c)
+{
+	return c->room_wanted;
+}
+
 /* Sums a slot's counters (and zeroes them in the kernel) into a compact profile. */
 static int harvest(struct collector *c, uint32_t slot, struct profile *out)
 {
@@ -261,6 +267,10 @@ int collector_on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
+	if (e->kind == EV_LEDGER_FULL) {
+		c->room_wanted = true;
+		return 0;
+	}
 	if (e->kind == EV_FORK) {
 		on_fork(c, e);
 		return 0;

@@ -27,6 +27,8 @@ int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot
  * records.
  */
 int collector_tick(struct collector *c); /* returns ms until the next tick */
+/* The kernel asked for a tick now (its file table is filling up). */
+bool collector_wants_tick(const struct collector *c);
 /* Ring-buffer callback of file names (struct file_name events). */
 int collector_on_name(void *ctx, void *data, size_t size);
 /* Ring-buffer callback: handles one struct iot_proc_event. */

@@ -127,10 +127,11 @@ static int event_loop(struct session *s)
 	uint64_t next_tick = now_ns() + RUN_POLL_MS * 1000000ULL;
 
 	while (!s->done) {
-		int wait = next_tick > now_ns() ? (next_tick - now_ns()) / 1000000 + 1 : 0;
+		int wait = next_tick > now_ns() && !collector_wants_tick(s->coll)
+				   ? (next_tick - now_ns()) / 1000000 + 1 : 0;
 		int n = epoll_wait(s->epoll_fd, evs, 4, wait < RUN_POLL_MS ? wait : RUN_POLL_MS);
 
-		if (now_ns() >= next_tick)
+		if (now_ns() >= next_tick || collector_wants_tick(s->coll))
 			next_tick = now_ns() + collector_tick(s->coll) * 1000000ULL;
 		if (n < 0 && errno == EINTR)
 			continue;

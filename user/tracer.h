@@ -102,6 +102,8 @@ void tracer_tick(struct tracer *t);
 typedef void (*tracer_file_block_fn)(const struct file_block_key *key,
 				     const struct file_block_stat *st, void *ctx);
 int tracer_take_file_blocks(struct tracer *t, bool all, tracer_file_block_fn fn, void *ctx);
+/* The per-file block table gained a quarter of its room since it was last taken. */
+bool tracer_file_blocks_filling(struct tracer *t);
 /*
  * At the end, once the block layer is idle: the charged requests whose completion the
  * kernel skipped (block.md), one request each with its bytes and no latency, handed to fn

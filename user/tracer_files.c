@@ -153,6 +153,7 @@ static void recycle_entry(struct tracer *t, uint32_t i)
 	memcpy(st->row, rows, sizeof(rows));
 	st->gen = gen;
 	__atomic_fetch_or(&t->skel->bss->free_files[i / 64], 1ULL << (i % 64), __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&t->skel->bss->files_live, 1, __ATOMIC_SEQ_CST);
 }
 
 /* Reads and recycles the entries in idx[] (retired, grace period past). */
@@ -360,6 +361,7 @@ int tracer_take_file_blocks(struct tracer *t, bool all, tracer_file_block_fn fn,
 	if (!all) {
 		/* The kernel fills the other generation from now on. */
 		w.epoch = __atomic_fetch_add(&t->skel->bss->block_epoch, 1, __ATOMIC_SEQ_CST) & 1;
+		__atomic_store_n(&t->skel->bss->file_blocks_new, 0, __ATOMIC_SEQ_CST);
 		grace_period();
 	}
 	err = MAP_WALK(t, file_blocks, visit_file_block, &w);
@@ -367,6 +369,12 @@ int tracer_take_file_blocks(struct tracer *t, bool all, tracer_file_block_fn fn,
 		bpf_map_delete_elem(fd, (char *)w.taken.keys + i * w.taken.size);
 	free(w.taken.keys);
 	return err ? err : w.taken.err;
+}
+
+bool tracer_file_blocks_filling(struct tracer *t)
+{
+	return __atomic_load_n(&t->skel->bss->file_blocks_new, __ATOMIC_RELAXED) >=
+	       MAX_FILE_BLOCKS / 4;
 }
 
 /* ---- requests whose completion the kernel skipped ---- */
