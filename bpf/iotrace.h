@@ -87,7 +87,7 @@ enum io_request_arg {
 struct syscall_stat {
 	__u64 calls;
 	__u64 errors;
-	__u64 total_ns; /* of the timed calls */
+	__u64 total_ns; /* time of the calls: measured, or estimated (timed ones by their weight) */
 	__u64 timed;    /* calls timed (all of them with --time-all; a sample by default) */
 };
 
@@ -100,7 +100,7 @@ struct io_stat {
 	__u64 lat_min_plus1; /* smallest latency in ns + 1 (0: none timed yet) */
 	__u64 lat_max;
 	__u64 size_hist[HIST_BUCKETS]; /* successful calls by bytes transferred */
-	__u64 lat_hist[FINE_BUCKETS];  /* timed calls by latency in ns */
+	__u64 lat_hist[FINE_BUCKETS];  /* calls by latency in ns (timed ones by their weight) */
 };
 
 /* Per thread: which file each recently used fd was, for the ledger (see thread_io). */
@@ -124,9 +124,10 @@ struct thread_io {
 	__u64 start_ns; /* its start, when timed */
 	__u32 close_idx, close_gen; /* close(): its file's entry + 1, resolved at sys_enter */
 	/* Sampled timing: calls to skip before the next timed one, the thread's xorshift state,
-	 * and whether the call in flight was left untimed on purpose. */
+	 * the weight of the call in flight (time_this_call), and whether it was left untimed
+	 * on purpose. */
 	__u32 countdown, rng;
-	__u32 sampled_out, pad;
+	__u32 weight, skipped;
 	/*
 	 * The call sys_exit is counting on its files. Passed through this map value rather
 	 * than registers: the verifier forgets what it knew of them, so it checks the per-file
@@ -231,7 +232,7 @@ struct file_row {
 	__u64 errors;
 	__u64 requested;   /* bytes asked for (read/write family) */
 	__u64 transferred; /* bytes moved by successful calls, on this file's side */
-	__u64 total_ns;    /* time of the timed calls */
+	__u64 total_ns;    /* time of the calls (timed ones by their weight, as syscall_stat) */
 	__u64 timed;       /* calls timed */
 	/* 32-bit log2 buckets: rows are many, and the loader reads them as the run goes on. */
 	__u32 lat_hist[HIST_BUCKETS];

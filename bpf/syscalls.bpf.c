@@ -67,32 +67,41 @@ __noinline int note_closing_file(__u64 fd)
 }
 
 /*
- * Whether to time this call: every call of a (process, syscall) until this CPU's counters
- * of it have SAMPLE_WARMUP timed calls, then one in sample_period on average. The gap is
- * drawn from a per-thread xorshift (no helper call), so a thread alternating between
- * syscalls (read, write, read...) does not always time the same one.
+ * Whether to time this call, and the weight of its time: every call of a (process, syscall)
+ * until this CPU's counters of it have SAMPLE_WARMUP timed calls (weight 1), then one in
+ * sample_period on average (weight sample_period: each such call stands for that many, so
+ * sums and histograms estimate every call, and the warm-up's calls are not over-counted).
+ * 0: not timed. The gap between timed calls is drawn from a per-thread xorshift (no helper
+ * call): period/2 .. 3*period/2, mean period exactly, so that a thread alternating between
+ * syscalls (read, write, read...) does not always time the same one. A new thread starts at
+ * a random place in its first gap.
  */
-static __always_inline bool time_this_call(struct task_struct *task, struct thread_io *ti,
-					   __u32 slot, long id)
+static __always_inline __u32 time_this_call(struct task_struct *task, struct thread_io *ti,
+					    __u32 slot, long id)
 {
 	__u32 nr = (__u64)id < MAX_SYSCALLS ? id : SYSCALL_OTHER, x;
 	__u32 key = (bpf_get_smp_processor_id() * nr_slots + (slot & ~SLOT_PENDING)) *
 			    MAX_SYSCALLS + nr;
 	struct syscall_stat *st = bpf_map_lookup_elem(&syscall_stats, &key);
+	bool fresh = !ti->rng;
 
 	if (!sample_period || (st && st->timed < SAMPLE_WARMUP))
-		return true;
+		return 1;
 	if (ti->countdown > 1) {
 		ti->countdown--;
-		return false;
+		return 0;
 	}
 	x = ti->rng ?: task->pid | 1;
 	x ^= x << 13;
 	x ^= x >> 17;
 	x ^= x << 5;
 	ti->rng = x;
-	ti->countdown = sample_period / 2 + (x & (sample_period - 1));
-	return true;
+	if (fresh) {
+		ti->countdown = 1 + (x & (sample_period - 1));
+		return 0;
+	}
+	ti->countdown = sample_period / 2 + (x & (sample_period - 1)) + ((x >> 16) & 1);
+	return sample_period;
 }
 
 SEC("tp_btf/sys_enter")
@@ -113,8 +122,9 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	if (!serve && !(slot & SLOT_PENDING) && (__u64)id < MAX_SYSCALLS &&
 	    fd_arg[file_op_of[id] & (FILE_OP_SLOTS - 1)] == FD_ENTER)
 		note_closing_file(regs->di);
-	ti->sampled_out = !time_this_call(task, ti, slot, id);
-	if (ti->sampled_out) {
+	ti->weight = time_this_call(task, ti, slot, id);
+	ti->skipped = !ti->weight;
+	if (ti->skipped) {
 		ti->start_ns = 0;
 		return 0;
 	}
@@ -155,6 +165,7 @@ static __always_inline __u64 requested_bytes(struct pt_regs *regs, __u32 kind, b
 struct call {
 	long ret;
 	__u64 lat_ns;
+	__u32 weight; /* calls the timed one stands for (time_this_call) */
 	__u64 req; /* bytes asked for, when known */
 	bool known, timed, data; /* data: a read/write-family call (ret is a byte count) */
 };
@@ -182,7 +193,7 @@ static __always_inline void account_io(struct call *c, __u32 cpu, __u32 slot, __
 			io->size_max = ret;
 	}
 	if (timed) {
-		io->lat_hist[fine_bucket(lat_ns)]++;
+		io->lat_hist[fine_bucket(lat_ns)] += c->weight;
 		if (!io->lat_min_plus1 || lat_ns + 1 < io->lat_min_plus1)
 			io->lat_min_plus1 = lat_ns + 1;
 		if (lat_ns > io->lat_max)
@@ -206,8 +217,8 @@ static __always_inline void count_row(struct file_stat *st, __u32 idx, __u32 op,
 		__sync_fetch_and_add(&row->requested, c->req);
 	if (c->timed) {
 		__sync_fetch_and_add(&row->timed, 1);
-		__sync_fetch_and_add(&row->total_ns, c->lat_ns);
-		__sync_fetch_and_add(&row->lat_hist[log2_bucket(c->lat_ns)], 1);
+		__sync_fetch_and_add(&row->total_ns, c->lat_ns * c->weight);
+		__sync_fetch_and_add(&row->lat_hist[log2_bucket(c->lat_ns)], c->weight);
 	}
 }
 
@@ -239,6 +250,7 @@ static __always_inline void count_file(struct task_struct *task, struct thread_i
 				       __u32 op, __u64 fd)
 {
 	struct call c = { .ret = ti->ret, .lat_ns = ti->lat_ns, .timed = ti->lat_ns != 0,
+			  .weight = ti->weight,
 			  .req = ti->req, .known = ti->req != REQ_UNKNOWN, .data = op < FOP_fsync };
 	struct file_stat *st;
 	__u32 idx;
@@ -341,11 +353,12 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	if (timing) {
 		if (ti && ti->start_ns) {
 			c.lat_ns = bpf_ktime_get_ns() - ti->start_ns;
+			c.weight = ti->weight;
 			id = ti->nr;
 			c.timed = true;
 			ti->start_ns = 0;
-		} else if (ti && ti->sampled_out) {
-			ti->sampled_out = 0; /* left untimed by the sampling rule */
+		} else if (ti && ti->skipped) {
+			ti->skipped = 0; /* left untimed by the sampling rule */
 		} else {
 			__sync_fetch_and_add(&drops[DROP_UNTIMED], 1);
 		}
@@ -363,7 +376,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	if (ret < 0 && ret >= -MAX_ERRNO)
 		st->errors++;
 	if (c.timed) {
-		st->total_ns += c.lat_ns;
+		st->total_ns += c.lat_ns * c.weight;
 		st->timed++;
 	}
 	kind = io_kind_of[nr];

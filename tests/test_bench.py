@@ -13,14 +13,22 @@ def test_bench_script_runs_every_tool(tmp_path):
                    check=True, timeout=600)
     data = json.loads((tmp_path / "performance.json").read_text())
     row = data["results"]["tr2b"]
-    assert set(row) == {"untraced", "iotrace", "iotrace --no-time", "strace -f -c",
-                        "perf trace -s", "bpftrace hist", "floor (no-op tp_btf)"}
+    assert set(row) == {"untraced", "iotrace", "iotrace --time-all", "iotrace --no-time",
+                        "strace -f -c", "perf trace -s", "bpftrace hist",
+                        "floor (no-op tp_btf)"}
     for tool, cell in row.items():
         assert cell["median_s"] is not None or cell["error"], tool
     reads, writes = row["strace -f -c"]["reads_writes"]
     assert reads > 10 and writes > 10
     assert row["iotrace"]["counts_equal_strace"] is True
     assert row["iotrace --no-time"]["counts_equal_strace"] is True
+    assert row["iotrace --time-all"]["counts_equal_strace"] is True
+    # The block percentile table: every request of the fio job seen by both observers.
+    block = data["accuracy"]["block"]
+    assert len(block) == 2
+    for case in block.values():
+        assert case["requests"] == case["exact_requests"] >= 2000, case
+        assert all(case[q]["iotrace"] > 0 and case[q]["exact"] > 0 for q in ("p50", "p99"))
     assert data["peak_rss_kib"] > data["peak_anon_kib"] > 0 and data["bpf_map_bytes"] > 0
     # The ledger at scale (2,000 files with --quick): every file in tar's ledger, none lost.
     led = data["ledger"]

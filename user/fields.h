@@ -26,14 +26,12 @@
 	  "Syscalls that returned, counted as strace -c counts them")                              \
 	X(errors, COL("errors", 9), "iotrace_syscall_errors_total", NULL, NULL, "calls", 0,        \
 	  "Syscalls that returned an error (-4095..-1)")                                           \
-	X(total_ns, COL("seconds", 11), "iotrace_syscall_seconds_total", NULL, NULL, "ns",         \
-	  FIELD_ALL_TIMED, "Time spent in the syscalls, sys_enter to sys_exit: measured with "     \
-	  "--time-all, estimated from the timed calls when sampled (timed_ns * calls / "           \
-	  "timed_calls); null without timing")                                                     \
+	X(total_ns, COL("seconds", 11), "iotrace_syscall_seconds_total", NULL, NULL, "ns", 0,      \
+	  "Time spent in the syscalls, sys_enter to sys_exit: measured with --time-all, "          \
+	  "estimated when sampled (each timed call weighted by the calls it stands for); null "    \
+	  "without timing")                                                                        \
 	X(timed_calls, NOCOL, "iotrace_syscall_timed_calls_total", NULL, NULL, "calls", 0,         \
-	  "Calls whose time was measured (every one with --time-all)")                             \
-	X(timed_ns, NOCOL, "iotrace_syscall_timed_seconds_total", NULL, NULL, "ns", 0,             \
-	  "Time of the timed calls, measured")
+	  "Calls whose time was measured (every one with --time-all)")
 
 /* A read/write-family syscall's sizes (the histograms are IO_HISTS). */
 #define IO_FIELDS(X)                                                                               \
@@ -58,7 +56,7 @@
 	  "Bytes through the file by successful read/write-family calls (a copy counts on "        \
 	  "both: out of the source, into the destination)")                                        \
 	X(total_ns, NOCOL, NULL, NULL, NULL, "ns", 0, "Time of the calls on the file (estimated "  \
-	  "from the timed ones when sampled)")                                                     \
+	  "from the timed ones, by their weight, when sampled)")                                   \
 	X(timed_calls, NOCOL, NULL, NULL, NULL, "calls", 0, "Calls on the file that were timed")
 
 /* Histograms: X(member, text unit, metric, unit, description). */
@@ -234,7 +232,6 @@ enum field_flags {
 	FIELD_NEEDS_DIRECT_HOOK = 2,   /* unknown without the O_DIRECT tracepoint */
 	FIELD_NEEDS_EXACT_BITMAPS = 4, /* unknown when page-bitmap chunks were lost */
 	FIELD_URING_DATA = 8,          /* only for io_uring opcodes that move data */
-	FIELD_ALL_TIMED = 16,          /* exported to Prometheus only when every call is timed */
 };
 
 struct field {

@@ -156,7 +156,7 @@ static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
 	io->errors += r->errors;
 	io->requested_bytes += r->requested;
 	io->transferred_bytes += r->transferred;
-	io->timed_ns += r->total_ns;
+	io->total_ns += r->total_ns;
 	io->timed_calls += r->timed;
 	for (int b = 0; b < HIST_BUCKETS; b++)
 		lat[b] = r->lat_hist[b];
@@ -257,10 +257,6 @@ static void summarize_io(struct file_record *f)
 		struct file_io *io = &f->io[i];
 		int cls = io->op < FILE_OPS_END ? file_ops[io->op].cls : FOC_OTHER;
 
-		/* io_uring rows time each request's first completion: nothing to scale. */
-		io->total_ns = io->op < FILE_OPS_END && file_ops[io->op].uring
-				       ? io->timed_ns
-				       : estimated_ns(io->timed_ns, io->timed_calls, io->calls);
 		s->io_ns += io->total_ns;
 		s->read_calls += cls == FOC_READ ? io->calls : 0;
 		s->read_bytes += cls == FOC_READ ? io->transferred_bytes : 0;

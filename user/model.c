@@ -54,13 +54,12 @@ static void io_add(struct io_summary *dst, const struct io_summary *src)
 		dst->lat_hist[b] += src->lat_hist[b];
 }
 
-/* Raw counts only: total_ns is derived (profile_derive). */
 static void sc_add(struct sc_row *dst, const struct sc_row *src)
 {
 	dst->calls += src->calls;
 	dst->errors += src->errors;
+	dst->total_ns += src->total_ns;
 	dst->timed_calls += src->timed_calls;
-	dst->timed_ns += src->timed_ns;
 }
 
 void dense_add_counters(struct dense_profile *d, const struct syscall_stat *sc,
@@ -68,7 +67,7 @@ void dense_add_counters(struct dense_profile *d, const struct syscall_stat *sc,
 {
 	for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
 		struct sc_row row = { .calls = sc[nr].calls, .errors = sc[nr].errors,
-				      .timed_calls = sc[nr].timed, .timed_ns = sc[nr].total_ns };
+				      .total_ns = sc[nr].total_ns, .timed_calls = sc[nr].timed };
 
 		sc_add(&d->sc[nr], &row);
 	}
@@ -159,20 +158,12 @@ void profile_free(struct profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
-uint64_t estimated_ns(uint64_t timed_ns, uint64_t timed_calls, uint64_t calls)
-{
-	if (!timed_calls || timed_calls >= calls)
-		return timed_ns;
-	return (uint64_t)((double)timed_ns * calls / timed_calls + 0.5);
-}
-
 static void profile_derive(struct profile *p)
 {
 	p->calls = p->errors = p->total_ns = p->timed_calls = 0;
 	for (size_t i = 0; i < p->nrows; i++) {
 		struct sc_row *r = &p->rows[i];
 
-		r->total_ns = estimated_ns(r->timed_ns, r->timed_calls, r->calls);
 		p->calls += r->calls;
 		p->errors += r->errors;
 		p->total_ns += r->total_ns;
@@ -181,7 +172,7 @@ static void profile_derive(struct profile *p)
 	for (size_t i = 0; i < p->nrows; i++) {
 		struct sc_row *r = &p->rows[i];
 
-		r->avg_ns = r->timed_calls ? r->timed_ns / r->timed_calls : 0;
+		r->avg_ns = r->calls ? r->total_ns / r->calls : 0;
 		r->time_share = p->total_ns ? (double)r->total_ns / p->total_ns : 0.0;
 	}
 	for (int k = 0; k < IO_KINDS; k++) {

@@ -76,7 +76,6 @@ struct residency_view {
 struct file_io {
 	uint32_t op; /* enum file_op */
 	FILE_IO_FIELDS(FIELD_MEMBER)
-	uint64_t timed_ns;      /* raw: the time of the timed calls (total_ns is derived) */
 	struct sparse_hist lat; /* latency of the timed calls (file_io_latency) */
 };
 
@@ -265,11 +264,6 @@ int file_block_records(const struct file_record *f, struct block_record **out, s
  */
 int block_by_disk_of_run(const struct run_result *r, struct block_record **out, size_t *n);
 
-/*
- * A time from its timed calls: timed_ns scaled to every call (calls / timed_calls) when
- * only some were timed; timed_ns itself when all were.
- */
-uint64_t estimated_ns(uint64_t timed_ns, uint64_t timed_calls, uint64_t calls);
 /* Everything derived in r (quantiles, sums, views), once, before any renderer runs. */
 int model_derive(struct run_result *r);
 void run_result_free(struct run_result *r);

@@ -170,14 +170,29 @@ static bool first_of_family(const struct field_table *t, const struct field *f)
 
 /* ---- syscalls ---- */
 
+/*
+ * How syscalls are timed, as labels of a gauge (docs/prometheus.md): with "sampled", the
+ * seconds and latency families are estimates from the timed calls, weighted.
+ */
+static void timing_info(FILE *out, const struct prom_report *r)
+{
+	char warmup[16], period[16];
+	const char *pairs[] = { "mode", !r->timing ? "off" : r->sampled ? "sampled" : "all",
+				"warmup_calls", warmup, "sample_period", period, NULL };
+
+	snprintf(warmup, sizeof(warmup), "%d", r->sampled ? SAMPLE_WARMUP : 0);
+	snprintf(period, sizeof(period), "%d", r->sampled ? SAMPLE_PERIOD : 1);
+	family(out, "iotrace_timing_info", "gauge",
+	       "How syscalls are timed (mode off, all or sampled: estimated); always 1.");
+	sample(out, "iotrace_timing_info", NULL, pairs, 1);
+}
+
 static void syscall_families(FILE *out, const struct prom_report *r)
 {
 	for (size_t i = 0; i < syscall_fields.n; i++) {
 		const struct field *f = &syscall_fields.f[i];
 
-		if ((!strcmp(f->unit, "ns") && !r->timing) ||
-		    (!strcmp(f->name, "timed_calls") && !r->timing) ||
-		    ((f->flags & FIELD_ALL_TIMED) && r->sampled))
+		if ((!strcmp(f->unit, "ns") || !strcmp(f->name, "timed_calls")) && !r->timing)
 			continue;
 		family(out, f->metric, "counter", f->help);
 		for (size_t g = 0; g < r->ngroups; g++)
@@ -185,13 +200,7 @@ static void syscall_families(FILE *out, const struct prom_report *r)
 				const struct sc_row *row = &r->groups[g].d->sc[nr];
 				const char *pairs[] = { "syscall", syscall_name(nr), NULL };
 
-				if (!row->calls)
-					continue;
-				/* Counters as the kernel keeps them: every call timed, total = timed. */
-				if (f->flags & FIELD_ALL_TIMED)
-					sample_f(out, f->metric, &r->groups[g].lab, pairs,
-						 row->timed_ns * 1e-9);
-				else
+				if (row->calls)
 					field_sample(out, f, f->metric, &r->groups[g].lab, pairs, row);
 			}
 	}
@@ -232,7 +241,7 @@ static void io_histogram(FILE *out, const struct prom_report *r, const char *nam
 			if (latency)
 				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
 					  NULL, NULL, HIST_FINE, io->lat_hist,
-					  d->sc[nr].timed_ns * 1e-9, true);
+					  d->sc[nr].total_ns * 1e-9, true);
 			else
 				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
 					  NULL, NULL, HIST_LOG2, io->size_hist, io->transferred_bytes,
@@ -410,6 +419,7 @@ int prom_write(FILE *out, const struct prom_report *r)
 
 	family(out, "iotrace_build_info", "gauge", "iotrace's version; always 1.");
 	sample(out, "iotrace_build_info", NULL, version, 1);
+	timing_info(out, r);
 	family(out, "iotrace_hook_up", "gauge",
 	       "1 when a group of tracepoints is attached; 0 with the reason when it is not.");
 	hook_up(out, "syscalls", NULL);

@@ -45,7 +45,7 @@ struct prom_report {
 	size_t nurings;
 	const uint64_t *drops; /* DROP_COUNTERS entries */
 	bool timing;
-	bool sampled; /* calls timed by the sampling rule: no exact seconds_total */
+	bool sampled; /* calls timed by the sampling rule: seconds and latencies estimated */
 	const char *page_cache_missing; /* why the page-cache hooks are off, or NULL */
 	const char *direct_io_missing;
 	const char *uring_missing;

@@ -42,10 +42,8 @@ static cJSON *profile_syscalls_json(const struct profile *p, bool timing)
 		cJSON *row = cJSON_CreateObject();
 
 		add_fields(row, &syscall_fields, &p->rows[i], NULL, NULL);
-		if (!timing) { /* null, without a reason key: docs/json.md */
+		if (!timing) /* null, without a reason key: docs/json.md */
 			cJSON_ReplaceItemInObject(row, "total_ns", cJSON_CreateNull());
-			cJSON_ReplaceItemInObject(row, "timed_ns", cJSON_CreateNull());
-		}
 		cJSON_AddItemToObject(obj, syscall_name(p->rows[i].nr), row);
 	}
 	return obj;

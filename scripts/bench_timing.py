@@ -1,0 +1,167 @@
+"""Latency accuracy for `make bench` (imported by scripts/bench.py; docs/run-mode.md, "Timing").
+
+- block_accuracy: fio 4 KiB O_DIRECT random reads at queue depth 1 (psync) and 32 (io_uring),
+  traced by `iotrace --json` while `iotrace snoop -j` prints every request of the same run
+  with its exact issue-to-completion latency. The run report's block read p50/p90/p99 (read
+  from its log-linear buckets) against the exact quantiles of those requests.
+- syscall_accuracy: the sampled default against `--time-all` on tr2u, copy b=8k and a cold
+  read, in alternating runs: the read and write latency p50/p99 of each (median over runs).
+"""
+import json
+import os
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
+
+
+def exact_quantile(values, q):
+    """Nearest rank, as iotrace ranks within a histogram (user/hist.c)."""
+    values = sorted(values)
+    return values[max(0, min(len(values) - 1, round(q * len(values)) - 1))]
+
+
+def start_snoop(iotrace):
+    snoop = subprocess.Popen([str(iotrace), "snoop", "-j"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    while b"tracing block I/O" not in snoop.stderr.readline():
+        if snoop.poll() is not None:
+            raise RuntimeError("iotrace snoop did not start")
+    return snoop
+
+
+def stop_snoop(snoop):
+    time.sleep(0.2)  # the last completions reach its ring buffer
+    snoop.send_signal(2)
+    out, _ = snoop.communicate(timeout=60)
+    return [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+
+
+def fio_job(report):
+    """The fio process that did the reading (its parent lays out the file)."""
+    procs = [p for p in report["processes"] if p.get("comm") == "fio"]
+    return max(procs, key=lambda p: p["block"].get("read", {}).get("requests", 0))
+
+
+def block_case(iotrace, target, depth, ios):
+    engine = ["--ioengine=psync"] if depth == 1 else ["--ioengine=io_uring",
+                                                      f"--iodepth={depth}"]
+    out = Path(target).with_suffix(".json")
+    snoop = start_snoop(iotrace)
+    try:
+        subprocess.run([str(iotrace), "--json", "-o", str(out), "--", "fio", "--name=acc",
+                        f"--filename={target}", "--rw=randread", "--direct=1", "--bs=4k",
+                        f"--number_ios={ios}", "--size=256m", "--output=/dev/null"] + engine,
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    finally:
+        events = stop_snoop(snoop)
+    job = fio_job(json.loads(out.read_text()))
+    exact = [e["latency_ns"] for e in events
+             if not e.get("summary") and e["pid"] == job["pid"] and e["op"] == "R"
+             and not e["late"] and e["latency_ns"]]
+    hist = job["block"]["read"]["latency_ns"]
+    row = {"requests": hist["count"], "exact_requests": len(exact)}
+    for key, q in QUANTILES:
+        want = exact_quantile(exact, q) if exact else None
+        row[key] = {"iotrace": hist.get(key), "exact": want,
+                    "error_pct": 100.0 * (hist[key] - want) / want if want else None}
+    return row
+
+
+def block_accuracy(iotrace, tmp, quick):
+    target = tmp / "acc.in"
+    subprocess.run([str(Path(iotrace).parent / "workloads/mkinput"), "-r", "256m", str(target)],
+                   check=True)
+    ios = 2000 if quick else 10000
+    return {f"fio randread 4k O_DIRECT, queue depth {d}": block_case(iotrace, target, d, ios)
+            for d in (1, 32)}
+
+
+def latency_of(iotrace, mode, argv, stdin, cold):
+    """(read p50, read p99, write p50, write p99) of one run in a timing mode."""
+    out = Path("/tmp") / f"iotrace-acc-{os.getpid()}.json"
+    if cold:
+        subprocess.run(["sync"], check=True)
+        for path in cold:
+            fd = os.open(path, os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+    fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
+    opts = {"sampled": [], "all": ["--time-all"]}[mode]
+    subprocess.run([str(iotrace), "--json", "-o", str(out)] + opts + ["--"] + argv, stdin=fin,
+                   stdout=subprocess.DEVNULL, check=True)
+    if stdin:
+        fin.close()
+    io = json.loads(out.read_text())["totals"]["io"]
+    out.unlink()
+    vals = {}
+    for kind in ("read", "write"):
+        lat = (io.get(kind) or {}).get("latency_ns") or {}
+        if lat.get("count"):
+            vals[kind] = (lat["p50"], lat["p99"], lat["count"])
+    return vals
+
+
+def syscall_accuracy(iotrace, workloads, runs):
+    """workloads: (name, argv, stdin, cold) tuples."""
+    result = {}
+    for name, argv, stdin, cold in workloads:
+        got = {"sampled": [], "all": []}
+        for _ in range(runs):
+            for mode in got:
+                got[mode].append(latency_of(iotrace, mode, argv, stdin, cold))
+        row = {}
+        for kind in ("read", "write"):
+            runs_s = [r[kind] for r in got["sampled"] if kind in r]
+            runs_a = [r[kind] for r in got["all"] if kind in r]
+            if not runs_s or not runs_a:
+                continue
+            cell = {"timed_sampled": statistics.median(r[2] for r in runs_s),
+                    "timed_all": statistics.median(r[2] for r in runs_a)}
+            for i, key in ((0, "p50"), (1, "p99")):
+                s = statistics.median(r[i] for r in runs_s)
+                a = statistics.median(r[i] for r in runs_a)
+                cell[key] = {"sampled": s, "all": a,
+                             "diff_pct": 100.0 * (s - a) / a if a else None}
+            row[kind] = cell
+        result[name] = row
+    return result
+
+
+def accuracy_lines(acc):
+    """Markdown: the two accuracy tables."""
+    if not acc:
+        return []
+    lines = ["## Latency percentiles you can trust", "",
+             "Block read latency from the run report's log-linear buckets against the exact "
+             "latency of every request of the same run (`iotrace snoop -j`, nearest rank); "
+             "target: p50 and p99 within 5%.", "",
+             "| case | requests | p50 iotrace / exact | p90 | p99 | p50, p99 within 5% |",
+             "|---|---|---|---|---|---|"]
+    for name, r in acc.get("block", {}).items():
+        cells = []
+        for key, _ in QUANTILES:
+            c = r[key]
+            cells.append(f"{c['iotrace'] / 1000:.1f} / {c['exact'] / 1000:.1f} µs "
+                         f"({c['error_pct']:+.1f}%)" if c["exact"] else "n/a")
+        ok = all(r[k]["error_pct"] is not None and abs(r[k]["error_pct"]) <= 5
+                 for k in ("p50", "p99"))
+        lines.append(f"| {name} | {r['requests']:,} | " + " | ".join(cells) +
+                     f" | {'yes' if ok else 'no'} |")
+    lines += ["", "Syscall latency of the sampled default against `--time-all` (every call "
+              "timed), in alternating runs (medians over runs); target: p50 and p99 within "
+              "10%.", "",
+              "| workload | syscall | calls timed, sampled / all | p50 sampled / all | "
+              "p99 sampled / all | within 10% |", "|---|---|---|---|---|---|"]
+    for name, row in acc.get("syscall", {}).items():
+        for kind, c in row.items():
+            ok = all(c[k]["diff_pct"] is not None and abs(c[k]["diff_pct"]) <= 10
+                     for k in ("p50", "p99"))
+            cells = [f"{c[k]['sampled']:,} / {c[k]['all']:,} ns ({c[k]['diff_pct']:+.1f}%)"
+                     for k in ("p50", "p99")]
+            lines.append(f"| {name} | {kind} | {c['timed_sampled']:,.0f} / "
+                         f"{c['timed_all']:,.0f} | " + " | ".join(cells) +
+                         f" | {'yes' if ok else 'no'} |")
+    return lines + [""]
