@@ -94,13 +94,13 @@ def latency_of(iotrace, mode, argv, stdin, cold):
                    stdout=subprocess.DEVNULL, check=True)
     if stdin:
         fin.close()
-    io = json.loads(out.read_text())["totals"]["io"]
+    totals = json.loads(out.read_text())["totals"]
     out.unlink()
     vals = {}
     for kind in ("read", "write"):
-        lat = (io.get(kind) or {}).get("latency_ns") or {}
+        lat = (totals["io"].get(kind) or {}).get("latency_ns") or {}
         if lat.get("count"):
-            vals[kind] = (lat["p50"], lat["p99"], lat["count"])
+            vals[kind] = (lat["p50"], lat["p99"], totals["syscalls"][kind]["timed_calls"])
     return vals
 
 
