@@ -322,6 +322,12 @@ static void resolve_file(struct collector *c, struct file_record *f)
 	}
 	f->residency_missing = f->deleted ? "deleted"
 					  : residency_read(f->path, f->key.dev, f->key.ino, &res);
+	/* Its name no longer leads to it: unlinked since (a lock file, a journal). */
+	if (f->residency_missing == residency_gone && name &&
+	    (f->path = names_mark_deleted(c->names, &key))) {
+		f->deleted = true;
+		f->residency_missing = "deleted";
+	}
 	if (f->residency_missing)
 		return;
 	f->res = (struct residency_view){

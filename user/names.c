@@ -14,6 +14,8 @@
 
 struct names {
 	size_t cap, n;
+	char **retired; /* names replaced by names_mark_deleted: records may still point at them */
+	size_t nretired;
 	struct named {
 		struct path_key key;
 		uint32_t kind;
@@ -152,6 +154,9 @@ void names_free(struct names *n)
 		free(n->slots[i].text);
 		free(n->slots[i].others);
 	}
+	for (size_t i = 0; i < n->nretired; i++)
+		free(n->retired[i]);
+	free(n->retired);
 	free(n->slots);
 	free(n);
 }
@@ -253,6 +258,29 @@ const char *names_find(const struct names *n, const struct path_key *key, uint32
 	*deleted = s->deleted;
 	*others = s->others;
 	return s->text;
+}
+
+const char *names_mark_deleted(struct names *n, const struct path_key *key)
+{
+	struct named *s;
+	char *text, **grown;
+
+	if (!n->cap)
+		return NULL;
+	s = &n->slots[slot_of(n, key)];
+
+	if (!s->text || s->deleted)
+		return s->text;
+	grown = realloc(n->retired, (n->nretired + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	n->retired = grown;
+	if (asprintf(&text, "%s (deleted)", s->text) < 0)
+		return NULL;
+	n->retired[n->nretired++] = s->text;
+	s->text = text;
+	s->deleted = true;
+	return text;
 }
 
 /*

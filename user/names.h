@@ -25,6 +25,11 @@ int names_add(struct names *n, const struct path_key *key, const struct file_nam
 const char *names_find(const struct names *n, const struct path_key *key, uint32_t *kind,
 		       bool *deleted, const char **others);
 /*
+ * The file's recorded name no longer leads to it at the end (unlinked after it was named):
+ * its name gains " (deleted)", as /proc/PID/fd shows it. Returns the new name, or NULL.
+ */
+const char *names_mark_deleted(struct names *n, const struct path_key *key);
+/*
  * The path of a regular file no name was recorded for (met only through the page cache),
  * found from its inode now and kept; NULL when it cannot be.
  */

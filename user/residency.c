@@ -96,6 +96,8 @@ const char *mount_point_of(uint32_t kdev)
 	return found[0] ? found : NULL;
 }
 
+const char residency_gone[] = "deleted or renamed";
+
 const char *residency_read(const char *path, uint32_t kdev, uint64_t ino, struct residency *r)
 {
 	struct cachestat_range range = { 0, 0 }; /* len 0: to the end of the file */
@@ -109,11 +111,11 @@ const char *residency_read(const char *path, uint32_t kdev, uint64_t ino, struct
 		return "path unknown";
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
-		return errno == ENOENT ? "deleted or renamed" : "cannot open at exit";
+		return errno == ENOENT ? residency_gone : "cannot open at exit";
 	if (fstat(fd, &st) || st.st_ino != ino || major(st.st_dev) != kdev >> 20 ||
 	    minor(st.st_dev) != (kdev & 0xfffff)) {
 		close(fd);
-		return "deleted or renamed";
+		return residency_gone;
 	}
 	if (syscall(__NR_cachestat, fd, &range, &cs, 0)) {
 		snprintf(reason, sizeof(reason), "cachestat: %s", strerror(errno));

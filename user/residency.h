@@ -24,9 +24,11 @@ const char *disk_name(uint32_t kdev, char *buf, size_t len);
  * /proc/self/mountinfo), or NULL. The string lives until a call for another kdev.
  */
 const char *mount_point_of(uint32_t kdev);
+/* residency_read's reason when the path no longer leads to the file. */
+extern const char residency_gone[];
 /*
  * cachestat(2) of the whole file at path, after checking that it still is (kdev, ino).
- * Returns NULL, or a short reason ("deleted or renamed", "cachestat: ...") for null fields.
+ * Returns NULL, or a short reason (residency_gone, "cachestat: ...") for null fields.
  */
 const char *residency_read(const char *path, uint32_t kdev, uint64_t ino, struct residency *r);
 
