@@ -318,6 +318,31 @@ void files_finish(struct proc_record *p)
 	}
 }
 
+bool file_mapped_only(const struct file_record *f)
+{
+	/* Mapped by mmap or by execve (which opens and maps the program in the kernel): no
+	 * open of its own, no read past an ELF header, never written. */
+	bool mapped = f->sum.maps || f->pc.faults || (!f->sum.opens && !f->sum.read_calls);
+
+	return mapped && f->sum.read_bytes <= 4096 && !f->sum.write_calls &&
+	       !f->sum.sync_calls && f->kind == FK_FILE;
+}
+
+void files_fold(struct file_record *const *f, size_t n, struct files_fold *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->files = n;
+	for (size_t i = 0; i < n; i++) {
+		out->mapped += file_mapped_only(f[i]);
+		out->read_calls += f[i]->sum.read_calls;
+		out->read_bytes += f[i]->sum.read_bytes;
+		out->write_calls += f[i]->sum.write_calls;
+		out->write_bytes += f[i]->sum.write_bytes;
+		out->resident_pages += f[i]->residency_missing ? 0 : f[i]->res.resident_pages;
+		out->faults += f[i]->pc.faults;
+	}
+}
+
 struct hist_summary file_io_latency(const struct file_io *io, __u64 *dense)
 {
 	sparse_hist_dense(&io->lat, dense);

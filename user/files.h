@@ -45,5 +45,14 @@ void files_finish(struct proc_record *p);
 void files_free(struct proc_record *p);
 /* A row's latency histogram into dense (HIST_BUCKETS) and its quantiles (kept sparse). */
 struct hist_summary file_io_latency(const struct file_io *io, __u64 *dense);
+/* Shared libraries and the like: mapped, at most their header read, never written. */
+bool file_mapped_only(const struct file_record *f);
+
+/* What files not listed one by one hold together (the text table's last line). */
+struct files_fold {
+	size_t files, mapped; /* mapped: how many are mapped only (file_mapped_only) */
+	uint64_t read_calls, read_bytes, write_calls, write_bytes, resident_pages, faults;
+};
+void files_fold(struct file_record *const *f, size_t n, struct files_fold *out);
 
 #endif

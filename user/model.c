@@ -169,6 +169,7 @@ static void profile_derive(struct profile *p)
 		p->total_ns += r->total_ns;
 		p->timed_calls += r->timed_calls;
 	}
+	p->avg_ns = p->calls ? p->total_ns / p->calls : 0;
 	for (size_t i = 0; i < p->nrows; i++) {
 		struct sc_row *r = &p->rows[i];
 

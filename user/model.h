@@ -41,7 +41,7 @@ struct profile {
 	size_t nrows;
 	struct io_summary *io[IO_KINDS]; /* NULL: that syscall was not called */
 	/* derived */
-	uint64_t calls, errors, total_ns, timed_calls;
+	uint64_t calls, errors, total_ns, timed_calls, avg_ns;
 };
 
 /* Page-cache numbers of a file, or of several summed (every member adds up). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cells.h"
+#include "files.h"
 #include "names.h"
 #include "report.h"
 #include "residency.h"
@@ -69,17 +70,6 @@ static void put_summary(FILE *out, const struct file_summary *s, bool wide)
 }
 
 /* ---- which files are listed ---- */
-
-/* Shared libraries and the like: mapped, at most their header read, never written. */
-static bool mapped_only(const struct file_record *f)
-{
-	/* Mapped by mmap or by execve (which opens and maps the program in the kernel): no
-	 * open of its own, no read past an ELF header, never written. */
-	bool mapped = f->sum.maps || f->pc.faults || (!f->sum.opens && !f->sum.read_calls);
-
-	return mapped && f->sum.read_bytes <= 4096 && !f->sum.write_calls &&
-	       !f->sum.sync_calls && f->kind == FK_FILE;
-}
 
 static int cmp_files(const void *a, const void *b, void *by_time)
 {
@@ -215,29 +205,29 @@ static void print_row(FILE *out, const struct file_record *f, bool wide)
 }
 
 /* The files not listed, in one line: how many, and what they hold. */
+/* "+ 38 more files, mostly mapped (shared libraries): 3 reads 2.3K, no writes, ..." */
 static void print_rest(FILE *out, struct file_record *const *rest, size_t n)
 {
-	uint64_t reads = 0, rbytes = 0, writes = 0, wbytes = 0, resident = 0, faults = 0;
-	size_t mapped = 0;
+	struct files_fold fold;
+	char a[CELL_MAX], b[CELL_MAX], c[CELL_MAX];
 
 	if (!n)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		mapped += mapped_only(rest[i]);
-		reads += rest[i]->sum.read_calls;
-		rbytes += rest[i]->sum.read_bytes;
-		writes += rest[i]->sum.write_calls;
-		wbytes += rest[i]->sum.write_bytes;
-		resident += rest[i]->residency_missing ? 0 : rest[i]->res.resident_pages;
-		faults += rest[i]->pc.faults;
-	}
-	fprintf(out, "+ %zu more file%s%s: %llu reads", n, n == 1 ? "" : "s",
-		mapped * 2 > n ? " (mostly mapped)" : "", (unsigned long long)reads);
-	put_bytes(out, rbytes, 0);
-	fprintf(out, ", %llu writes", (unsigned long long)writes);
-	put_bytes(out, wbytes, 0);
-	fprintf(out, ", %llu resident pages, %llu faults\n", (unsigned long long)resident,
-		(unsigned long long)faults);
+	files_fold(rest, n, &fold);
+	fprintf(out, "+ %s more file%s%s: ", cell_grouped(fold.files, a), n == 1 ? "" : "s",
+		fold.mapped * 2 > n ? ", mostly mapped (shared libraries)" : "");
+	if (fold.read_calls)
+		fprintf(out, "%s reads %s", cell_grouped(fold.read_calls, a),
+			cell_bytes(fold.read_bytes, b));
+	else
+		fputs("no reads", out);
+	if (fold.write_calls)
+		fprintf(out, ", %s writes %s", cell_grouped(fold.write_calls, a),
+			cell_bytes(fold.write_bytes, b));
+	else
+		fputs(", no writes", out);
+	fprintf(out, ", %s resident pages, %s faults\n", cell_grouped(fold.resident_pages, c),
+		cell_grouped(fold.faults, a));
 }
 
 /*
@@ -255,7 +245,7 @@ static size_t choose(const struct proc_record *p, const struct options *o,
 			order[n++] = &p->files[i];
 	qsort_r(order, n, sizeof(*order), cmp_files, o->timing ? (void *)1 : NULL);
 	for (size_t i = 0; i < n; i++) {
-		if (listed < limit && !(o->files && mapped_only(order[i])))
+		if (listed < limit && !(o->files && file_mapped_only(order[i])))
 			order[listed++] = order[i];
 		else
 			*rest++ = order[i];

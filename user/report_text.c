@@ -74,13 +74,12 @@ static void print_syscall_table(FILE *out, const struct profile *p, bool timing)
 {
 	struct sc_row *rows = malloc((p->nrows ? p->nrows : 1) * sizeof(*rows));
 	struct sc_row total = { .calls = p->calls, .errors = p->errors, .total_ns = p->total_ns,
-				.timed_calls = p->timed_calls };
+				.timed_calls = p->timed_calls, .avg_ns = p->avg_ns };
 
 	if (!rows)
 		return;
 	memcpy(rows, p->rows, p->nrows * sizeof(*rows));
 	qsort_r(rows, p->nrows, sizeof(*rows), cmp_rows, timing ? (void *)1 : NULL);
-	total.avg_ns = p->calls ? p->total_ns / p->calls : 0;
 	if (timing)
 		fputs("% time     seconds  usecs/call     calls    errors syscall\n", out);
 	else
