@@ -9,11 +9,13 @@ undone on every exit, Ctrl-C and SIGTERM included.
 `make experiments` runs everything (several minutes, root); --quick uses small inputs and
 one filesystem (the test suite's mode); --render rebuilds the pages and plots from the saved
 JSON without measuring; --only NNN runs some notes; --out DIR writes
-elsewhere; --tmpdir DIR puts the temporary files (loop images included) under DIR.
+elsewhere; --tmpdir DIR puts the temporary files (loop images included) under DIR. With GO=
+(empty) in the environment, note 003 runs as on a machine without Go (the C imitation).
 """
 import argparse
 import json
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -86,4 +88,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # Ctrl-C: everything is undone by now; no traceback
+        print("experiments.py: interrupted", file=sys.stderr)
+        sys.exit(128 + signal.SIGINT)

@@ -3,6 +3,8 @@ them against their own references (fincore, the workloads' arithmetic, the Go re
 growth rule, strace -f)."""
 import json
 import math
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -43,6 +45,20 @@ def quick(tmp_path_factory, scratch):
     return out
 
 
+@pytest.fixture(scope="module")
+def quick_no_go(tmp_path_factory, scratch):
+    """Note 003 as on a machine without Go. PATH alone cannot hide Go here (Debian's
+    golang-go puts `go` in /usr/bin, beside everything else the script runs), so the
+    environment also says GO= (empty), as `make GO=` does; /usr/local/go/bin leaves PATH."""
+    out = tmp_path_factory.mktemp("experiments-no-go")
+    path = ":".join(d for d in os.environ.get("PATH", "/usr/bin:/bin").split(":")
+                    if not d.startswith("/usr/local/go"))
+    res = subprocess.run(experiments(out, scratch, "--only", "003"), capture_output=True,
+                         text=True, timeout=300, env={**os.environ, "PATH": path, "GO": ""})
+    assert res.returncode == 0, res.stderr
+    return out
+
+
 def load(out, key):
     return json.loads((out / f"{key}.json").read_text())
 
@@ -54,17 +70,41 @@ def left_behind(scratch):
     return [line for line in (attached + mounts).splitlines() if str(scratch) in line]
 
 
+def list_items(text):
+    """The "- " items of a page, each joined from its lines."""
+    items, lines = [], text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("- "):
+            items.append(line)
+        elif line.startswith("  ") and items and lines[i - 1].strip() and \
+                (lines[i - 1].startswith(("- ", "  "))):
+            items[-1] += " " + line.strip()
+    return items
+
+
+def assert_page(text, name):
+    """What every page states: the note's claims, ours, where they differ, in sentences."""
+    assert "**The note**" in text and "**Our conditions:**" in text, name
+    assert "## Where we differ and why" in text, name
+    unfinished = [item for item in list_items(text) if not item.endswith((".", ":"))]
+    assert not unfinished, (name, unfinished)
+
+
 def test_every_note_has_a_page_and_plots(quick):
+    """Whether or not Go is here: without it page 003 is the C imitation's."""
     for name in ["000-copy", "001-tr2u-tr2b", "002-timewrite", "003-readall",
                  "004-read-file"]:
-        text = (quick / f"{name}.md").read_text()
-        assert "**The note**" in text and "## Where we differ and why" in text, name
-    pngs = ["000-syscalls", "002-sweep", "004-sweep"] + (["003-reads"] if load(
-        quick, "003")["go"] else [])
-    for png in pngs:
+        assert_page((quick / f"{name}.md").read_text(), name)
+    for png in ["000-syscalls", "002-sweep", "003-reads", "004-sweep"]:
         assert (quick / f"{png}.png").read_bytes()[:4] == b"\x89PNG", png
     index = (quick / "README.md").read_text()
     assert all(f"({n}" in index for n in ["000-", "001-", "002-", "003-", "004-"])
+
+
+def test_committed_pages_state_the_note_and_the_differences():
+    out = ROOT / "docs" / "experiments"
+    for page in sorted(out.glob("0*.md")):
+        assert_page(page.read_text(), page.name)
 
 
 def test_nothing_left_attached_or_mounted(quick, scratch):
@@ -205,6 +245,36 @@ def test_003_iotrace_counts_the_same_reads(quick):
         assert r["returned_bytes"] >= r["size"]
 
 
+def test_003_without_go_states_the_note_and_measures_the_c_imitation(quick_no_go):
+    data = load(quick_no_go, "003")
+    assert data["go"] is None and "GO=" in data["no_go"]
+    text = (quick_no_go / "003-readall.md").read_text()
+    assert_page(text, "003-readall (no Go)")
+    # The note's claims and numbers, and the C imitation in their place.
+    for figure in ["804,335,663", "171,374,293", "536,869,438", "209,305,932", "3.6×",
+                   "`workloads/readall -m grow FILE`", "## The note's benchmark beside ours",
+                   "![read calls by file size](003-reads.png)"]:
+        assert figure in text, figure
+    assert (quick_no_go / "003-reads.png").read_bytes()[:4] == b"\x89PNG"
+    assert "(003-readall.md)" in (quick_no_go / "README.md").read_text()
+    rows = data["c_rows"]
+    assert {(r["mode"], r["size"]) for r in rows} == \
+        {(m, s) for m in ("grow", "stat") for s in (0, 1, 511, 512, 513, 100000, MIB,
+                                                   3 * MIB + 5)}
+    for r in rows:
+        # iotrace's reads on the file = the program's own count = the doubling rule's.
+        assert r["file_reads"] == r["own_reads"] == r["derived_reads"], r
+        assert r["file_read_bytes"] == r["returned_bytes"] == r["size"], r
+        assert r["allocated"] == r["derived_allocated"], r
+        assert r["all_reads"] > r["file_reads"], r  # the loader's read of libc as well
+        assert r["memory_growth"] >= (r["final_buffer"] if r["size"] >= MIB else 0), r
+    by = {(r["mode"], r["size"]): r for r in rows}
+    assert by[("grow", 512)]["file_reads"] == 2 and by[("grow", 513)]["file_reads"] == 3
+    assert by[("stat", 0)]["file_reads"] == 1 and by[("stat", 3 * MIB + 5)]["file_reads"] == 2
+    # Above glibc's mmap threshold realloc moves the buffer with mremap (one per doubling).
+    assert by[("grow", 3 * MIB + 5)]["mremap_calls"] >= 3
+
+
 def test_003_growth_rules_of_both_go_generations():
     """The two rules the model knows, on the figures io.ReadAll's source gives (Go 1.26:
     512, then chunks of 256, 384, 576, 864 → 896 bytes; before: 512 grown to 896, 1408)."""
@@ -236,24 +306,96 @@ def test_001_terminal_gets_1024_byte_writes(quick):
     assert data["runs"]["tr2u > tty"]["iotrace"]["write"] == n
 
 
-def test_experiments_cleans_up_after_sigterm(tmp_path):
-    """SIGTERM in the middle of 004: the loop device is detached and unmounted."""
+# Runs scripts/experiments.py itself with machine.attach and machine.detach wrapped, so that
+# the state of each loop device at attach and just before detach is on record: the kernel
+# resets read_ahead_kb when a device is detached, which would hide a setting left changed.
+SPY = """
+import json, runpy, sys
+from pathlib import Path
+sys.path.insert(0, str(Path(sys.argv[2]).parent))
+from labnotes import machine
+record = open(sys.argv[1], "a", buffering=1)
+attach, detach = machine.attach, machine.detach
+
+def state(event, dev):
+    ra = int(Path(f"/sys/block/{Path(dev).name}/queue/read_ahead_kb").read_text())
+    mounted = any(line.split()[0] == dev for line in open("/proc/mounts"))
+    record.write(json.dumps({"event": event, "dev": dev, "read_ahead_kb": ra,
+                             "mounted": mounted}) + "\\n")
+
+def spy_attach(img):
+    dev = attach(img)
+    state("attach", dev)
+    return dev
+
+def spy_detach(dev):
+    state("detach", dev)
+    detach(dev)
+
+machine.attach, machine.detach = spy_attach, spy_detach
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def read_ahead_kb():
+    return {p.parent.parent.name: int(p.read_text())
+            for p in Path("/sys/block").glob("*/queue/read_ahead_kb")}
+
+
+def spied(record):
+    return [json.loads(line) for line in record.read_text().splitlines()] \
+        if record.exists() else []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_experiments_cleans_up_after_a_signal(tmp_path, sig):
+    """SIGTERM to the script (`kill`), or SIGINT to its process group (Ctrl-C), once 004 has
+    changed its loop device's read_ahead_kb: the setting goes back to its value at attach
+    before the device is unmounted and detached; nothing stays mounted or attached, and no
+    disk's read_ahead_kb changed."""
     reason = machine.loop_devices_available()
     if reason:
         pytest.skip(f"loop devices unavailable: {reason}")
-    scratch = tmp_path / "scratch"
+    scratch, record = tmp_path / "scratch", tmp_path / "spy.jsonl"
     scratch.mkdir()
-    proc = subprocess.Popen(experiments(tmp_path, scratch, "--only", "004"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    before = read_ahead_kb()
+    cmd = experiments(tmp_path / "out", scratch, "--only", "004")
+    proc = subprocess.Popen([cmd[0], "-c", SPY, record, *cmd[1:]], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
     try:
-        deadline = time.monotonic() + 30
-        while not any("mnt" in line for line in left_behind(scratch)):
-            assert time.monotonic() < deadline, "the loop device was never mounted"
+        deadline = time.monotonic() + 120
+        while True:  # until the experiment has changed its device's read_ahead_kb
+            events = spied(record)
+            if events and any("mnt" in line for line in left_behind(scratch)):
+                dev = Path(events[0]["dev"]).name
+                if read_ahead_kb().get(dev) != events[0]["read_ahead_kb"]:
+                    break
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "read_ahead_kb was never changed"
             time.sleep(0.02)
-        proc.terminate()
-        proc.wait(timeout=30)
+        if sig == signal.SIGINT:
+            os.killpg(proc.pid, sig)
+        else:
+            os.kill(proc.pid, sig)
+        _, err = proc.communicate(timeout=60)
     finally:
-        proc.kill()
-    assert proc.returncode != 0
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + sig, err.decode(errors="replace")
     assert left_behind(scratch) == []
     assert list(scratch.iterdir()) == []
+    events = spied(record)
+    attached = [e for e in events if e["event"] == "attach"]
+    detached = {e["dev"]: e for e in events if e["event"] == "detach"}
+    assert attached and {e["dev"] for e in attached} == set(detached), events
+    for e in attached:
+        last = detached[e["dev"]]
+        assert last["read_ahead_kb"] == e["read_ahead_kb"], (e, last)
+        assert not last["mounted"], last
+    # Other disks are not the script's to change. (Other loop devices may be attached by
+    # other programs meanwhile, and attaching sets read_ahead_kb: they are left out.)
+    after = read_ahead_kb()
+    changed = {d: (kb, after.get(d)) for d, kb in before.items()
+               if not d.startswith("loop") and after.get(d) != kb}
+    assert not changed, changed

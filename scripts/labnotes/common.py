@@ -5,6 +5,7 @@ import json
 import os
 import re
 import subprocess
+import textwrap
 import time
 from pathlib import Path
 
@@ -162,6 +163,18 @@ def md_table(headers, rows):
     return "\n".join(lines)
 
 
+def bullet(text, width=92):
+    """A generated "- ..." list item wrapped as the pages' hand-written ones are."""
+    return textwrap.fill(" ".join(text.split()), width=width, subsequent_indent="  ",
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def paragraph(text, width=92):
+    """A generated paragraph, its lines refilled."""
+    return textwrap.fill(" ".join(text.split()), width=width, break_long_words=False,
+                         break_on_hyphens=False)
+
+
 def num(v, fmt="{:,}"):
     return "—" if v is None else fmt.format(v)
 
@@ -194,9 +207,13 @@ def byte_label(x, _pos=None):
 
 def line_panel(ax, title, xlabel, ylabel, series, logx=2, logy=True, legend_below=False,
                xbytes=False):
-    """One panel: series {label: (xs, ys)}, each with its own line style and marker."""
-    for i, (label, (xs, ys)) in enumerate(series.items()):
-        ax.plot(xs, ys, STYLES[i % len(STYLES)], label=label, markersize=5)
+    """One panel: series {label: (xs, ys)}, each with its own line style and marker, or
+    {label: (xs, ys, style)} with matplotlib's plot() keywords for that series."""
+    for i, (label, (xs, ys, *style)) in enumerate(series.items()):
+        if style:
+            ax.plot(xs, ys, label=label, **style[0])
+        else:
+            ax.plot(xs, ys, STYLES[i % len(STYLES)], label=label, markersize=5)
     if logx:
         ax.set_xscale("log", base=logx)
         from matplotlib.ticker import FuncFormatter
@@ -214,6 +231,26 @@ def line_panel(ax, title, xlabel, ylabel, series, logx=2, logy=True, legend_belo
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     else:
         ax.legend(fontsize=8)
+
+
+# Two series that may coincide point for point (the same mode on two filesystems, a count
+# and its derivation): the first drawn wide and pale with large hollow markers, the second
+# thin and dashed with small filled ones on top, so that both show where they agree.
+UNDER = {"linewidth": 5, "alpha": 0.35, "markersize": 11, "markerfacecolor": "none",
+         "markeredgewidth": 1.5}
+OVER = {"linewidth": 1.3, "linestyle": (0, (4, 2)), "markersize": 4}
+
+
+def plain_log_ticks(axis):
+    """Tick labels 2, 3, 5, 10, 20 … rather than 2×10⁰ on a log axis of counts."""
+    import math
+    from matplotlib.ticker import FuncFormatter
+
+    def minor(y, _pos):
+        lead = round(y / 10 ** math.floor(math.log10(y))) if y > 0 else 0
+        return f"{y:,.0f}" if lead in (2, 3, 5) else ""
+    axis.set_major_formatter(FuncFormatter(lambda y, _pos: f"{y:,.0f}"))
+    axis.set_minor_formatter(FuncFormatter(minor))
 
 
 def set_symlog(ax, linthresh):

@@ -13,6 +13,7 @@ of buffers needed to hold S bytes, plus the read that returns 0 at EOF:
 - io.ReadFull into a buffer of exactly S bytes: one read, none at EOF (none for S = 0);
 - the note's fixed loop: 4096-byte reads, ceil(S/4096) + 1.
 """
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -22,7 +23,10 @@ PAGE = 8192  # the Go allocator's page
 
 
 def find_go():
-    """The go command the Makefile uses (PATH first, then /usr/local/go), or None."""
+    """The go command the Makefile uses: $GO if set (GO= empty: none, as `make GO=`), else
+    PATH first, then /usr/local/go; None if there is none."""
+    if "GO" in os.environ:
+        return os.environ["GO"] or None
     found = subprocess.run(["sh", "-c", "command -v go || command -v /usr/local/go/bin/go"],
                            capture_output=True, text=True).stdout.strip()
     return found or None

@@ -3,7 +3,9 @@
 Every change to the machine is made inside a context manager whose exit undoes it, and
 trap_signals() turns SIGTERM/SIGHUP into SystemExit (SIGINT is KeyboardInterrupt already),
 so Ctrl-C or a kill unwinds through the same exits: nothing stays mounted, attached or
-changed. Images live under the caller's temporary directory, never in the repository.
+changed. The undoing itself runs with those signals held back (undisturbed()), so a second
+Ctrl-C arrives only once it is done. Images live under the caller's temporary directory,
+never in the repository.
 """
 import contextlib
 import signal
@@ -13,11 +15,26 @@ import time
 from pathlib import Path
 
 
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
 def trap_signals():
     def leave(signum, _frame):
         raise SystemExit(128 + signum)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, leave)
+
+
+@contextlib.contextmanager
+def undisturbed():
+    """Hold SIGINT/SIGTERM/SIGHUP back meanwhile: one that arrives is raised when the block
+    is done, not in the middle of an undo (the commands run meanwhile inherit the mask,
+    and finish too)."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def sh(*args, **kw):
@@ -71,45 +88,65 @@ def _umount(mnt):
 MKFS_OPTIONS = {"ext4": ["-F", "-b", "4096"], "xfs": ["-f"]}
 
 
+def attach(img):
+    """losetup with direct I/O (the backing file's page cache would otherwise hold a
+    second copy): the device's path."""
+    return sh("losetup", "-f", "--show", "--direct-io=on", img).strip()
+
+
+def detach(dev):
+    subprocess.run(["losetup", "-d", dev], capture_output=True)
+
+
 @contextlib.contextmanager
 def loop_fs(tmp, fstype, size_mib):
-    """mkfs.FSTYPE on a sparse image under tmp, attached with direct I/O (the backing file's
-    page cache would otherwise hold a second copy) and mounted; all undone on exit."""
+    """mkfs.FSTYPE on a sparse image under tmp, attached and mounted; on exit, whatever
+    the reason, read_ahead_kb goes back to its value at attach, then the filesystem is
+    unmounted, the device detached and the image removed."""
     img = Path(tmp) / f"{fstype}.img"
     mnt = Path(tmp) / f"{fstype}.mnt"
     mnt.mkdir()
     with open(img, "wb") as f:
         f.truncate(size_mib << 20)
-    dev = sh("losetup", "-f", "--show", "--direct-io=on", img).strip()
-    mounted = False
+    dev, fs, ra_before, mounted = None, None, None, False
     try:
-        fs = LoopFs(dev, mnt, fstype)
-        ra_before = fs.read_ahead_kb()
-        sh(f"mkfs.{fstype}", "-q", *MKFS_OPTIONS[fstype], dev)
-        sh("mount", dev, mnt)
-        mounted = True
-        try:
-            yield fs
-        finally:
-            fs.set_read_ahead_kb(ra_before)
+        with undisturbed():  # attached and mounted, or neither: nothing to lose track of
+            dev = attach(img)
+            fs = LoopFs(dev, mnt, fstype)
+            ra_before = fs.read_ahead_kb()
+            sh(f"mkfs.{fstype}", "-q", *MKFS_OPTIONS[fstype], dev)
+            sh("mount", dev, mnt)
+            mounted = True
+        yield fs
     finally:
-        if mounted:
-            _umount(mnt)
-        subprocess.run(["losetup", "-d", dev], capture_output=True)
-        img.unlink(missing_ok=True)
-        mnt.rmdir()
+        with undisturbed():
+            try:
+                if ra_before is not None and fs.read_ahead_kb() != ra_before:
+                    fs.set_read_ahead_kb(ra_before)
+            finally:
+                if mounted:
+                    _umount(mnt)
+                if dev:
+                    detach(dev)
+                img.unlink(missing_ok=True)
+                mnt.rmdir()
 
 
 @contextlib.contextmanager
 def tmpfs(tmp, size_mib):
     mnt = Path(tmp) / "tmpfs.mnt"
     mnt.mkdir()
-    sh("mount", "-t", "tmpfs", "-o", f"size={size_mib}m", "tmpfs", mnt)
+    mounted = False
     try:
+        with undisturbed():
+            sh("mount", "-t", "tmpfs", "-o", f"size={size_mib}m", "tmpfs", mnt)
+            mounted = True
         yield mnt
     finally:
-        _umount(mnt)
-        mnt.rmdir()
+        with undisturbed():
+            if mounted:
+                _umount(mnt)
+            mnt.rmdir()
 
 
 def blockdev_report(dev):

@@ -7,8 +7,8 @@ and xfs loop devices and on tmpfs.
 import math
 
 from . import machine, notes
-from .common import (KIB, disk_op, iotrace, line_panel, md_table, mkinput, num, pyplot, save,
-                     set_symlog, traced, us, wl)
+from .common import (KIB, bullet, disk_op, iotrace, line_panel, md_table, mkinput, num,
+                     pyplot, save, set_symlog, traced, us, wl)
 
 BUFFSIZES = notes.N002_BUFFSIZES
 
@@ -192,7 +192,7 @@ def times_finding(data):
         return "- Times: this run's input differs from the note's; see the tables."
     faster = [note[i] / r["seconds"] for i, r in enumerate(rows[1:], 1) if r["seconds"]]
     first, second = rows[0], rows[1]
-    return (f"- Times: from BUFFSIZE 512 on, our ext4 O_SYNC rows are {min(faster):.1f}–"
+    return bullet(f"- Times: from BUFFSIZE 512 on, our ext4 O_SYNC rows are {min(faster):.1f}–"
             f"{max(faster):.1f}× faster than the note's VMware VM (a block write completes in "
             f"~{us(second['block_p50_ns'])} µs, p50, on our loop device). Row 256 takes "
             f"{first['seconds']:.2f} s against the note's {note[0]:.2f} s: it is the only "
@@ -217,7 +217,7 @@ def findings(data):
                      f"each) and {s[-1]['block_writes']:,} for {s[-1]['write_calls']:,} "
                      f"at 131072; buffered rows issue "
                      f"{sum(r['block_writes'] for r in a):,} in all.")
-        out.append(line)
+        out.append(bullet(line))
     return "\n".join(out)
 
 
@@ -259,7 +259,6 @@ back later, from a kworker, after the process has exited.
 ## Where we differ and why
 
 {findings}
-
 - The note's shape holds: O_SYNC cost falls with BUFFSIZE because every `write()` waits for
   its own block write, so the number of waits is the number of calls. Buffered writes cost
   microseconds per call and no block I/O while the process runs.
@@ -271,8 +270,8 @@ back later, from a kworker, after the process has exited.
   jbd2 thread and are charged to `(other I/O)`, not to the row. Requests of 0 bytes (in
   parentheses) are empty writes that carry a cache flush (REQ_PREFLUSH) to the device,
   sent by the fsync path itself when no journal commit does it; they are counted apart.
-  (The block layer clears REQ_PREFLUSH on such a request before it completes, so iotrace's
-  `preflush` count does not show them; their size, 0, does.)
+  The block layer clears REQ_PREFLUSH on such a request before it completes, so iotrace's
+  `preflush` count does not show them; their size, 0, does.
 {times}
 - tmpfs has no device at all, so O_SYNC changes nothing there: both modes cost the same
   microseconds per call.

@@ -2,12 +2,14 @@
 
 workloads/readall-go (built by make where Go is found) under iotrace and strace: read calls
 (iotrace: all the process's; strace -yy: those on the file), the Go heap's own allocation
-figures (the note's B/op and allocs/op), mmap bytes and peak RSS, time. Without Go the page
-says so and shows the C imitation (workloads/readall) instead.
+figures (the note's B/op and allocs/op), mmap bytes and peak RSS, time. Without Go (or with
+GO= in the environment) the page says so and measures the C imitation, workloads/readall,
+instead (n003c.py).
 """
+import os
 import re
 
-from . import gogrowth, notes
+from . import gogrowth, machine, n003c, notes
 from .common import (KIB, MIB, WL, iotrace, line_panel, md_table, mkinput, num, pyplot, save,
                      traced)
 
@@ -76,13 +78,26 @@ def measure_one(exe, mode, path, size, model, tmp):
             "maxrss_kib": own["maxrss_kib"], "sec": own["sec"], "go": own["go"]}
 
 
+def no_go_reason(exe, go):
+    """Why readall-go cannot run here, or None if it can."""
+    if not go and "GO" in os.environ:
+        return "`GO=` in the environment says there is no Go toolchain (as `make GO=` does)"
+    if not go:
+        return "no Go toolchain was found (`command -v go`, `/usr/local/go/bin/go`)"
+    if not exe:
+        return f"Go was found ({go}) but `workloads/readall-go` was not built"
+    return None
+
+
 def measure(ctx):
     exe, go = binary(), gogrowth.find_go()
-    if not exe or not go:
-        return {"go": None}
+    sizes = QUICK_SIZES if ctx.quick else SIZES
+    reason = no_go_reason(exe, go)
+    if reason:
+        return n003c.measure(ctx, sizes, reason, machine.kernel())
     model, version = gogrowth.release(go)
     rows = []
-    for size in QUICK_SIZES if ctx.quick else SIZES:
+    for size in sizes:
         path = mkinput(ctx.tmp / f"in.{size}", size, "-r")
         rows += [measure_one(exe, m, path, size, model, ctx.tmp) for m in MODES]
         path.unlink()
@@ -94,7 +109,7 @@ def measure(ctx):
 
 def render(data, out):
     if not data["go"]:
-        (out / "003-readall.md").write_text(NO_GO)
+        n003c.render(data, out)
         return
     plot(data, out / "003-reads.png")
     (out / "003-readall.md").write_text(page(data))
@@ -154,7 +169,8 @@ def page(data):
             "one buffer grown by append: doubled below 256 bytes, then by (cap + 768)/4, "
             "rounded up to a size class")
     return TEMPLATE.format(
-        go=data["go"], rule=rule, other=", ".join(map(str, other)), table=table(rows),
+        note=notes.N003_CLAIM, go=data["go"], rule=rule, other=", ".join(map(str, other)),
+        table=table(rows),
         bench=bench_table(rows), big=f"{big:,}",
         ra=by["readall"], rf=by["readfile"],
         ratio=by["readall"]["alloc"] / max(by["readfile"]["alloc"], 1),
@@ -168,12 +184,7 @@ def page(data):
 
 TEMPLATE = """# Lab note 003: io.ReadAll against os.ReadFile, in Go
 
-**The note** (2019) benchmarked four ways to read an 804,335,663-byte file in Go on
-darwin/amd64: a fixed 4 KiB buffer appended to a slice, `ioutil.ReadAll`, `ioutil.ReadFile`
-and `io.ReadFull` into a buffer sized by `Stat`. ReadFile was 3.6× faster than ReadAll and
-allocated 209 MB per call against 537 MB, because ReadFile sizes its buffer from the file
-size once, while ReadAll starts at 512 bytes and grows (the note: doubling), copying as it
-goes.
+{note}
 
 **Our conditions:** `workloads/readall-go`, built with {go} from the standard library only
 (`io.ReadAll` and `os.ReadFile` are the modern names of the `ioutil` functions; the modes
@@ -224,12 +235,4 @@ commented size).
   the note's {note_per_byte:.2f}.
 - Our times are one call, not `go test -bench` averages, on a different machine (the note:
   a 2019 Mac); they are shown for the ratio only.
-"""
-
-NO_GO = """# Lab note 003: io.ReadAll against os.ReadFile, in Go
-
-No Go toolchain was found (`command -v go`, `/usr/local/go/bin/go`), so
-`workloads/readall-go` was not built and this page has no measurements. `scripts/deps.sh`
-installs Debian's golang-go; run `make` and `make experiments` again. The C imitation,
-`workloads/readall -m grow|stat FILE`, shows the same read pattern without Go.
 """

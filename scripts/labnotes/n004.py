@@ -8,8 +8,8 @@ import re
 import subprocess
 
 from . import machine, notes, readahead_model
-from .common import (KIB, MIB, PAGE, disk_op, evict, fincore_bytes, file_entry, iotrace, line_panel,
-                     md_table, mkinput, num, pyplot, save, traced, wl)
+from .common import (KIB, MIB, OVER, PAGE, UNDER, disk_op, evict, fincore_bytes, file_entry,
+                     iotrace, line_panel, md_table, mkinput, num, pyplot, save, traced, wl)
 
 MODES = {"NORMAL": [], "SEQUENTIAL": ["-s"], "RANDOM": ["-r"], "O_DIRECT": ["-i"]}
 SWEEP_KB = [128, 256, 512, 1024, 2048, 4096, 8192]
@@ -196,16 +196,20 @@ def plot_sweep(data, path):
     for ax, key, title in ((axes[0], "extra", f"Cached beyond the {read_mib} MiB read (fincore)"),
                            (axes[1], "unused", "Readahead never read (iotrace)")):
         series = {}
-        for fs in sorted({r["fs"] for r in data["sweep"]}):
+        filesystems = sorted({r["fs"] for r in data["sweep"]})
+        for i, fs in enumerate(filesystems):
             for mode in MODES:
                 pts = [r for r in data["sweep"] if r["fs"] == fs and r["mode"] == mode]
                 ys = [extra(r) / KIB if key == "extra"
                       else r["unused_readahead_pages"] * PAGE / KIB for r in pts]
-                series[f"{mode} ({fs})"] = ([r["read_ahead_kb"] for r in pts], ys)
+                series[f"{mode} ({fs})"] = ([r["read_ahead_kb"] for r in pts], ys,
+                                            series_style(mode, i))
         if key == "extra":
             series.update(model_series(data))
         line_panel(ax, title, "read_ahead_kb (KiB, log scale)",
                    "KiB (symlog scale; 0 = none)", series, logy="symlog", legend_below=True)
+        ax.set_ylim(bottom=-0.6)  # whole markers on the 0 line
+        zero_note(ax, series, filesystems)
         if key == "extra":
             ax.plot([notes.N004_READ_AHEAD_KB] * 2,
                     [(notes.N004_RESIDENT[("ext4", m)] - notes.N004_READ_BYTES) / KIB
@@ -218,6 +222,25 @@ def plot_sweep(data, path):
     save(fig, path)
 
 
+def zero_note(ax, series, filesystems):
+    """Modes at 0 at every setting share one line: say which, on the plot."""
+    zero = [m for m in MODES if all(not any(series[f"{m} ({fs})"][1]) for fs in filesystems)]
+    if zero:
+        ax.text(0.02, 0.06, f"{' and '.join(zero)}: 0 at every setting "
+                f"({', '.join(filesystems)})", transform=ax.transAxes, fontsize=8)
+
+
+# One colour and marker per mode; the first filesystem drawn wide and hollow, the second
+# thin and dashed on top, so that both show where they measure the same.
+MODE_STYLE = {"NORMAL": ("tab:blue", "o"), "SEQUENTIAL": ("tab:orange", "s"),
+              "RANDOM": ("tab:green", "^"), "O_DIRECT": ("tab:red", "D")}
+
+
+def series_style(mode, fs_index):
+    color, marker = MODE_STYLE[mode]
+    return {**(UNDER if fs_index == 0 else OVER), "color": color, "marker": marker}
+
+
 def model_series(data):
     """The code before 6.17, modelled, for the same read: what the note's kernel would
     leave cached at each setting."""
@@ -225,9 +248,12 @@ def model_series(data):
     total = data["read_bytes"] // PAGE
     out = {}
     for mode, factor in (("NORMAL", 1), ("SEQUENTIAL", 2)):
+        color = {"NORMAL": "tab:olive", "SEQUENTIAL": "tab:cyan"}[mode]
         out[f"{mode}, model of the code before 6.17"] = (kbs, [
             (readahead_model.resident_pages(kb * KIB // PAGE * factor, False, 16, total)
-             - total) * PAGE / KIB for kb in kbs])
+             - total) * PAGE / KIB for kb in kbs],
+            {"color": color, "linestyle": ":", "marker": "x", "markersize": 6,
+             "linewidth": 1.5})
     return out
 
 
