@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <libgen.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "collect.h"
 #include "files.h"
 #include "names.h"
@@ -302,6 +304,16 @@ int collector_on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static bool parent_exists(const char *path)
+{
+	char *copy = strdup(path);
+	struct stat st;
+	bool there = copy && path[0] == '/' && !stat(dirname(copy), &st) && S_ISDIR(st.st_mode);
+
+	free(copy);
+	return there;
+}
+
 /* A file's name from the names the kernel recorded, and what of it is cached now. */
 static void resolve_file(struct collector *c, struct file_record *f)
 {
@@ -322,8 +334,12 @@ static void resolve_file(struct collector *c, struct file_record *f)
 	}
 	f->residency_missing = f->deleted ? "deleted"
 					  : residency_read(f->path, f->key.dev, f->key.ino, &res);
-	/* Its name no longer leads to it: unlinked since (a lock file, a journal). */
-	if (f->residency_missing == residency_gone && name &&
+	/*
+	 * Its name no longer leads to it, in a directory that is still there: unlinked since
+	 * (a lock file, a journal). A name whose directory went too (/proc/PID/... of a process
+	 * gone, a removed tree) says nothing of the file: left as it is.
+	 */
+	if (f->residency_missing == residency_gone && name && parent_exists(name) &&
 	    (f->path = names_mark_deleted(c->names, &key))) {
 		f->deleted = true;
 		f->residency_missing = "deleted";

@@ -122,10 +122,14 @@ char *name_format(const struct path_key *key, const struct file_name *n)
 		free(base);
 		break;
 	case FK_MEMFD:
-		/* An unlinked file on tmpfs; memfd_create's are named "memfd:NAME". */
+		/*
+		 * An unlinked file on the kernel's shm mount; memfd_create's dentries are named
+		 * "memfd:NAME", which /proc/PID/fd shows as "/memfd:NAME (deleted)".
+		 */
 		base = joined(n);
 		if (base && !strncmp(base, "memfd:", 6)) {
-			text = base;
+			err = asprintf(&text, "/%s (deleted)", base);
+			free(base);
 			break;
 		}
 		free(base);

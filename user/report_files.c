@@ -205,29 +205,36 @@ static void print_row(FILE *out, const struct file_record *f, bool wide)
 }
 
 /* The files not listed, in one line: how many, and what they hold. */
-/* "+ 38 more files, mostly mapped (shared libraries): 3 reads 2.3K, no writes, ..." */
+/*
+ * "+ 38 more files, mostly shared libraries: 3 reads 2.3K, no writes, 640 pages cached,
+ * 4 faults", in 100 columns (the label goes first when the numbers are long).
+ */
 static void print_rest(FILE *out, struct file_record *const *rest, size_t n)
 {
+	char line[256], rd[64] = "no reads", wr[64] = "no writes", a[CELL_MAX], b[CELL_MAX];
 	struct files_fold fold;
-	char a[CELL_MAX], b[CELL_MAX], c[CELL_MAX];
+	int len;
 
 	if (!n)
 		return;
 	files_fold(rest, n, &fold);
-	fprintf(out, "+ %s more file%s%s: ", cell_grouped(fold.files, a), n == 1 ? "" : "s",
-		fold.mapped * 2 > n ? ", mostly mapped (shared libraries)" : "");
 	if (fold.read_calls)
-		fprintf(out, "%s reads %s", cell_grouped(fold.read_calls, a),
-			cell_bytes(fold.read_bytes, b));
-	else
-		fputs("no reads", out);
+		snprintf(rd, sizeof(rd), "%s reads %s", cell_count(fold.read_calls, a),
+			 cell_bytes(fold.read_bytes, b));
 	if (fold.write_calls)
-		fprintf(out, ", %s writes %s", cell_grouped(fold.write_calls, a),
-			cell_bytes(fold.write_bytes, b));
-	else
-		fputs(", no writes", out);
-	fprintf(out, ", %s resident pages, %s faults\n", cell_grouped(fold.resident_pages, c),
-		cell_grouped(fold.faults, a));
+		snprintf(wr, sizeof(wr), "%s writes %s", cell_count(fold.write_calls, a),
+			 cell_bytes(fold.write_bytes, b));
+	for (int shortest = 0; shortest < 2; shortest++) {
+		len = snprintf(line, sizeof(line), "+ %s more file%s%s: %s, %s, %s pages cached, ",
+			       cell_grouped(fold.files, a), n == 1 ? "" : "s",
+			       fold.mapped * 2 > n && !shortest ? ", mostly shared libraries" : "",
+			       rd, wr, cell_count(fold.resident_pages, b));
+		len += snprintf(line + len, sizeof(line) - len, "%s faults",
+				cell_count(fold.faults, a));
+		if (len <= 100)
+			break;
+	}
+	fprintf(out, "%s\n", line);
 }
 
 /*
