@@ -109,8 +109,11 @@ static __always_inline void count_dirtied(struct task_struct *task, struct inode
 	if (snoop || !regular_file(host))
 		return;
 	st = file_stat_of(task, thread_state(task), host, &idx);
-	if (st)
-		__sync_fetch_and_add(&st->dirtied_pages, 1ULL << (folio_order(folio) & 31));
+	if (!st)
+		return;
+	__sync_fetch_and_add(&st->dirtied_pages, 1ULL << (folio_order(folio) & 31));
+	if (trace)
+		trace_count_task(task, TC_PAGES_DIRTIED, 1ULL << (folio_order(folio) & 31));
 }
 
 SEC("tp_btf/writeback_dirty_folio")
@@ -176,8 +179,45 @@ struct done {
 };
 
 static void account(struct block_key *key, struct block_rq_info *info, struct done *d);
+
 static void emit(struct block_rq_info *info, struct block_key *key, struct done *d, bool late);
 static __u32 op_of(__u32 flags);
+
+static __always_inline bool has_flag(__u32 flags, int bit)
+{
+	return flags & (1U << bit);
+}
+
+/* --trace: a completed request (late: its completion was skipped) on its disk's timeline. */
+static __always_inline void trace_request(struct block_rq_info *info, struct block_key *key,
+					  struct done *d, bool late)
+{
+	__u32 f = d->flags;
+	struct trace_block e = {
+		.kind = TE_BLOCK, .tgid = key->owner, .dev = key->dev, .op = key->op,
+		.sector = d->sector, .bytes = d->bytes, .error = d->error,
+		.late = late, .done_ns = late ? bpf_ktime_get_ns() : d->now,
+	};
+
+	e.flags = (has_flag(f, bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC)) ? TBF_SYNC : 0) |
+		  (has_flag(f, bpf_core_enum_value(enum req_flag_bits, __REQ_RAHEAD))
+			   ? TBF_READAHEAD : 0) |
+		  (has_flag(f, bpf_core_enum_value(enum req_flag_bits, __REQ_META)) ? TBF_META : 0) |
+		  (has_flag(f, bpf_core_enum_value(enum req_flag_bits, __REQ_FUA)) ? TBF_FUA : 0) |
+		  (has_flag(f, bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH))
+			   ? TBF_PREFLUSH : 0);
+
+	if (info) {
+		e.charge = info->charge;
+		e.via = info->via;
+		e.start_ns = info->start_ns;
+		e.issue_ns = info->issue_ns;
+		e.sys_tid = info->sys_tid;
+		e.sys_start_ns = info->sys_start_ns;
+	}
+	trace_file_of(&e.file, d->fdev, d->ino, d->igen);
+	trace_emit(&e, sizeof(e));
+}
 
 /*
  * A tp_btf program does not run when it would nest in itself on one CPU, so a completion
@@ -213,6 +253,8 @@ static __always_inline bool known_request(struct request *rq)
 		emit(old, &key, &d, true);
 	else
 		account(&key, NULL, &d);
+	if (trace)
+		trace_request(old, &key, &d, true);
 	__sync_fetch_and_add(&drops[DROP_BLOCK_UNSEEN], 1);
 	bpf_map_delete_elem(&block_inflight, &rq);
 	return false;
@@ -235,6 +277,22 @@ static __always_inline void direct_io_file(struct task_struct *task, struct path
 		file->ino = t->dio_ino;
 		file->igen = t->dio_gen;
 	}
+}
+
+/*
+ * --trace: the syscall the submitting thread is in, so the timeline can draw a flow from
+ * that call to the request (readahead in a read, O_DIRECT, fsync's writes).
+ */
+static __always_inline void link_syscall(struct task_struct *task, struct block_rq_info *info)
+{
+	__u32 key = task->pid & inflight_mask;
+	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
+
+	if (!ti || ti->tid != task->pid || !ti->start_ns)
+		return;
+	info->sys_tid = task->pid;
+	info->sys_start_ns = ti->start_ns;
+	ti->linked++; /* only this thread's own programs touch its entry */
 }
 
 static __always_inline void start_request(struct request *rq, bool issued)
@@ -264,6 +322,8 @@ static __always_inline void start_request(struct request *rq, bool issued)
 		info.charge = CHARGE_SUBMITTER;
 		bpf_get_current_comm(info.comm, sizeof(info.comm));
 		info.via = submit_thread(task, info.comm);
+		if (trace)
+			link_syscall(task, &info);
 	} else if (file.ino && (who = bpf_map_lookup_elem(&dirtier, &file))) {
 		info.tgid = who->tgid;
 		info.charge = CHARGE_DIRTIER;
@@ -325,10 +385,6 @@ static __u32 op_of(__u32 flags)
 	return BOP_OTHER;
 }
 
-static __always_inline bool has_flag(__u32 flags, int bit)
-{
-	return flags & (1U << bit);
-}
 
 /*
  * The counts of one completed request, common to block_stat and file_block_stat (st may
@@ -480,6 +536,8 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 		emit(info, &key, &d, false);
 	} else {
 		account(&key, info, &d);
+		if (trace)
+			trace_request(info, &key, &d, false);
 	}
 	if (info)
 		bpf_map_delete_elem(&block_inflight, &rq);

@@ -15,6 +15,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #include "proc.bpf.c"      /* process tree, slots, serve's labels */
+#include "trace.bpf.c"     /* --trace: the timeline's events */
 #include "ledger.bpf.c"    /* per-file entries, rows and names; fds to files */
 #include "syscalls.bpf.c"  /* syscall counters; syscalls counted per file */
 #include "pagecache.bpf.c" /* page cache and readahead per (process, file) */

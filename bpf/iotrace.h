@@ -136,6 +136,13 @@ struct thread_io {
 	__s64 ret;
 	__u64 lat_ns; /* 0: not timed */
 	__u64 req;    /* bytes asked for, REQ_UNKNOWN when not known */
+	/* --trace: the call's start, the files it used, block requests it started (flows). */
+	__u64 trace_start_ns;
+	struct trace_file {
+		__u64 ino;
+		__u32 dev, igen;
+	} trace_files[2];
+	__u32 linked, pad2;
 	struct fd_cache fds[FD_CACHE]; /* direct-mapped by fd */
 };
 
@@ -161,7 +168,8 @@ struct thread_io {
 	  "was full: no latency, not told inline or async")                                        \
 	X(URING_KEYS, uring_keys, "io_uring events of (process, opcode) beyond the stats table")   \
 	X(URING_OVERFLOW, uring_cq_overflows, "io_uring completions that overflowed the "          \
-	  "completion ring: not matched to their request (counted in flight)")
+	  "completion ring: not matched to their request (counted in flight)")                     \
+	X(TRACE, trace_events, "--trace events the trace ring buffer had no room for")
 #define DROP_ENUM_ENTRY(suffix, name, help) DROP_##suffix,
 enum drop_counter { DROP_LIST(DROP_ENUM_ENTRY) DROP_COUNTERS };
 
@@ -188,7 +196,7 @@ struct iot_proc_event {
 
 _Static_assert(sizeof(struct syscall_stat) == 32, "syscall_stat layout");
 _Static_assert(sizeof(struct io_stat) == 8 * (7 + HIST_BUCKETS + FINE_BUCKETS), "io_stat layout");
-_Static_assert(sizeof(struct thread_io) == 64 + 32 * FD_CACHE, "thread_io layout");
+_Static_assert(sizeof(struct thread_io) == 112 + 32 * FD_CACHE, "thread_io layout");
 _Static_assert(sizeof(struct iot_proc_event) == 32 + COMM_LEN + ARGS_LEN, "proc_event layout");
 
 /* ---- the per-file ledger (bpf/ledger.bpf.c) ---- */
@@ -249,6 +257,8 @@ enum file_kind {
  * ledger entry starts, and again when the file was renamed since.
  */
 struct file_name {
+	__u32 record;  /* TE_NAME: the trace ring buffer tells its records by their first __u32 */
+	__u32 pad0;
 	__u64 ino;     /* the ledger's key of the file: dev, ino, igen */
 	__u32 dev;
 	__u32 igen;
@@ -410,7 +420,8 @@ struct uring_req {
 	__u8 op;
 	__u8 how;    /* enum uring_how */
 	__u8 seen;   /* a CQE came (multishot: more may come) */
-	__u8 pad[5];
+	__u8 pad;
+	__u32 tid;   /* the submitting thread (--trace) */
 };
 
 _Static_assert(sizeof(struct uring_stat) == 8 * (10 + FINE_BUCKETS), "uring_stat layout");
@@ -488,7 +499,8 @@ struct block_rq_info {
 	__u32 bytes;
 	__u32 op; /* enum block_op */
 	__u32 via; /* enum submit_thread: which kind of thread of the process submitted it */
-	__u32 pad;
+	__u32 sys_tid;      /* --trace: the thread whose syscall started it, and that call's */
+	__u64 sys_start_ns; /* start (0: started outside a syscall of a traced thread) */
 	char comm[COMM_LEN];
 };
 
@@ -514,5 +526,85 @@ struct block_event {
 	__u32 pad;
 	char comm[COMM_LEN];
 };
+
+/* ---- the timeline (--trace; bpf/trace.bpf.c, user/trace.c) ---- */
+
+/* What a record of the trace ring buffer is: its first __u32. */
+enum trace_kind {
+	TE_SYSCALL = 1, /* struct trace_syscall */
+	TE_UNLINKED,    /* struct trace_unlinked */
+	TE_BLOCK,       /* struct trace_block */
+	TE_URING,       /* struct trace_uring */
+	TE_THREAD,      /* struct trace_thread */
+	TE_NAME,        /* struct file_name: with --trace, names share this ring (ordered) */
+};
+
+/* A traced call (the read/write family, sync calls, opens) that took trace_min_ns or more. */
+struct trace_syscall {
+	__u32 kind, tid;
+	__u32 tgid, nr;
+	__u64 start_ns, dur_ns;
+	__s64 ret;
+	struct trace_file files[2]; /* its file, and a copy's destination (ino 0: none) */
+	__u32 linked; /* block requests it started: flows to them */
+	__u32 pad;
+};
+
+/* A call that started block requests but was under trace_min_ns: no flows to them. */
+struct trace_unlinked {
+	__u32 kind, tid;
+	__u64 start_ns;
+	__u32 linked, pad;
+};
+
+/* A block request's flags, the kernel's REQ_* bits made portable. */
+enum trace_block_flag {
+	TBF_SYNC = 1, TBF_READAHEAD = 2, TBF_META = 4, TBF_FUA = 8, TBF_PREFLUSH = 16,
+};
+
+/* A completed block request (late: its completion was skipped, seen when found later). */
+struct trace_block {
+	__u32 kind, tgid; /* charged to (0: other I/O) */
+	__u32 dev, op;
+	__u64 sector;
+	__u32 bytes, flags; /* enum trace_block_flag bits */
+	__u32 charge, via;
+	__s32 error;
+	__u32 late;
+	__u64 start_ns, issue_ns, done_ns;
+	struct trace_file file;
+	__u32 sys_tid, pad;
+	__u64 sys_start_ns;
+};
+
+/* An io_uring request's first completion. */
+struct trace_uring {
+	__u32 kind, tgid;
+	__u32 tid, op; /* submitting thread, opcode */
+	__u64 submit_ns, done_ns;
+	__s32 res;
+	__u32 how;
+	struct trace_file file;
+};
+
+/* Per slot, what the timeline's counter tracks sample (trace_counters, mmapped). */
+enum trace_counter {
+	TC_SYS_READ = 0, /* bytes read by the read family (and a copy's source side) */
+	TC_SYS_WRITE,    /* bytes written by the write family (and a copy's destination) */
+	TC_PAGES_ADDED,  /* pages the process added to the page cache */
+	TC_PAGES_DIRTIED,
+	TRACE_COUNTERS,
+};
+
+/* A thread's name, before its first syscall in the trace. */
+struct trace_thread {
+	__u32 kind, tid;
+	__u32 tgid, pad;
+	char comm[COMM_LEN];
+};
+
+_Static_assert(sizeof(struct trace_syscall) == 80, "trace_syscall layout");
+_Static_assert(sizeof(struct trace_block) == 104, "trace_block layout");
+_Static_assert(sizeof(struct trace_uring) == 56, "trace_uring layout");
 
 #endif /* IOTRACE_H */

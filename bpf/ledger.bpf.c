@@ -218,6 +218,7 @@ static __u32 fill_name(struct file_name *n, struct path_key *pk, struct inode *i
 	__u32 used = 0;
 
 	__builtin_memset(n, 0, __builtin_offsetof(struct file_name, buf));
+	n->record = TE_NAME;
 	n->dev = pk->dev;
 	n->ino = pk->ino;
 	n->igen = pk->igen;
@@ -264,10 +265,15 @@ static void record_name(struct path_key *pk, struct inode *inode, struct file *f
 	size = fill_name(n, pk, inode, file, d);
 	if (size > sizeof(*n))
 		size = sizeof(*n);
-	/* Drained by the loader's clock; a buffer past a quarter full wakes it. */
-	if (bpf_ringbuf_output(&name_events, n, size,
-			       bpf_ringbuf_query(&name_events, BPF_RB_AVAIL_DATA) > (1 << 20)
-				       ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+	/*
+	 * Drained by the loader's clock; a buffer past a quarter full wakes it. With --trace,
+	 * in the trace's ring, so that a file's name reaches the loader before the events
+	 * that name it.
+	 */
+	if (trace ? trace_output(n, size)
+		  : bpf_ringbuf_output(&name_events, n, size,
+				       bpf_ringbuf_query(&name_events, BPF_RB_AVAIL_DATA) > (1 << 20)
+					       ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
 		__sync_fetch_and_add(&drops[DROP_PATHS], 1);
 		return;
 	}

@@ -428,6 +428,8 @@ int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
 	ra = t->win_active && t->mapping == mapping && first >= t->win_start &&
 	     first < t->win_end;
 	__sync_fetch_and_add(&st->added_pages, pages);
+	if (trace)
+		trace_count_task(task, TC_PAGES_ADDED, pages);
 	__sync_fetch_and_add(&st->added_folios, 1);
 	__sync_fetch_and_add(&st->add_gen, 1);
 	if (ra)

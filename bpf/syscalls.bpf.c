@@ -245,9 +245,10 @@ static __always_inline __u64 fd_value(struct pt_regs *regs, __u32 arg, long ret)
 /*
  * One call (ti->ret, ->lat_ns, ->req) on the file behind fd (for close, the file sys_enter
  * found), in the row of op. Ops before FOP_fsync are the read/write family (ret is bytes).
+ * which: the call's first file (0) or a copy's destination (1), for --trace.
  */
 static __always_inline void count_file(struct task_struct *task, struct thread_io *ti,
-				       __u32 op, __u64 fd)
+				       __u32 op, __u64 fd, __u32 which)
 {
 	struct call c = { .ret = ti->ret, .lat_ns = ti->lat_ns, .timed = ti->lat_ns != 0,
 			  .weight = ti->weight,
@@ -265,8 +266,11 @@ static __always_inline void count_file(struct task_struct *task, struct thread_i
 	} else {
 		st = entry_of_fd(task, ti, fd, &idx);
 	}
-	if (st)
-		count_row(st, idx, op, &c);
+	if (!st)
+		return;
+	count_row(st, idx, op, &c);
+	if (trace)
+		trace_file_of(&ti->trace_files[which & 1], st->key.dev, st->key.ino, st->key.igen);
 }
 
 /*
@@ -281,7 +285,7 @@ __noinline int count_second_file(__u32 op, __u64 fd)
 	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
 
 	if (ti && ti->tid == task->pid)
-		count_file(task, ti, op, fd);
+		count_file(task, ti, op, fd, 1);
 	return 0;
 }
 
@@ -296,9 +300,57 @@ static __always_inline void account_files(struct task_struct *task, struct threa
 	ti->ret = c->ret;
 	ti->lat_ns = c->timed ? c->lat_ns | !c->lat_ns : 0; /* a timed 0 ns is still timed */
 	ti->req = c->known ? c->req : REQ_UNKNOWN;
-	count_file(task, ti, op, fd_value(regs, fd_arg[op], c->ret));
+	count_file(task, ti, op, fd_value(regs, fd_arg[op], c->ret), 0);
 	if (fd2_arg[op])
 		count_second_file(fd2_op[op], fd_value(regs, fd2_arg[op], c->ret));
+}
+
+/* trace_syscall's duration of a call that was not timed (in flight when iotrace started). */
+#define TRACE_UNTIMED (~0ULL)
+
+/*
+ * --trace: the call sys_exit just counted, its bytes on the slot's counter tracks, and as
+ * an event of the timeline if it shows this syscall and the call took trace_min_ns or more;
+ * else, if the call started block requests, a note that no flow leads to them. Global:
+ * verified once, called with --trace only (sys_exit's branch to it is removed at load
+ * otherwise).
+ */
+__noinline int trace_syscall(__u32 nr, __u32 slot, __s64 ret, __u64 dur_ns)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 key = task->pid & inflight_mask;
+	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
+	struct trace_syscall e = { .kind = TE_SYSCALL };
+	struct trace_unlinked u = { .kind = TE_UNLINKED };
+
+	if (nr >= MAX_SYSCALLS)
+		return 0;
+	if (ret > 0 && (trace_rw[nr] & 1))
+		trace_count(slot, TC_SYS_READ, ret);
+	if (ret > 0 && (trace_rw[nr] & 2))
+		trace_count(slot, TC_SYS_WRITE, ret);
+	if (!ti || ti->tid != task->pid)
+		return 0;
+	if (trace_nr[nr] && dur_ns != TRACE_UNTIMED && dur_ns >= trace_min_ns) {
+		e.tid = task->pid;
+		e.tgid = task->tgid;
+		e.nr = nr;
+		e.start_ns = ti->trace_start_ns;
+		e.dur_ns = dur_ns;
+		e.ret = ret;
+		e.files[0] = ti->trace_files[0];
+		e.files[1] = ti->trace_files[1];
+		e.linked = ti->linked;
+		trace_thread_name(task);
+		trace_emit(&e, sizeof(e));
+	} else if (ti->linked) {
+		u.tid = task->pid;
+		u.start_ns = ti->trace_start_ns;
+		u.linked = ti->linked;
+		trace_emit(&u, sizeof(u));
+	}
+	ti->linked = 0;
+	return 0;
 }
 
 /*
@@ -319,6 +371,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct call c = { .ret = ret };
+	__u64 start_ns = 0;
 	struct syscall_stat *st;
 	struct thread_io *ti;
 	__u32 slot, nr, key, cpu, kind;
@@ -352,7 +405,8 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	ti = thread_io_of(task);
 	if (timing) {
 		if (ti && ti->start_ns) {
-			c.lat_ns = bpf_ktime_get_ns() - ti->start_ns;
+			start_ns = ti->start_ns;
+			c.lat_ns = bpf_ktime_get_ns() - start_ns;
 			c.weight = ti->weight;
 			id = ti->nr;
 			c.timed = true;
@@ -385,7 +439,11 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		c.req = requested_bytes(regs, kind, &c.known);
 		account_io(&c, cpu, slot, kind);
 	}
+	if (trace && ti)
+		trace_call_begin(ti, start_ns);
 	if (!serve && ti)
 		account_files(task, ti, regs, nr, &c);
+	if (trace)
+		trace_syscall(nr, slot, ret, c.timed ? c.lat_ns : TRACE_UNTIMED);
 	return 0;
 }

@@ -35,6 +35,26 @@ struct {
 	__type(value, struct uring_stat);
 } uring_stats SEC(".maps");
 
+/*
+ * Multishot requests by (ring, user_data): before its last, a multishot request posts its
+ * CQEs without the request (io_uring_complete's req is NULL on 6.18: the CQE is filled
+ * from the ring's side, io_req_post_cqe), so they are matched to it this way.
+ */
+struct uring_data_key {
+	__u64 ctx;
+	__u64 user_data;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct uring_data_key);
+	__type(value, __u64); /* the request's key in uring_inflight */
+} uring_multishot SEC(".maps");
+
+/* Opcodes that may post several CQEs (multishot variants), set by the loader by name. */
+const volatile __u8 uring_multishot_op[MAX_URING_OPS] = {};
+
 /* Opcode -> the ledger op it is counted under on its file (FOP_uring_NAME), or 0. */
 const volatile __u8 uring_file_op[MAX_URING_OPS] = {};
 /* Opcode -> enum uring_kind. */
@@ -55,7 +75,8 @@ int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct io_kiocb *r = UNTRUSTED(io_kiocb, req);
-	struct uring_req e = { .owner = chargeable_tgid(task), .tgid = task->tgid };
+	struct uring_req e = { .owner = chargeable_tgid(task), .tgid = task->tgid,
+			       .tid = task->pid };
 	struct uring_req *old;
 	struct uring_stat *st;
 	__u64 key = (__u64)req;
@@ -79,8 +100,15 @@ int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
 			__sync_fetch_and_add(&st->unseen, 1);
 	}
 	e.start_ns = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&uring_inflight, &key, &e, BPF_ANY))
+	if (bpf_map_update_elem(&uring_inflight, &key, &e, BPF_ANY)) {
 		__sync_fetch_and_add(&drops[DROP_URING_INFLIGHT], 1);
+		return 0;
+	}
+	if (uring_multishot_op[e.op & (MAX_URING_OPS - 1)]) {
+		struct uring_data_key dk = { .ctx = (__u64)r->ctx, .user_data = r->cqe.user_data };
+
+		bpf_map_update_elem(&uring_multishot, &dk, &key, BPF_ANY);
+	}
 	return 0;
 }
 
@@ -164,6 +192,17 @@ __noinline int count_uring_file(__u32 tgid, __u64 req, __u32 op, __s64 res, __u6
 	return 0;
 }
 
+/* --trace: a request's first completion, an async slice from its submission. */
+static __always_inline void trace_uring_request(struct uring_req *r, __s32 res)
+{
+	struct trace_uring t = {
+		.kind = TE_URING, .tgid = r->tgid, .tid = r->tid, .op = r->op,
+		.submit_ns = r->start_ns, .done_ns = bpf_ktime_get_ns(), .res = res, .how = r->how,
+	};
+
+	trace_emit(&t, sizeof(t));
+}
+
 /* The stats of a CQE's request, and how long it took (0: not its first CQE, or unknown). */
 static __always_inline void count_cqe(struct uring_stat *st, struct uring_req *e, __s32 res,
 				      __u64 lat_ns)
@@ -187,14 +226,20 @@ SEC("tp_btf/io_uring_complete")
 int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req, struct io_uring_cqe *cqe)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 key = (__u64)req, lat_ns = 0;
+	struct uring_data_key dk = { .ctx = (__u64)ctx_, .user_data = cqe->user_data };
+	__u64 key = (__u64)req, lat_ns = 0, *multishot = NULL;
 	__u32 owner, tgid, op;
 	struct uring_req *e;
 	struct uring_stat *st;
 	__s32 res = cqe->res;
 
-	if (!req) /* an auxiliary CQE (another ring's message): no request of ours */
-		return 0;
+	if (!req) {
+		/* A multishot request's CQE, or an auxiliary one (a message from another ring). */
+		multishot = bpf_map_lookup_elem(&uring_multishot, &dk);
+		if (!multishot)
+			return 0;
+		key = *multishot;
+	}
 	e = bpf_map_lookup_elem(&uring_inflight, &key);
 	if (e) {
 		owner = e->owner;
@@ -205,21 +250,26 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req, struct io_uring_cq
 		/* Not followed (CQE_SKIP failing, table full): still this process's CQE. */
 		owner = chargeable_tgid(task);
 		tgid = task->tgid;
-		op = UNTRUSTED(io_kiocb, req)->opcode;
-		if (!owner)
+		op = req ? UNTRUSTED(io_kiocb, req)->opcode : 0;
+		if (!owner || !req)
 			return 0;
 	}
 	st = uring_stat_of(owner, op);
 	if (st)
 		count_cqe(st, e, res, lat_ns);
+	if (trace && e && !e->seen)
+		trace_uring_request(e, res);
 	if (!serve && uring_file_op[op & (MAX_URING_OPS - 1)])
 		count_uring_file(tgid, key, op, res, lat_ns);
 	if (!e)
 		return 0;
-	if (cqe->flags & IORING_CQE_F_MORE)
+	if (cqe->flags & IORING_CQE_F_MORE) {
 		e->seen = 1;
-	else
+	} else {
 		bpf_map_delete_elem(&uring_inflight, &key);
+		if (uring_multishot_op[op & (MAX_URING_OPS - 1)])
+			bpf_map_delete_elem(&uring_multishot, &dk);
+	}
 	return 0;
 }
 

@@ -28,18 +28,32 @@ PKGS=(
 	libclang-rt-14-dev
 )
 
+# npm (for speedscope) only where no Node.js came with the machine.
+command -v npm >/dev/null || PKGS+=(npm)
+
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
 		missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "deps.sh: missing packages (${missing[*]}); run as root: sudo scripts/deps.sh" >&2
-	exit 1
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps.sh: missing packages (${missing[*]}); run as root: sudo scripts/deps.sh" >&2
+		exit 1
+	fi
+	echo "  DEPS   ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-echo "  DEPS   ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+# speedscope's static build, which the timeline and flame-graph tests open in Chromium:
+# from the npm registry, into the build directory (never committed).
+SPEEDSCOPE_DIR="$(cd "$(dirname "$0")/.." && pwd)/.output/speedscope"
+if [ ! -f "$SPEEDSCOPE_DIR/node_modules/speedscope/dist/release/index.html" ]; then
+	echo "  NPM    speedscope"
+	mkdir -p "$SPEEDSCOPE_DIR"
+	npm install --prefix "$SPEEDSCOPE_DIR" --no-audit --no-fund --silent speedscope@1 ||
+		echo "deps.sh: npm could not install speedscope; the viewer tests will be skipped" >&2
+fi

@@ -128,7 +128,9 @@ def test_prom_file_matches_strace_and_json(tmp_path, small_input):
     lcount, lsum = check_histogram(samples, "iotrace_syscall_latency_seconds", comm="tr2u",
                                    syscall="read")
     assert lcount == proc["io"]["read"]["latency_ns"]["count"]
-    assert abs(lcount - count) <= 0.05 * count and lsum > 0
+    # ~300 timed reads after the warm-up: the sample's share of reads among tr2u's
+    # alternating reads and writes is binomial, ±4% of the calls per standard deviation.
+    assert abs(lcount - count) <= 0.2 * count and lsum > 0
     assert lsum == pytest.approx(sc["read"]["total_ns"] / 1e9, rel=1e-6)
     assert one(samples, "iotrace_syscall_seconds_total", comm="tr2u",
                syscall="read") == pytest.approx(lsum, rel=1e-6)

@@ -21,6 +21,8 @@ struct collector {
 	struct names *names;      /* every file name the kernel side recorded */
 	uint64_t ticks;
 	bool room_wanted;       /* EV_LEDGER_FULL since the last tick */
+	struct path_key unnamed[64]; /* files no name could be found for lately (a ring) */
+	unsigned nunnamed;
 	int error;              /* first allocation failure */
 };
 
@@ -220,6 +222,33 @@ int collector_tick(struct collector *c)
 		c->error = -ENOMEM;
 	/* Files come and go fast (tar, find): tick again soon, a smaller batch each time. */
 	return n >= MAX_FILES / 8 ? 10 : 50;
+}
+
+void collector_for_each_live(struct collector *c, collector_live_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < c->nprocs; i++)
+		if (c->procs[i].slot > OVERFLOW_SLOT && !c->procs[i].exit_seen)
+			fn(c->procs[i].pid, c->procs[i].slot, ctx);
+}
+
+const char *collector_file_name(struct collector *c, uint32_t dev, uint64_t ino, uint32_t igen)
+{
+	struct path_key key = { .dev = dev, .ino = ino, .igen = igen };
+	const char *others, *name;
+	uint32_t kind;
+	bool deleted;
+
+	name = names_find(c->names, &key, &kind, &deleted, &others);
+	if (name)
+		return name;
+	/* Opening by handle costs a syscall or two: not again for a file that had none. */
+	for (unsigned i = 0; i < sizeof(c->unnamed) / sizeof(c->unnamed[0]); i++)
+		if (!memcmp(&c->unnamed[i], &key, sizeof(key)))
+			return NULL;
+	name = names_resolve(c->names, &key);
+	if (!name)
+		c->unnamed[c->nunnamed++ % (sizeof(c->unnamed) / sizeof(c->unnamed[0]))] = key;
+	return name;
 }
 
 bool collector_wants_tick(const struct collector *c)

@@ -27,6 +27,11 @@ int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot
  * records.
  */
 int collector_tick(struct collector *c); /* returns ms until the next tick */
+/* The processes still alive with their own slot (--trace samples their counters). */
+typedef void (*collector_live_fn)(uint32_t pid, uint32_t slot, void *ctx);
+void collector_for_each_live(struct collector *c, collector_live_fn fn, void *ctx);
+/* A file's name as the report shows it, or NULL (--trace names files as they come). */
+const char *collector_file_name(struct collector *c, uint32_t dev, uint64_t ino, uint32_t igen);
 /* The kernel asked for a tick now (its file table is filling up). */
 bool collector_wants_tick(const struct collector *c);
 /* Ring-buffer callback of file names (struct file_name events). */

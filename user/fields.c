@@ -19,6 +19,7 @@
 #define SC_residency_view(...) FIELD_ENTRY(struct residency_view, __VA_ARGS__)
 #define SC_block_view(...) FIELD_ENTRY(struct block_view, __VA_ARGS__)
 #define SC_uring_view(...) FIELD_ENTRY(struct uring_view, __VA_ARGS__)
+#define SC_trace_stats(...) FIELD_ENTRY(struct trace_stats, __VA_ARGS__)
 
 TABLE(syscall_fields, "syscalls", sc_row, SYSCALL_FIELDS);
 TABLE(io_fields, "io", io_summary, IO_FIELDS);
@@ -27,6 +28,7 @@ TABLE(page_cache_fields, "page_cache", page_cache_view, PAGE_CACHE_FIELDS);
 TABLE(residency_fields, "files", residency_view, RESIDENCY_FIELDS);
 TABLE(block_fields, "block", block_view, BLOCK_FIELDS);
 TABLE(uring_fields, "io_uring", uring_view, URING_FIELDS);
+TABLE(trace_fields, "trace", trace_stats, TRACE_FIELDS);
 
 static void print_table(FILE *out, const struct field_table *t)
 {
@@ -80,6 +82,9 @@ void fields_print(FILE *out)
 	BLOCK_TEXT_FIELDS(BLOCK_TEXT_LINE)
 	BLOCK_HISTS(BLOCK_HIST_LINE)
 	print_table(out, &uring_fields);
+	print_table(out, &trace_fields);
+	fputs("trace\ttruncated\t-\t-\tboolean\tMore events than --trace-max-events: some left "
+	      "out\n", out);
 	URING_TEXT_FIELDS(URING_TEXT_LINE)
 	URING_HISTS(URING_HIST_LINE)
 	fputs("files\tio_uring\t-\t-\tCQEs, bytes\tThe file's io_uring requests by opcode, as "

@@ -199,6 +199,22 @@
 	X(latency_ns, "usecs", "iotrace_io_uring_latency_seconds", "ns",                           \
 	  "Request latency, submission to first completion")
 
+/* What a --trace file holds (docs/trace.md): JSON "trace" and the text report's trace line. */
+#define TRACE_FIELDS(X)                                                                            \
+	X(events, NOCOL, NULL, NULL, NULL, "events", 0, "Events written in the trace file")        \
+	X(syscalls, NOCOL, NULL, NULL, NULL, "calls", 0,                                           \
+	  "Calls shown: those of the traced syscalls that took --trace-min or more")               \
+	X(block_requests, NOCOL, NULL, NULL, NULL, "requests", 0,                                  \
+	  "Block requests shown (every one the report counts)")                                    \
+	X(io_uring_requests, NOCOL, NULL, NULL, NULL, "requests", 0,                               \
+	  "io_uring requests shown, submission to first completion")                              \
+	X(flows, NOCOL, NULL, NULL, NULL, "flows", 0,                                              \
+	  "Arrows from a call to a block request it started")                                      \
+	X(lost_events, NOCOL, NULL, NULL, NULL, "events", 0,                                       \
+	  "Events the trace's ring buffer had no room for (drops.trace_events)")                  \
+	X(not_written, NOCOL, NULL, NULL, NULL, "events", 0,                                       \
+	  "Events left out beyond --trace-max-events (then truncated is true)")
+
 #define COL(header, width) header, width
 #define NOCOL NULL, 0
 
@@ -253,7 +269,7 @@ struct field_table {
 };
 
 extern const struct field_table syscall_fields, io_fields, file_io_fields, page_cache_fields,
-	residency_fields, block_fields, uring_fields;
+	residency_fields, block_fields, uring_fields, trace_fields;
 
 /* The uint64_t a field names in a record of its table's struct. */
 static inline uint64_t field_get(const struct field *f, const void *rec)

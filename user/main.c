@@ -55,7 +55,12 @@ static const char doc[] =
 static const char args_doc[] = "[--] CMD [ARGS...]";
 
 enum { OPT_MAX_PROCS = 0x100, OPT_JSON, OPT_SYNC, OPT_PROM_FILE, OPT_FILES, OPT_WIDE,
-       OPT_TIME_ALL };
+       OPT_TIME_ALL, OPT_TRACE, OPT_TRACE_MIN, OPT_TRACE_INTERVAL, OPT_TRACE_MAX };
+
+/* --trace's defaults: calls of 1 ms or more, counters every 10 ms, 4 million events. */
+#define TRACE_MIN_NS 1000000ULL
+#define TRACE_INTERVAL_NS 10000000ULL
+#define TRACE_MAX_EVENTS 4000000ULL
 
 /* Rows of each process's files table by default (--files). */
 #define DEFAULT_FILES 10
@@ -83,6 +88,16 @@ static const struct argp_option opts[] = {
 	  "Rows of each process's files table (default 10; all: every file, mapped ones too)", 0 },
 	{ "wide", OPT_WIDE, NULL, 0,
 	  "Every column of the files table, exact numbers, and each file's details", 0 },
+	{ "trace", OPT_TRACE, "FILE", 0,
+	  "Also write a timeline of the run to FILE (Trace Event Format: Perfetto UI, "
+	  "chrome://tracing, speedscope; docs/trace.md); every call is timed", 0 },
+	{ "trace-min", OPT_TRACE_MIN, "DURATION", 0,
+	  "Calls in the timeline: those that took at least DURATION (default 1ms; 0: all)", 0 },
+	{ "trace-interval", OPT_TRACE_INTERVAL, "DURATION", 0,
+	  "Counter tracks sampled every DURATION (default 10ms)", 0 },
+	{ "trace-max-events", OPT_TRACE_MAX, "N", 0,
+	  "At most N events in the timeline (default 4000000); beyond, it says it was truncated",
+	  0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
 	{},
 };
@@ -99,6 +114,46 @@ static void check_options(struct argp_state *state, const struct options *o)
 			     "no command given (usage: iotrace [OPTIONS] -- CMD [ARGS...])");
 	if (o->time_all && !o->timing)
 		argp_failure(state, 1, 0, "--time-all and --no-time contradict each other");
+	if (o->trace && !o->timing)
+		argp_failure(state, 1, 0, "--trace times every call: it contradicts --no-time");
+}
+
+/* --trace-min, --trace-interval: a duration with its unit. */
+static uint64_t duration_arg(struct argp_state *state, const char *opt, const char *arg,
+			     bool zero_ok)
+{
+	uint64_t ns;
+
+	if (parse_duration_ns(arg, 3600ULL * 1000000000ULL, &ns) || (!zero_ok && !ns))
+		argp_failure(state, 1, 0, "invalid %s '%s': expected a duration such as 1ms, "
+					  "250us or 2s%s", opt, arg, zero_ok ? ", or 0" : "");
+	return ns;
+}
+
+/* --trace and its options. */
+static void parse_trace_opt(int key, char *arg, struct argp_state *state, struct options *o)
+{
+	unsigned long v;
+
+	switch (key) {
+	case OPT_TRACE:
+		if (!*arg)
+			argp_failure(state, 1, 0, "--trace needs a path");
+		o->trace = arg;
+		break;
+	case OPT_TRACE_MIN:
+		o->trace_min_ns = duration_arg(state, "--trace-min", arg, true);
+		break;
+	case OPT_TRACE_INTERVAL:
+		o->trace_interval_ns = duration_arg(state, "--trace-interval", arg, false);
+		break;
+	case OPT_TRACE_MAX:
+		if (parse_uint(arg, UINT32_MAX, &v))
+			argp_failure(state, 1, 0, "invalid --trace-max-events '%s': expected a count",
+				     arg);
+		o->trace_max_events = v;
+		break;
+	}
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -138,6 +193,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_WIDE:
 		o->wide = true;
+		break;
+	case OPT_TRACE:
+	case OPT_TRACE_MIN:
+	case OPT_TRACE_INTERVAL:
+	case OPT_TRACE_MAX:
+		parse_trace_opt(key, arg, state, o);
 		break;
 	case 'H':
 		o->hist = false;
@@ -202,7 +263,9 @@ static int exit_code_of(const struct run_result *r)
 
 int main(int argc, char **argv)
 {
-	struct options o = { .timing = true, .hist = true, .files = DEFAULT_FILES };
+	struct options o = { .timing = true, .hist = true, .files = DEFAULT_FILES,
+			     .trace_min_ns = TRACE_MIN_NS, .trace_interval_ns = TRACE_INTERVAL_NS,
+			     .trace_max_events = TRACE_MAX_EVENTS };
 	const struct argp argp = { opts, parse_opt, args_doc, doc, NULL, NULL, NULL };
 	struct run_result r;
 	FILE *out = stderr;
@@ -248,6 +311,8 @@ int main(int argc, char **argv)
 	else
 		report_text(out, &r, &o);
 	status = exit_code_of(&r);
+	if (r.trace_failed)
+		status = 1;
 	if (o.prom_file && report_prom_file(o.prom_file, &r)) {
 		fprintf(stderr, "iotrace: writing %s: %s\n", o.prom_file, strerror(errno));
 		status = 1;

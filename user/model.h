@@ -177,6 +177,12 @@ struct proc_record {
 	struct page_cache_sum pc; /* its files summed */
 };
 
+/* What a --trace file holds (user/trace.c): events, and those it could not hold. */
+struct trace_stats {
+	TRACE_FIELDS(FIELD_MEMBER)
+	bool truncated;
+};
+
 /* Block records grouped: per operation over all disks, and everything. */
 struct block_sums {
 	struct block_record by_op[BLOCK_OPS];
@@ -207,6 +213,9 @@ struct run_result {
 	struct proc_record other_files; /* ... by file: metadata per disk, others' files */
 	struct names *names; /* every file's names (names.h) */
 	bool synced; /* --sync flushed dirty data before the report */
+	const char *trace_path;   /* --trace FILE, or NULL */
+	struct trace_stats trace; /* what it holds (trace.h) */
+	bool trace_failed;        /* it could not be written (a line said why) */
 	/* derived */
 	struct page_cache_sum pc; /* every process's files */
 	struct uring_record *uring_totals; /* every process's, by opcode */

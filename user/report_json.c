@@ -406,6 +406,21 @@ static cJSON *run_json(const struct run_result *r)
 	return root;
 }
 
+/* --trace: the file and what it holds; null without it. */
+static cJSON *trace_json(const struct run_result *r)
+{
+	cJSON *t;
+
+	if (!r->trace_path)
+		return cJSON_CreateNull();
+	t = cJSON_CreateObject();
+	cJSON_AddStringToObject(t, "path", r->trace_path);
+	add_fields(t, &trace_fields, &r->trace, NULL, NULL);
+	cJSON_AddBoolToObject(t, "truncated", r->trace.truncated);
+	cJSON_AddBoolToObject(t, "written", !r->trace_failed);
+	return t;
+}
+
 /* What follows the processes: overflow, totals, drops, as "key": value members. */
 static int put_tail(FILE *out, const struct run_result *r)
 {
@@ -422,6 +437,7 @@ static int put_tail(FILE *out, const struct run_result *r)
 	}
 	cJSON_AddItemToObject(tail, "totals", totals_json(r));
 	cJSON_AddItemToObject(tail, "drops", drops_json(r));
+	cJSON_AddItemToObject(tail, "trace", trace_json(r));
 	cJSON_ArrayForEach(item, tail) {
 		fprintf(out, ",\n\t\"%s\": ", item->string);
 		err |= put_text(out, cJSON_Print(item));

@@ -367,6 +367,16 @@ static void print_drops(FILE *out, const struct run_result *r)
 			(unsigned long long)d[DROP_BLOCK_INFLIGHT],
 			(unsigned long long)d[DROP_BLOCK_KEYS],
 			(unsigned long long)d[DROP_BLOCK_UNSEEN]);
+	if (r->trace_path)
+		fprintf(out, "trace: %s: %llu events (%llu calls, %llu block requests, %llu io_uring, "
+			     "%llu flows); %llu lost (ring buffer full), %llu not written%s\n",
+			r->trace_path, (unsigned long long)r->trace.events,
+			(unsigned long long)r->trace.syscalls,
+			(unsigned long long)r->trace.block_requests,
+			(unsigned long long)r->trace.io_uring_requests,
+			(unsigned long long)r->trace.flows, (unsigned long long)r->trace.lost_events,
+			(unsigned long long)r->trace.not_written,
+			r->trace.truncated ? " (--trace-max-events: truncated)" : "");
 	if (d[DROP_FILES] || d[DROP_CHUNKS] || d[DROP_PATHS])
 		fprintf(out, "lost page-cache detail: %llu events of untracked files, %llu bitmap "
 			     "chunks, %llu paths\n",

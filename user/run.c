@@ -16,6 +16,7 @@
 #include "collect.h"
 #include "run.h"
 #include "spawn.h"
+#include "trace.h"
 #include "tracer.h"
 
 struct session {
@@ -29,6 +30,8 @@ struct session {
 	int interrupts;
 	bool done;
 	struct run_result *r;
+	struct trace_writer *trace; /* --trace, or NULL */
+	uint64_t next_sample;       /* --trace: when the counter tracks are sampled next */
 };
 
 static uint64_t now_ns(void)
@@ -37,6 +40,68 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* ---- the tracer's events: the collector's, and with --trace the timeline's ---- */
+
+static int on_proc_event(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	const struct iot_proc_event *e = data;
+	uint64_t v[TRACE_COUNTERS];
+
+	if (s->trace && size >= sizeof(*e)) {
+		trace_on_proc(s->trace, e);
+		/* Its slot's counters, final, before the collector gives the slot back. */
+		if (e->kind == EV_EXIT && e->slot > OVERFLOW_SLOT) {
+			tracer_trace_counters(s->tracer, e->slot, v, true);
+			trace_counters(s->trace, e->pid, v);
+		}
+	}
+	return collector_on_event(s->coll, data, size);
+}
+
+static int on_name(void *ctx, void *data, size_t size)
+{
+	return collector_on_name(((struct session *)ctx)->coll, data, size);
+}
+
+/* The trace's ring: file names (in order with the events naming them) and events. */
+static int on_trace(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	uint32_t kind;
+
+	if (size < sizeof(kind))
+		return 0;
+	memcpy(&kind, data, sizeof(kind));
+	if (kind == TE_NAME)
+		return collector_on_name(s->coll, data, size);
+	return trace_on_event(s->trace, data, size);
+}
+
+static const char *trace_name(void *ctx, uint32_t dev, uint64_t ino, uint32_t igen)
+{
+	return collector_file_name(((struct session *)ctx)->coll, dev, ino, igen);
+}
+
+static void sample_live(uint32_t pid, uint32_t slot, void *ctx)
+{
+	struct session *s = ctx;
+	uint64_t v[TRACE_COUNTERS];
+
+	tracer_trace_counters(s->tracer, slot, v, false);
+	trace_counters(s->trace, pid, v);
+}
+
+/* --trace: the counter tracks, every --trace-interval. */
+static void sample_counters(struct session *s, uint64_t now)
+{
+	if (!s->trace || now < s->next_sample)
+		return;
+	collector_for_each_live(s->coll, sample_live, s);
+	trace_sample(s->trace, now);
+	s->next_sample = now + s->opt->trace_interval_ns;
 }
 
 /* Signals iotrace handles itself through a signalfd, so that none is lost mid-loop. */
@@ -127,8 +192,9 @@ static int event_loop(struct session *s)
 	uint64_t next_tick = now_ns() + RUN_POLL_MS * 1000000ULL;
 
 	while (!s->done) {
-		int wait = next_tick > now_ns() && !collector_wants_tick(s->coll)
-				   ? (next_tick - now_ns()) / 1000000 + 1 : 0;
+		uint64_t due = s->trace && s->next_sample < next_tick ? s->next_sample : next_tick;
+		int wait = due > now_ns() && !collector_wants_tick(s->coll)
+				   ? (due - now_ns()) / 1000000 + 1 : 0;
 		int n = epoll_wait(s->epoll_fd, evs, 4, wait < RUN_POLL_MS ? wait : RUN_POLL_MS);
 
 		if (now_ns() >= next_tick || collector_wants_tick(s->coll))
@@ -147,6 +213,8 @@ static int event_loop(struct session *s)
 			else
 				tracer_poll_events(s->tracer);
 		}
+		/* After the events: the interval's block requests are in its counters. */
+		sample_counters(s, now_ns());
 	}
 	return 0;
 }
@@ -172,6 +240,8 @@ static int start_command(struct session *s)
 		waitpid(s->root, NULL, 0);
 		return 1;
 	}
+	if (s->trace)
+		trace_process(s->trace, s->root, basename(s->child.path), now_ns());
 	err = spawn_release(&s->child);
 	if (err) {
 		fprintf(stderr, "iotrace: cannot execute %s: %s\n", s->child.path, strerror(err));
@@ -229,6 +299,8 @@ static int attach_pid(struct session *s)
 		fprintf(stderr, "iotrace: cannot register pid %d for tracing\n", s->root);
 		return 1;
 	}
+	if (s->trace)
+		trace_process(s->trace, s->root, comm, now_ns());
 	fprintf(stderr, "iotrace: attached to pid %d (%s); Ctrl-C to stop\n", s->root, comm);
 	return 0;
 }
@@ -242,9 +314,63 @@ static void close_session(struct session *s)
 		close(s->sig_fd);
 	if (s->pid_fd >= 0)
 		close(s->pid_fd);
+	trace_abort(s->trace); /* a run that ended early: no timeline */
 	tracer_close(s->tracer);
 	collector_free(s->coll);
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+}
+
+/* --trace: the file is made before anything runs, so that a bad path fails first. */
+static int open_trace(struct session *s, struct tracer_config *cfg)
+{
+	struct trace_options to = {
+		.path = s->opt->trace, .min_ns = s->opt->trace_min_ns,
+		.interval_ns = s->opt->trace_interval_ns, .max_events = s->opt->trace_max_events,
+		.name_of = trace_name, .name_ctx = s,
+	};
+
+	if (!s->opt->trace)
+		return 0;
+	s->trace = trace_open(&to);
+	if (!s->trace)
+		return -1;
+	cfg->trace = true;
+	cfg->trace_min_ns = s->opt->trace_min_ns;
+	cfg->on_trace = on_trace;
+	s->r->trace_path = s->opt->trace;
+	s->r->sampled = false; /* every call is timed */
+	return 0;
+}
+
+static void trace_unseen_request(const struct block_rq_info *info, void *ctx)
+{
+	struct session *s = ctx;
+
+	trace_unseen(s->trace, info, now_ns());
+}
+
+/*
+ * --trace, once the programs are detached and their last events read: the requests whose
+ * completion the kernel skipped and the counters of processes still alive (-p), then,
+ * with the run's records, names, lifetimes and metadata.
+ */
+static void finish_trace_events(struct session *s)
+{
+	if (!s->trace)
+		return;
+	tracer_unseen_requests(s->tracer, trace_unseen_request, s);
+	collector_for_each_live(s->coll, sample_live, s);
+}
+
+static int finish_trace(struct session *s, struct run_result *r)
+{
+	int err;
+
+	if (!s->trace)
+		return 0;
+	err = trace_finish(s->trace, r, now_ns(), r->drops[DROP_TRACE], &r->trace);
+	s->trace = NULL;
+	return err;
 }
 
 /* The tracer and the collector its events go to; prints one line and returns -1 on failure. */
@@ -255,7 +381,7 @@ static int open_tracing(struct session *s, const struct tracer_config *cfg)
 		fprintf(stderr, "iotrace: out of memory\n");
 		return -1;
 	}
-	s->tracer = tracer_open(cfg, collector_on_event, s->coll);
+	s->tracer = tracer_open(cfg, on_proc_event, s);
 	if (!s->tracer)
 		return -1;
 	if (collector_start(s->coll, s->tracer)) {
@@ -270,7 +396,7 @@ int run_trace(const struct options *o, struct run_result *r)
 	struct tracer_config cfg = {
 		.timing = o->timing, .time_all = o->time_all, .verbose = o->verbose,
 		.max_procs = o->max_procs,
-		.on_name = collector_on_name,
+		.on_name = on_name,
 	};
 	struct session s = {
 		.opt = o, .r = r, .sig_fd = -1, .epoll_fd = -1, .pid_fd = -1,
@@ -289,13 +415,17 @@ int run_trace(const struct options *o, struct run_result *r)
 		spawn_cleanup(&s.child);
 		return 1;
 	}
-	if (setup_signals(&s) || open_tracing(&s, &cfg)) {
+	if (setup_signals(&s) || open_trace(&s, &cfg) || open_tracing(&s, &cfg)) {
 		close_session(&s);
 		return 1;
 	}
 	/* Orphaned descendants come to us, so waiting for ECHILD waits for all of them. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	start = now_ns();
+	if (s.trace) {
+		trace_start(s.trace, start);
+		s.next_sample = start + o->trace_interval_ns;
+	}
 	status = o->command ? start_command(&s) : attach_pid(&s);
 	if (!status && setup_epoll(&s)) {
 		fprintf(stderr, "iotrace: epoll: %s\n", strerror(errno));
@@ -320,6 +450,7 @@ int run_trace(const struct options *o, struct run_result *r)
 	/* Stop counting, then read the last events and whatever the kernel still holds. */
 	tracer_detach(s.tracer);
 	tracer_poll_events(s.tracer);
+	finish_trace_events(&s);
 	if (collector_finish(s.coll, r))
 		fprintf(stderr, "iotrace: out of memory: some processes are missing\n");
 	if (!o->command) {
@@ -328,6 +459,7 @@ int run_trace(const struct options *o, struct run_result *r)
 		r->exit_known = root->exit_seen;
 		r->exit_status = root->exit_status;
 	}
+	r->trace_failed = finish_trace(&s, r) != 0;
 	close_session(&s);
 	return 0;
 }

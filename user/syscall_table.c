@@ -94,6 +94,18 @@ const char *uring_op_name(uint32_t op, char *buf, size_t len)
 	return buf;
 }
 
+bool uring_op_multishot(uint32_t op)
+{
+	static const char *const multishot[] = { "POLL_ADD", "ACCEPT", "RECV", "RECVMSG",
+						 "READ_MULTISHOT", "RECV_ZC", "TIMEOUT" };
+
+	for (size_t i = 0; op < MAX_URING_OPS && uring_ops[op].name &&
+			   i < sizeof(multishot) / sizeof(multishot[0]); i++)
+		if (!strcmp(uring_ops[op].name, multishot[i]))
+			return true;
+	return false;
+}
+
 bool uring_op_has_bytes(uint32_t op)
 {
 	return op < MAX_URING_OPS && (uring_ops[op].kind == UK_READ || uring_ops[op].kind == UK_WRITE);

@@ -41,6 +41,8 @@ extern const struct uring_op_info uring_ops[MAX_URING_OPS];
 
 /* An opcode's name ("READ"), or "OP_<n>" for one this build does not know (in buf). */
 const char *uring_op_name(uint32_t op, char *buf, size_t len);
+/* Whether an opcode may post several CQEs (its multishot variant). */
+bool uring_op_multishot(uint32_t op);
 /* Whether an opcode moves data: its results are bytes. */
 bool uring_op_has_bytes(uint32_t op);
 

@@ -151,6 +151,8 @@ static void configure_file_ops(struct iotrace_bpf *s)
 	}
 	for (int op = 0; op < MAX_URING_OPS; op++)
 		s->rodata->uring_file_op[op] = uring_ops[op].file_op;
+	for (int op = 0; op < MAX_URING_OPS; op++)
+		s->rodata->uring_multishot_op[op] = uring_op_multishot(op);
 }
 
 static void configure(struct tracer *t, const struct tracer_config *cfg)
@@ -166,7 +168,8 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 	s->rodata->inflight_mask = inflight - 1;
 	s->rodata->nr_slots = t->nr_slots;
 	s->rodata->timing = cfg->timing;
-	s->rodata->sample_period = cfg->timing && !cfg->time_all ? SAMPLE_PERIOD : 0;
+	/* --trace times every call: a slow one must not be missed. */
+	s->rodata->sample_period = cfg->timing && !cfg->time_all && !cfg->trace ? SAMPLE_PERIOD : 0;
 	s->rodata->nr_execve = syscall_nr("execve");
 	s->rodata->nr_execveat = syscall_nr("execveat");
 	s->rodata->nr_rt_sigreturn = syscall_nr("rt_sigreturn");
@@ -204,6 +207,7 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 		bpf_map__set_max_entries(s->maps.block_events, sysconf(_SC_PAGESIZE));
 	if (!cfg->on_name) /* names are run mode's */
 		bpf_map__set_max_entries(s->maps.name_events, sysconf(_SC_PAGESIZE));
+	configure_trace(t, cfg);
 }
 
 /* Structs the programs pass to bpf_rdonly_cast, by enum kernel_cast_type (bpf/iotrace.h). */
@@ -397,7 +401,8 @@ static int map_counters(struct tracer *t, const struct tracer_config *cfg,
 				     on_event, ctx, NULL);
 	if (!t->events || (cfg->on_name && ring_buffer__add(t->events,
 							    bpf_map__fd(t->skel->maps.name_events),
-							    cfg->on_name, ctx))) {
+							    cfg->on_name, ctx)) ||
+	    map_trace(t, cfg, ctx)) {
 		report_failure("create the event ring buffer", -errno);
 		return -1;
 	}
@@ -512,6 +517,7 @@ void tracer_close(struct tracer *t)
 		munmap(t->files, t->files_len);
 	if (t->rows)
 		munmap(t->rows, t->rows_len);
+	unmap_trace(t);
 	iotrace_bpf__destroy(t->skel);
 	free(t);
 }

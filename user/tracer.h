@@ -33,6 +33,14 @@ struct tracer_config {
 	uint32_t cgroup_level[MAX_CGROUP_FILTERS]; /* depth below the root */
 	/* Run mode: file names (struct file_name events), to the same ctx as on_event. */
 	tracer_event_fn on_name;
+	/*
+	 * --trace: the timeline's events (bpf/trace.bpf.c, first __u32 an enum trace_kind;
+	 * file names come this way too, as TE_NAME), to the same ctx; calls of the traced
+	 * syscalls that took trace_min_ns or more.
+	 */
+	bool trace;
+	uint64_t trace_min_ns;
+	tracer_event_fn on_trace;
 };
 
 /* Hook groups that can be missing on a kernel (then their numbers are "n/a"). */
@@ -123,6 +131,12 @@ int tracer_read_urings(struct tracer *t, struct uring_record **out, size_t *n);
  * completion was skipped by the kernel (a tp_btf program does not nest in itself).
  */
 int tracer_read_charged_inflight(struct tracer *t, struct block_record **out, size_t *n);
+/* --trace: the slot's counter-track values (enum trace_counter); take: zero them too. */
+void tracer_trace_counters(struct tracer *t, uint32_t slot, uint64_t out[TRACE_COUNTERS],
+			   bool take);
+/* --trace, at the end: every request still in the kernel's in-flight table. */
+typedef void (*tracer_request_fn)(const struct block_rq_info *info, void *ctx);
+void tracer_unseen_requests(struct tracer *t, tracer_request_fn fn, void *ctx);
 /* serve: calls fn for every label (cgroup id, comm or "") and its slot. */
 int tracer_for_each_label(struct tracer *t, tracer_label_fn fn, void *ctx);
 

@@ -15,7 +15,8 @@ struct tracer {
 	struct io_stat *io;           /* mmap of io_stats */
 	struct file_stat *files;      /* mmap of file_stats */
 	struct file_row *rows;        /* mmap of file_rows */
-	size_t proc_slot_len, sc_len, io_len, files_len, rows_len;
+	uint64_t *trace_ctr;          /* mmap of trace_counters (--trace), or NULL */
+	size_t proc_slot_len, sc_len, io_len, files_len, rows_len, trace_ctr_len;
 	uint32_t pid_max, ncpus, nr_slots;
 	const char *missing[TRACER_HOOK_GROUPS]; /* why a hook group is off, or NULL */
 };
@@ -43,5 +44,10 @@ typedef bool (*inflight_visit_fn)(const struct block_rq_info *info, void *ctx);
 
 /* Calls visit on every request in the kernel's in-flight table until it returns true. */
 void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *ctx);
+
+/* --trace (tracer_trace.c): its rodata and map sizes, its ring and counters, their unmap. */
+void configure_trace(struct tracer *t, const struct tracer_config *cfg);
+int map_trace(struct tracer *t, const struct tracer_config *cfg, void *ctx);
+void unmap_trace(struct tracer *t);
 
 #endif

@@ -46,6 +46,42 @@ int parse_seconds(const char *s, double max, double *out)
 	return 0;
 }
 
+int parse_duration_ns(const char *s, uint64_t max_ns, uint64_t *out)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	};
+	size_t len = strlen(s), num;
+	char digits[64];
+	double v;
+	char *end;
+
+	if (!strcmp(s, "0")) {
+		*out = 0;
+		return 0;
+	}
+	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		size_t ulen = strlen(units[u].unit);
+
+		if (len <= ulen || strcmp(s + len - ulen, units[u].unit))
+			continue;
+		num = len - ulen;
+		/* The number: digits and at most one '.', nothing else (no sign, exponent, hex). */
+		if (num >= sizeof(digits) || strspn(s, "0123456789.") != num ||
+		    strchr(s, '.') != strrchr(s, '.') || !strpbrk(s, "0123456789"))
+			return -1;
+		memcpy(digits, s, num);
+		digits[num] = '\0';
+		errno = 0;
+		v = strtod(digits, &end) * units[u].ns;
+		if (errno || *end || !isfinite(v) || v > (double)max_ns)
+			return -1;
+		*out = (uint64_t)(v + 0.5);
+		return 0;
+	}
+	return -1;
+}
+
 int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len)
 {
 	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,

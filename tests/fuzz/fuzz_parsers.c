@@ -90,6 +90,39 @@ static void check_seconds(const char *s)
 	}
 }
 
+/* Model: "0", or [digits][.digits] then exactly one unit of ns/us/ms/s, the value in range. */
+static void check_duration(const char *s)
+{
+	static const char *const units[] = { "ns", "us", "ms", "s" };
+	static const double scale[] = { 1, 1e3, 1e6, 1e9 };
+	uint64_t out = UINT64_MAX;
+	size_t len = strlen(s);
+	int ok = !strcmp(s, "0");
+	double want = 0;
+
+	for (int u = 0; !ok && u < 4; u++) {
+		size_t ulen = strlen(units[u]), dots = 0, digits = 0;
+
+		if (len <= ulen || strcmp(s + len - ulen, units[u]))
+			continue;
+		for (size_t i = 0; i < len - ulen; i++) {
+			dots += s[i] == '.';
+			digits += s[i] >= '0' && s[i] <= '9';
+		}
+		if (dots + digits != len - ulen || dots > 1 || !digits || len - ulen >= 64)
+			break;
+		want = strtod(s, NULL) * scale[u];
+		ok = want <= 1e15;
+		break;
+	}
+	if (parse_duration_ns(s, 1000000000000000ULL, &out) == 0) {
+		CHECK(ok);
+		CHECK(out == (uint64_t)(want + 0.5));
+	} else {
+		CHECK(!ok && out == UINT64_MAX);
+	}
+}
+
 static void check_listen(const char *s)
 {
 	struct sockaddr_storage ss;
@@ -175,6 +208,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_size(s, 1, 1ULL << 40);
 	check_size(s, 0, ULLONG_MAX);
 	check_seconds(s);
+	check_duration(s);
 	check_listen(s);
 	free(s);
 	return 0;
