@@ -1,42 +1,42 @@
 """Latency accuracy for `make bench` (imported by scripts/bench.py; docs/run-mode.md, "Timing").
 
 - block_accuracy: fio 4 KiB O_DIRECT random reads at queue depth 1 (psync) and 32 (io_uring),
-  traced by `iotrace --json` while `iotrace snoop -j` prints every request of the same run
-  with its exact issue-to-completion latency. The run report's block read p50/p90/p99 (read
-  from its log-linear buckets) against the exact quantiles of those requests.
+  traced by `iotrace --json --trace`: the run report's block read p50/p90/p99 (read from its
+  log-linear buckets) against the exact quantiles of the same requests, each one's
+  issue-to-completion time from the run's own timeline (the same clock reads). A second
+  observer (`iotrace snoop`) would not do: its programs run before the run's on the same
+  tracepoints, and its ring-buffer wakeup's IPI lands between their clock reads.
 - syscall_accuracy: the sampled default against `--time-all` on tr2u, copy b=8k and a cold
   read, in alternating runs: the read and write latency p50/p99 of each (median over runs).
 """
 import json
+import math
 import os
 import statistics
 import subprocess
-import time
 from pathlib import Path
 
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
 
 
 def exact_quantile(values, q):
-    """Nearest rank, as iotrace ranks within a histogram (user/hist.c)."""
+    """The value of rank ceil(q * n), as iotrace ranks within a histogram (user/hist.c)."""
     values = sorted(values)
-    return values[max(0, min(len(values) - 1, round(q * len(values)) - 1))]
+    return values[max(0, min(len(values) - 1, math.ceil(q * len(values)) - 1))]
 
 
-def start_snoop(iotrace):
-    snoop = subprocess.Popen([str(iotrace), "snoop", "-j"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
-    while b"tracing block I/O" not in snoop.stderr.readline():
-        if snoop.poll() is not None:
-            raise RuntimeError("iotrace snoop did not start")
-    return snoop
-
-
-def stop_snoop(snoop):
-    time.sleep(0.2)  # the last completions reach its ring buffer
-    snoop.send_signal(2)
-    out, _ = snoop.communicate(timeout=60)
-    return [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+def trace_latencies(trace, pid, op):
+    """Each request's issue-to-completion time from the run's own timeline (--trace)."""
+    begins, out = {}, []
+    for e in trace["traceEvents"]:
+        if e.get("cat") != "block" or e["name"] != op:
+            continue
+        if e["ph"] == "b" and e["args"]["pid"] == pid and "queued_us" in e["args"] \
+                and not e["args"].get("late"):
+            begins[e["id"]] = e["ts"]
+        elif e["ph"] == "e" and e["id"] in begins:
+            out.append(round(e["ts"] * 1000) - round(begins.pop(e["id"]) * 1000))
+    return out
 
 
 def fio_job(report):
@@ -48,19 +48,14 @@ def fio_job(report):
 def block_case(iotrace, target, depth, ios):
     engine = ["--ioengine=psync"] if depth == 1 else ["--ioengine=io_uring",
                                                       f"--iodepth={depth}"]
-    out = Path(target).with_suffix(".json")
-    snoop = start_snoop(iotrace)
-    try:
-        subprocess.run([str(iotrace), "--json", "-o", str(out), "--", "fio", "--name=acc",
-                        f"--filename={target}", "--rw=randread", "--direct=1", "--bs=4k",
-                        f"--number_ios={ios}", "--size=256m", "--output=/dev/null"] + engine,
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    finally:
-        events = stop_snoop(snoop)
+    out, trace = Path(target).with_suffix(".json"), Path(target).with_suffix(".trace")
+    subprocess.run([str(iotrace), "--json", "-o", str(out), "--trace", str(trace),
+                    "--trace-min", "1s", "--", "fio", "--name=acc", f"--filename={target}",
+                    "--rw=randread", "--direct=1", "--bs=4k", f"--number_ios={ios}",
+                    "--size=256m", "--output=/dev/null"] + engine,
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     job = fio_job(json.loads(out.read_text()))
-    exact = [e["latency_ns"] for e in events
-             if not e.get("summary") and e["pid"] == job["pid"] and e["op"] == "R"
-             and not e["late"] and e["latency_ns"]]
+    exact = trace_latencies(json.loads(trace.read_text()), job["pid"], "read")
     hist = job["block"]["read"]["latency_ns"]
     row = {"requests": hist["count"], "exact_requests": len(exact)}
     for key, q in QUANTILES:
@@ -136,8 +131,8 @@ def accuracy_lines(acc):
         return []
     lines = ["## Latency percentiles you can trust", "",
              "Block read latency from the run report's log-linear buckets against the exact "
-             "latency of every request of the same run (`iotrace snoop -j`, nearest rank); "
-             "target: p50 and p99 within 5%.", "",
+             "latency of every request of the same run (from its `--trace` timeline: the same "
+             "clock reads, request by request); target: p50 and p99 within 5%.", "",
              "| case | requests | p50 iotrace / exact | p90 | p99 | p50, p99 within 5% |",
              "|---|---|---|---|---|---|"]
     for name, r in acc.get("block", {}).items():
