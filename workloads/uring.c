@@ -284,7 +284,8 @@ static int chain(struct io_uring *ring, const struct options *o, int fd, char *b
 		if (!cqe)
 			return 1;
 		if (cqe->res != (cqe->user_data == T_READ ? -EBADF : -ECANCELED)) {
-			fprintf(stderr, "%s: linked request: unexpected result %d\n", prog, cqe->res);
+			fprintf(stderr, "%s: linked request: unexpected result %d\n", prog,
+				cqe->res);
 			err = 1;
 		}
 		io_uring_cqe_seen(ring, cqe);
