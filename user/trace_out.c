@@ -31,7 +31,8 @@ struct trace_writer *trace_open(const struct trace_options *o)
 	w->o = *o;
 	w->f = fopen(o->path, "we");
 	if (!w->f) {
-		fprintf(stderr, "iotrace: cannot write the trace %s: %s\n", o->path, strerror(errno));
+		fprintf(stderr, "iotrace: cannot write the trace %s: %s\n", o->path,
+			strerror(errno));
 		free(w);
 		return NULL;
 	}
@@ -202,7 +203,8 @@ static void write_disk_names(struct trace_writer *w)
 	char name[64], label[80];
 
 	for (size_t i = 0; i < w->ndisks && out_room(w, 2); i++) {
-		snprintf(label, sizeof(label), "disk %s", disk_name(w->disks[i], name, sizeof(name)));
+		snprintf(label, sizeof(label), "disk %s",
+			 disk_name(w->disks[i], name, sizeof(name)));
 		out_begin(w, 'M', "process_name", DISK_PID_BASE + i, DISK_PID_BASE + i, 0);
 		out_only_arg(w, "name", label);
 		out_begin(w, 'M', "process_sort_index", DISK_PID_BASE + i, DISK_PID_BASE + i, 0);
@@ -232,7 +234,8 @@ static void write_metadata(struct trace_writer *w, const struct run_result *r)
 		(unsigned long long)w->st.events, (unsigned long long)w->st.not_written,
 		w->st.truncated ? "true" : "false", (unsigned long long)w->st.lost_events,
 		r->partial ? "true" : "false", (unsigned long long)w->st.syscalls,
-		(unsigned long long)w->st.block_requests, (unsigned long long)w->st.io_uring_requests,
+		(unsigned long long)w->st.block_requests,
+		(unsigned long long)w->st.io_uring_requests,
 		(unsigned long long)w->st.flows);
 }
 

@@ -335,7 +335,8 @@ static int multishot(struct io_uring *ring, const struct options *o, const char 
 	for (unsigned long i = 0; i <= o->shots && !err; i++) {
 		bool last = i == o->shots;
 
-		if (last ? shutdown(sv[1], SHUT_WR) : send(sv[1], msg, o->size, 0) != (ssize_t)o->size) {
+		if (last ? shutdown(sv[1], SHUT_WR)
+			 : send(sv[1], msg, o->size, 0) != (ssize_t)o->size) {
 			fprintf(stderr, "%s: socketpair: %s\n", prog, strerror(errno));
 			return 1;
 		}
