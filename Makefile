@@ -25,7 +25,7 @@ USER_CFLAGS := $(CPPFLAGS) $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf \
 	-DIOTRACE_VERSION='"$(VERSION)"'
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX_H)) -Ibpf \
 	-Wall -Wno-unused-function $(WERROR) -MMD -MP
-LIBS := -lbpf -lelf -lz -lcjson -lseccomp -lmicrohttpd -lm
+LIBS := -lbpf -ldw -lelf -lz -lcjson -lseccomp -lmicrohttpd -lm
 
 # The tracer's kernel programs: one file per concern, compiled as one unit (bpf/iotrace.bpf.c
 # includes the others; -MMD tracks them).
@@ -140,7 +140,7 @@ $(OUTPUT)/bench/%: bench/%.c $(OUTPUT)/%.skel.h | $(OUTPUT)/bench
 GO ?= $(shell command -v go 2>/dev/null || command -v /usr/local/go/bin/go 2>/dev/null)
 GO_WORKLOADS := $(if $(GO),workloads/readall-go)
 
-workloads: $(WORKLOADS) $(GO_WORKLOADS)
+workloads: $(WORKLOADS) workloads/callsites-fp $(GO_WORKLOADS)
 
 workloads/readall-go: workloads/readall-go.go | $(OUTPUT)
 	$(call msg,GO,$@)
@@ -152,6 +152,13 @@ workloads/%: workloads/%.c $(OUTPUT)/.deps
 
 # The io_uring workload links liburing (Debian's liburing-dev).
 WORKLOAD_LIBS_uring := -luring
+# --stacks' workload, without frame pointers (as Debian builds) and with them.
+WORKLOAD_LIBS_callsites := -fomit-frame-pointer
+
+workloads/callsites-fp: workloads/callsites.c $(OUTPUT)/.deps
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-MF $(OUTPUT)/$(subst /,_,$@).d $< -o $@
 
 # The README's two commands.
 demo: deps all

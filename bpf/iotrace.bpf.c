@@ -17,6 +17,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "proc.bpf.c"      /* process tree, slots, serve's labels */
 #include "trace.bpf.c"     /* --trace: the timeline's events */
 #include "ledger.bpf.c"    /* per-file entries, rows and names; fds to files */
+#include "stacks.bpf.c"    /* --stacks: user-space stacks of I/O syscalls */
 #include "syscalls.bpf.c"  /* syscall counters; syscalls counted per file */
 #include "pagecache.bpf.c" /* page cache and readahead per (process, file) */
 #include "block.bpf.c"     /* block I/O per process, disk and file */

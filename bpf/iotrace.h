@@ -143,6 +143,13 @@ struct thread_io {
 		__u32 dev, igen;
 	} trace_files[2];
 	__u32 linked, pad2;
+	/*
+	 * --stacks (frame pointers): the last call's user registers, the word on top of its
+	 * stack, and the stack they gave; the same registers and word again are the same
+	 * stack (a loop's calls), which is then not walked again.
+	 */
+	__u64 stk_ip, stk_sp, stk_bp, stk_top, stk_leaf;
+	__s64 stk_id; /* -1: none cached */
 	struct fd_cache fds[FD_CACHE]; /* direct-mapped by fd */
 };
 
@@ -169,7 +176,9 @@ struct thread_io {
 	X(URING_KEYS, uring_keys, "io_uring events of (process, opcode) beyond the stats table")   \
 	X(URING_OVERFLOW, uring_cq_overflows, "io_uring completions that overflowed the "          \
 	  "completion ring: not matched to their request (counted in flight)")                     \
-	X(TRACE, trace_events, "--trace events the trace ring buffer had no room for")
+	X(TRACE, trace_events, "--trace events the trace ring buffer had no room for")             \
+	X(STACKS, stacks, "--stacks calls whose stack was not recorded (a table or the ring "     \
+	  "buffer full, or the stack unreadable)")
 #define DROP_ENUM_ENTRY(suffix, name, help) DROP_##suffix,
 enum drop_counter { DROP_LIST(DROP_ENUM_ENTRY) DROP_COUNTERS };
 
@@ -196,7 +205,7 @@ struct iot_proc_event {
 
 _Static_assert(sizeof(struct syscall_stat) == 32, "syscall_stat layout");
 _Static_assert(sizeof(struct io_stat) == 8 * (7 + HIST_BUCKETS + FINE_BUCKETS), "io_stat layout");
-_Static_assert(sizeof(struct thread_io) == 112 + 32 * FD_CACHE, "thread_io layout");
+_Static_assert(sizeof(struct thread_io) == 160 + 32 * FD_CACHE, "thread_io layout");
 _Static_assert(sizeof(struct iot_proc_event) == 32 + COMM_LEN + ARGS_LEN, "proc_event layout");
 
 /* ---- the per-file ledger (bpf/ledger.bpf.c) ---- */
@@ -606,5 +615,78 @@ struct trace_thread {
 _Static_assert(sizeof(struct trace_syscall) == 80, "trace_syscall layout");
 _Static_assert(sizeof(struct trace_block) == 104, "trace_block layout");
 _Static_assert(sizeof(struct trace_uring) == 56, "trace_uring layout");
+
+/* ---- where: the user-space stacks of I/O syscalls (--stacks; bpf/stacks.bpf.c) ---- */
+
+enum stacks_mode { STACKS_OFF = 0, STACKS_FP, STACKS_DWARF };
+
+#define MAX_STACK_DEPTH 64     /* frames of a frame-pointer stack */
+#define MAX_STACK_KEYS 65536   /* (process, syscall, stack) aggregates */
+#define MAX_STACK_IDS 16384    /* distinct frame-pointer stacks */
+#define STACK_DWARF_BYTES 8192 /* user stack copied per DWARF sample (perf's default) */
+#define STACK_DWARF_WARMUP 1024 /* DWARF: each (process, syscall)'s first calls all sampled */
+#define STACK_DWARF_PERIOD 64  /* ... then one in this many on average */
+#define MAX_STACK_VMAS 256     /* executable file mappings of a process sent at once */
+
+/* Frame-pointer mode: calls, bytes and time per (process, syscall, stack). */
+struct stack_key {
+	__u32 tgid;
+	__u32 nr;
+	__s64 stackid; /* its frames' hash, in stack_traces */
+	__u64 leaf;    /* the caller of a frameless syscall wrapper (the word on top of the
+			* stack, when it returns into executable code and the walk skipped it), or 0 */
+	__u32 exec_id; /* the process's exec (task->self_exec_id): its mappings */
+	__u32 pad;
+};
+
+struct stack_val {
+	__u64 calls, bytes, time_ns;
+};
+
+/* A frame-pointer stack's return addresses, innermost first (stack_traces). */
+struct stack_ips {
+	__u64 ips[MAX_STACK_DEPTH];
+	__u64 depth;
+};
+
+/* DWARF mode, per (slot, syscall): what the calls since the last sample add up to. */
+struct stack_pending {
+	__u64 calls, bytes, time_ns;
+	__u64 sampled; /* samples taken: the first STACK_DWARF_WARMUP calls all are */
+};
+
+/* What a record of the stack_events ring buffer is: its first __u32. */
+enum stack_event_kind { SE_MAPS = 1, SE_SAMPLE };
+
+/* An executable file mapping of a process: [start, end) maps its file from pgoff pages. */
+struct stack_vma {
+	__u64 start, end, pgoff;
+	__u64 ino;
+	__u32 dev, igen; /* the ledger's file key: dev, ino, generation */
+};
+
+/* A process's executable file mappings, sent when they changed (mm->map_count). */
+struct stack_maps {
+	__u32 kind, tgid;
+	__u32 n, exec_id; /* task->self_exec_id: an exec starts new mappings */
+	struct stack_vma vmas[MAX_STACK_VMAS];
+};
+
+/* DWARF x86-64 register numbers, as libdw unwinds with them. */
+enum { DW_RAX = 0, DW_RDX, DW_RCX, DW_RBX, DW_RSI, DW_RDI, DW_RBP, DW_RSP, DW_R8, DW_R9,
+       DW_R10, DW_R11, DW_R12, DW_R13, DW_R14, DW_R15, DW_RIP, DW_REGS };
+
+/* DWARF mode: a sampled call's user registers and the top of its user stack. */
+struct stack_sample {
+	__u32 kind, tgid;
+	__u32 tid, nr;
+	__u64 calls, bytes, time_ns; /* itself and the calls of its syscall since the last one */
+	__u64 regs[DW_REGS];
+	__u32 size, pad; /* stack bytes copied from regs[DW_RSP] */
+	__u8 stack[STACK_DWARF_BYTES];
+};
+
+_Static_assert(sizeof(struct stack_key) == 32, "stack_key layout");
+_Static_assert(sizeof(struct stack_vma) == 40, "stack_vma layout");
 
 #endif /* IOTRACE_H */

@@ -353,6 +353,21 @@ __noinline int trace_syscall(__u32 nr, __u32 slot, __s64 ret, __u64 dur_ns)
 	return 0;
 }
 
+/* What else a counted call goes to: its files, the timeline, its stack. */
+static __always_inline void after_call(void *ctx, struct task_struct *task, struct thread_io *ti,
+				       struct pt_regs *regs, __u32 slot, __u32 nr, struct call *c,
+				       __u64 start_ns)
+{
+	if (trace)
+		trace_call_begin(ti, start_ns);
+	if (!serve)
+		account_files(task, ti, regs, nr, c);
+	if (trace)
+		trace_syscall(nr, slot, c->ret, c->timed ? c->lat_ns : TRACE_UNTIMED);
+	if (stacks && stack_nr[nr & (MAX_SYSCALLS - 1)])
+		stack_call(ctx, task, ti, slot, nr, c->ret, c->timed ? c->lat_ns * c->weight : 0);
+}
+
 /*
  * Calls are counted when they return, as strace -c counts them: exit and exit_group
  * never return and are not counted, and neither is anything a task did before the
@@ -439,11 +454,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		c.req = requested_bytes(regs, kind, &c.known);
 		account_io(&c, cpu, slot, kind);
 	}
-	if (trace && ti)
-		trace_call_begin(ti, start_ns);
-	if (!serve && ti)
-		account_files(task, ti, regs, nr, &c);
-	if (trace)
-		trace_syscall(nr, slot, ret, c.timed ? c.lat_ns : TRACE_UNTIMED);
+	if (ti)
+		after_call(ctx, task, ti, regs, slot, nr, &c, start_ns);
 	return 0;
 }

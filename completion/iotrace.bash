@@ -5,7 +5,8 @@
 
 _iotrace_opts_run='-o --output --json -T --no-time --time-all -H --no-hist -s --summary -p --pid -u --user
 	--max-procs --sync --prom-file --files --wide --trace --trace-min --trace-interval
-	--trace-max-events -v --verbose -? --help --usage -V --version'
+	--trace-max-events --stacks --stacks-by --stacks-unwind -v --verbose -? --help --usage
+	-V --version'
 _iotrace_opts_snoop='-p --pid -c --cgroup -d --disk -Q --queue -j --json -v --verbose -? --help
 	--usage -V --version'
 _iotrace_opts_compare='-D --drop-caches -n --repeat -l --label -j --json -o --output -? --help
@@ -14,7 +15,7 @@ _iotrace_opts_serve='--listen -c --cgroup --comm -T --no-time --time-all --max-l
 	--verbose -? --help --usage -V --version'
 # Options that take a value, per mode.
 _iotrace_args_run='-o --output -p --pid -u --user --max-procs --prom-file --files --trace
-	--trace-min --trace-interval --trace-max-events'
+	--trace-min --trace-interval --trace-max-events --stacks --stacks-by --stacks-unwind'
 _iotrace_args_snoop='-p --pid -c --cgroup -d --disk'
 _iotrace_args_compare='-n --repeat -l --label -o --output'
 _iotrace_args_serve='--listen -c --cgroup --max-labels -u --user'
@@ -40,7 +41,7 @@ _iotrace_value()
 {
 	local opt=$1 cur=$2
 	case $opt in
-	-o | --output | --prom-file | --trace)
+	-o | --output | --prom-file | --trace | --stacks)
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		;;
@@ -61,6 +62,12 @@ _iotrace_value()
 		;;
 	--files)
 		mapfile -t COMPREPLY < <(compgen -W 'all 10 20 50' -- "$cur")
+		;;
+	--stacks-by)
+		mapfile -t COMPREPLY < <(compgen -W 'calls bytes time' -- "$cur")
+		;;
+	--stacks-unwind)
+		mapfile -t COMPREPLY < <(compgen -W 'fp dwarf' -- "$cur")
 		;;
 	--trace-min | --trace-interval)
 		mapfile -t COMPREPLY < <(compgen -W '0 100us 1ms 10ms 100ms' -- "$cur")

@@ -215,6 +215,24 @@
 	X(not_written, NOCOL, NULL, NULL, NULL, "events", 0,                                       \
 	  "Events left out beyond --trace-max-events (then truncated is true)")
 
+/* --stacks (docs/stacks.md): a process's call site, and the run's stacks. */
+#define STACK_SITE_FIELDS(X)                                                                       \
+	X(calls, NOCOL, NULL, NULL, NULL, "calls", 0, "Calls made from the call site")             \
+	X(bytes, NOCOL, NULL, NULL, NULL, "bytes", 0, "Bytes they moved (read/write family)")      \
+	X(time_ns, NOCOL, NULL, NULL, NULL, "ns", 0,                                               \
+	  "Their time (estimated from the timed calls when sampled)")
+#define STACKS_FIELDS(X)                                                                           \
+	X(stacks, NOCOL, NULL, NULL, NULL, "stacks", 0, "Distinct stacks in the folded file")      \
+	X(stack_calls, NOCOL, NULL, NULL, NULL, "calls", 0,                                        \
+	  "Calls the folded file holds (with --stacks-by calls, its numbers add up to this)")     \
+	X(lost_calls, NOCOL, NULL, NULL, NULL, "calls", 0,                                         \
+	  "Calls whose stack was not recorded (drops.stacks)")                                     \
+	X(samples, NOCOL, NULL, NULL, NULL, "samples", 0,                                          \
+	  "DWARF mode: sampled calls whose stacks were unwound")                                   \
+	X(max_depth, NOCOL, NULL, NULL, NULL, "frames", 0, "Frames of the deepest stack")          \
+	X(unknown_frames, NOCOL, NULL, NULL, NULL, "frames", 0,                                    \
+	  "Frames no symbol was found for ([unknown])")
+
 #define COL(header, width) header, width
 #define NOCOL NULL, 0
 
@@ -269,7 +287,8 @@ struct field_table {
 };
 
 extern const struct field_table syscall_fields, io_fields, file_io_fields, page_cache_fields,
-	residency_fields, block_fields, uring_fields, trace_fields;
+	residency_fields, block_fields, uring_fields, trace_fields, stack_site_fields,
+	stacks_fields;
 
 /* The uint64_t a field names in a record of its table's struct. */
 static inline uint64_t field_get(const struct field *f, const void *rec)

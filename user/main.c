@@ -17,6 +17,7 @@
 #include "compare.h"
 #include "serve.h"
 #include "fields.h"
+#include "stacks.h"
 
 const char *argp_program_version = "iotrace " IOTRACE_VERSION;
 const char *argp_program_bug_address = "the project's issue tracker";
@@ -55,7 +56,8 @@ static const char doc[] =
 static const char args_doc[] = "[--] CMD [ARGS...]";
 
 enum { OPT_MAX_PROCS = 0x100, OPT_JSON, OPT_SYNC, OPT_PROM_FILE, OPT_FILES, OPT_WIDE,
-       OPT_TIME_ALL, OPT_TRACE, OPT_TRACE_MIN, OPT_TRACE_INTERVAL, OPT_TRACE_MAX };
+       OPT_TIME_ALL, OPT_TRACE, OPT_TRACE_MIN, OPT_TRACE_INTERVAL, OPT_TRACE_MAX, OPT_STACKS,
+       OPT_STACKS_BY, OPT_STACKS_UNWIND };
 
 /* --trace's defaults: calls of 1 ms or more, counters every 10 ms, 4 million events. */
 #define TRACE_MIN_NS 1000000ULL
@@ -98,6 +100,14 @@ static const struct argp_option opts[] = {
 	{ "trace-max-events", OPT_TRACE_MAX, "N", 0,
 	  "At most N events in the timeline (default 4000000); beyond, it says it was truncated",
 	  0 },
+	{ "stacks", OPT_STACKS, "FILE", 0,
+	  "Also write the user-space call stacks of the I/O syscalls to FILE, as folded stacks "
+	  "(flamegraph.pl, speedscope; docs/stacks.md), and each process's top call sites", 0 },
+	{ "stacks-by", OPT_STACKS_BY, "calls|bytes|time", 0,
+	  "What the folded stacks count (default time, or calls with --no-time)", 0 },
+	{ "stacks-unwind", OPT_STACKS_UNWIND, "fp|dwarf", 0,
+	  "How stacks are unwound: frame pointers (default), or DWARF call-frame information "
+	  "for code built without them (each syscall's first 1024 calls, then 1 in 64)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
 	{},
 };
@@ -116,6 +126,10 @@ static void check_options(struct argp_state *state, const struct options *o)
 		argp_failure(state, 1, 0, "--time-all and --no-time contradict each other");
 	if (o->trace && !o->timing)
 		argp_failure(state, 1, 0, "--trace times every call: it contradicts --no-time");
+	if ((o->stacks_by >= 0 || o->stacks_unwind != STACKS_FP) && !o->stacks)
+		argp_failure(state, 1, 0, "--stacks-by and --stacks-unwind need --stacks FILE");
+	if (o->stacks_by == STACKS_BY_TIME && !o->timing)
+		argp_failure(state, 1, 0, "--stacks-by time needs timing: it contradicts --no-time");
 }
 
 /* --trace-min, --trace-interval: a duration with its unit. */
@@ -130,12 +144,37 @@ static uint64_t duration_arg(struct argp_state *state, const char *opt, const ch
 	return ns;
 }
 
-/* --trace and its options. */
-static void parse_trace_opt(int key, char *arg, struct argp_state *state, struct options *o)
+/* --stacks-by, --stacks-unwind: a word of a list. */
+static int word_arg(struct argp_state *state, const char *opt, const char *arg,
+		    const char *const *words, int n)
 {
+	for (int i = 0; i < n; i++)
+		if (!strcmp(arg, words[i]))
+			return i;
+	argp_failure(state, 1, 0, "invalid %s '%s': expected %s%s%s", opt, arg, words[0],
+		     n > 2 ? ", " : " or ", n > 2 ? "bytes or time" : words[1]);
+	return 0;
+}
+
+/* --trace, --stacks and their options (ARGP_ERR_UNKNOWN for any other key). */
+static error_t parse_trace_opt(int key, char *arg, struct argp_state *state, struct options *o)
+{
+	static const char *const by[] = { "calls", "bytes", "time" };
+	static const char *const unwind[] = { "fp", "dwarf" };
 	unsigned long v;
 
 	switch (key) {
+	case OPT_STACKS:
+		if (!*arg)
+			argp_failure(state, 1, 0, "--stacks needs a path");
+		o->stacks = arg;
+		break;
+	case OPT_STACKS_BY:
+		o->stacks_by = word_arg(state, "--stacks-by", arg, by, 3);
+		break;
+	case OPT_STACKS_UNWIND:
+		o->stacks_unwind = STACKS_FP + word_arg(state, "--stacks-unwind", arg, unwind, 2);
+		break;
 	case OPT_TRACE:
 		if (!*arg)
 			argp_failure(state, 1, 0, "--trace needs a path");
@@ -153,7 +192,10 @@ static void parse_trace_opt(int key, char *arg, struct argp_state *state, struct
 				     arg);
 		o->trace_max_events = v;
 		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
 	}
+	return 0;
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -194,12 +236,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_WIDE:
 		o->wide = true;
 		break;
-	case OPT_TRACE:
-	case OPT_TRACE_MIN:
-	case OPT_TRACE_INTERVAL:
-	case OPT_TRACE_MAX:
-		parse_trace_opt(key, arg, state, o);
-		break;
 	case 'H':
 		o->hist = false;
 		break;
@@ -232,7 +268,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		check_options(state, o);
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return parse_trace_opt(key, arg, state, o);
 	}
 	return 0;
 }
@@ -265,7 +301,8 @@ int main(int argc, char **argv)
 {
 	struct options o = { .timing = true, .hist = true, .files = DEFAULT_FILES,
 			     .trace_min_ns = TRACE_MIN_NS, .trace_interval_ns = TRACE_INTERVAL_NS,
-			     .trace_max_events = TRACE_MAX_EVENTS };
+			     .trace_max_events = TRACE_MAX_EVENTS, .stacks_by = -1,
+			     .stacks_unwind = STACKS_FP };
 	const struct argp argp = { opts, parse_opt, args_doc, doc, NULL, NULL, NULL };
 	struct run_result r;
 	FILE *out = stderr;
@@ -311,7 +348,7 @@ int main(int argc, char **argv)
 	else
 		report_text(out, &r, &o);
 	status = exit_code_of(&r);
-	if (r.trace_failed)
+	if (r.trace_failed || r.stacks_failed)
 		status = 1;
 	if (o.prom_file && report_prom_file(o.prom_file, &r)) {
 		fprintf(stderr, "iotrace: writing %s: %s\n", o.prom_file, strerror(errno));

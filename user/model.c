@@ -455,6 +455,11 @@ void run_result_free(struct run_result *r)
 		files_free(&r->procs[i]);
 		free(r->procs[i].blocks);
 		free(r->procs[i].urings);
+		for (size_t k = 0; k < r->procs[i].nsites; k++) {
+			free(r->procs[i].sites[k].syscall);
+			free(r->procs[i].sites[k].where);
+		}
+		free(r->procs[i].sites);
 	}
 	free(r->other_blocks);
 	free(r->uring_totals);

@@ -171,6 +171,8 @@ struct proc_record {
 	size_t nblocks;
 	struct uring_record *urings; /* by opcode */
 	size_t nurings;
+	struct stack_site *sites; /* --stacks: its top call sites, by the folded file's weight */
+	size_t nsites;
 	__u64 window_hist[HIST_BUCKETS]; /* readahead window sizes of its files' entries */
 	struct file_index *file_index;   /* (dev, ino) -> files[] (files.c) */
 	/* derived */
@@ -181,6 +183,20 @@ struct proc_record {
 struct trace_stats {
 	TRACE_FIELDS(FIELD_MEMBER)
 	bool truncated;
+};
+
+/* --stacks: a process's call site (its innermost frames outside the C library). */
+struct stack_site {
+	char *syscall;
+	char *where; /* "reader_a ← middle ← main" */
+	STACK_SITE_FIELDS(FIELD_MEMBER)
+};
+
+/* --stacks: what the folded file holds. */
+struct stacks_summary {
+	const char *mode; /* "frame pointers", "dwarf" */
+	const char *by;   /* "calls", "bytes", "time" */
+	STACKS_FIELDS(FIELD_MEMBER)
 };
 
 /* Block records grouped: per operation over all disks, and everything. */
@@ -216,6 +232,9 @@ struct run_result {
 	const char *trace_path;   /* --trace FILE, or NULL */
 	struct trace_stats trace; /* what it holds (trace.h) */
 	bool trace_failed;        /* it could not be written (a line said why) */
+	const char *stacks_path;  /* --stacks FILE, or NULL */
+	struct stacks_summary stacks;
+	bool stacks_failed;
 	/* derived */
 	struct page_cache_sum pc; /* every process's files */
 	struct uring_record *uring_totals; /* every process's, by opcode */

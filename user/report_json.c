@@ -306,6 +306,22 @@ static cJSON *page_cache_json(const struct page_cache_sum *sum, const struct run
 
 /* ---- processes ---- */
 
+/* --stacks: the process's top call sites, by the folded file's weight. */
+static cJSON *sites_json(const struct proc_record *p)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; i < p->nsites; i++) {
+		cJSON *site = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(site, "syscall", p->sites[i].syscall);
+		cJSON_AddStringToObject(site, "where", p->sites[i].where);
+		add_fields(site, &stack_site_fields, &p->sites[i], NULL, NULL);
+		cJSON_AddItemToArray(arr, site);
+	}
+	return arr;
+}
+
 static cJSON *process_json(const struct proc_record *p, const struct run_result *r)
 {
 	cJSON *obj = cJSON_CreateObject();
@@ -327,6 +343,8 @@ static cJSON *process_json(const struct proc_record *p, const struct run_result 
 	add_urings(obj, p->urings, p->nurings, r);
 	cJSON_AddItemToObject(obj, "page_cache", page_cache_json(&p->pc, r));
 	cJSON_AddItemToObject(obj, "block", blocks_json(p->blocks, p->nblocks, false));
+	if (r->stacks_path)
+		cJSON_AddItemToObject(obj, "stack_sites", sites_json(p));
 	return obj; /* "files" follows: put_process */
 }
 
@@ -406,6 +424,22 @@ static cJSON *run_json(const struct run_result *r)
 	return root;
 }
 
+/* --stacks: the file and what it holds; null without it. */
+static cJSON *stacks_json(const struct run_result *r)
+{
+	cJSON *t;
+
+	if (!r->stacks_path)
+		return cJSON_CreateNull();
+	t = cJSON_CreateObject();
+	cJSON_AddStringToObject(t, "path", r->stacks_path);
+	cJSON_AddStringToObject(t, "unwind", r->stacks.mode);
+	cJSON_AddStringToObject(t, "by", r->stacks.by);
+	add_fields(t, &stacks_fields, &r->stacks, NULL, NULL);
+	cJSON_AddBoolToObject(t, "written", !r->stacks_failed);
+	return t;
+}
+
 /* --trace: the file and what it holds; null without it. */
 static cJSON *trace_json(const struct run_result *r)
 {
@@ -438,6 +472,7 @@ static int put_tail(FILE *out, const struct run_result *r)
 	cJSON_AddItemToObject(tail, "totals", totals_json(r));
 	cJSON_AddItemToObject(tail, "drops", drops_json(r));
 	cJSON_AddItemToObject(tail, "trace", trace_json(r));
+	cJSON_AddItemToObject(tail, "stacks", stacks_json(r));
 	cJSON_ArrayForEach(item, tail) {
 		fprintf(out, ",\n\t\"%s\": ", item->string);
 		err |= put_text(out, cJSON_Print(item));

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include "cells.h"
 #include "report.h"
 #include "residency.h"
 #include "syscall_table.h"
@@ -339,6 +340,25 @@ static void print_process_list(FILE *out, const struct run_result *r)
 	}
 }
 
+/* --stacks: the process's top call sites, one line each. */
+static void print_sites(FILE *out, const struct proc_record *p, const struct run_result *r)
+{
+	char t[CELL_MAX], c[CELL_MAX], b[CELL_MAX];
+
+	if (!r->stacks_path || !p->nsites)
+		return;
+	fprintf(out, "\ncall sites, by %s (unwound with %s; every stack: %s)\n",
+		!strcmp(r->stacks.by, "time") ? "I/O time" : r->stacks.by, r->stacks.mode,
+		r->stacks_path);
+	fputs("    time   calls   bytes syscall          where\n", out);
+	for (size_t i = 0; i < p->nsites; i++) {
+		const struct stack_site *s = &p->sites[i];
+
+		fprintf(out, "%8s %7s %7s %-16s %s\n", r->timing ? cell_time(s->time_ns, t) : "-",
+			cell_count(s->calls, c), cell_bytes(s->bytes, b), s->syscall, s->where);
+	}
+}
+
 static void print_process(FILE *out, const struct proc_record *p, const struct run_result *r,
 			  const struct options *o, bool hists)
 {
@@ -348,6 +368,7 @@ static void print_process(FILE *out, const struct proc_record *p, const struct r
 	print_profile(out, &p->prof, o, hists);
 	print_uring_table(out, p->urings, p->nurings);
 	print_block_table(out, "block I/O", p->blocks, p->nblocks);
+	print_sites(out, p, r);
 }
 
 static void print_drops(FILE *out, const struct run_result *r)
@@ -377,6 +398,14 @@ static void print_drops(FILE *out, const struct run_result *r)
 			(unsigned long long)r->trace.flows, (unsigned long long)r->trace.lost_events,
 			(unsigned long long)r->trace.not_written,
 			r->trace.truncated ? " (--trace-max-events: truncated)" : "");
+	if (r->stacks_path)
+		fprintf(out, "stacks: %s: %llu stacks (%s, by %s) of %llu calls; %llu calls lost, "
+			     "deepest %llu frames, %llu frames unknown\n",
+			r->stacks_path, (unsigned long long)r->stacks.stacks, r->stacks.mode,
+			r->stacks.by, (unsigned long long)r->stacks.stack_calls,
+			(unsigned long long)r->stacks.lost_calls,
+			(unsigned long long)r->stacks.max_depth,
+			(unsigned long long)r->stacks.unknown_frames);
 	if (d[DROP_FILES] || d[DROP_CHUNKS] || d[DROP_PATHS])
 		fprintf(out, "lost page-cache detail: %llu events of untracked files, %llu bitmap "
 			     "chunks, %llu paths\n",

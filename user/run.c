@@ -15,7 +15,9 @@
 #include <sys/wait.h>
 #include "collect.h"
 #include "run.h"
+#include "names.h"
 #include "spawn.h"
+#include "stacks.h"
 #include "trace.h"
 #include "tracer.h"
 
@@ -31,6 +33,7 @@ struct session {
 	bool done;
 	struct run_result *r;
 	struct trace_writer *trace; /* --trace, or NULL */
+	struct stacks *stacks;      /* --stacks, or NULL */
 	uint64_t next_sample;       /* --trace: when the counter tracks are sampled next */
 };
 
@@ -43,6 +46,27 @@ static uint64_t now_ns(void)
 }
 
 /* ---- the tracer's events: the collector's, and with --trace the timeline's ---- */
+
+struct pending_ctx {
+	struct stacks *stacks;
+	uint32_t pid;
+};
+
+static void add_pending(uint32_t nr, const struct stack_pending *p, void *ctx)
+{
+	struct pending_ctx *c = ctx;
+
+	stacks_add_pending(c->stacks, c->pid, nr, p);
+}
+
+/* --stacks: a process leaves its slot (it exited, or the run ends). */
+static void stack_slot_done(uint32_t pid, uint32_t slot, void *ctx)
+{
+	struct session *s = ctx;
+	struct pending_ctx c = { s->stacks, pid };
+
+	tracer_stack_slot(s->tracer, slot, add_pending, &c);
+}
 
 static int on_proc_event(void *ctx, void *data, size_t size)
 {
@@ -58,7 +82,14 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 			trace_counters(s->trace, e->pid, v);
 		}
 	}
+	if (s->stacks && size >= sizeof(*e) && e->kind == EV_EXIT && e->slot > OVERFLOW_SLOT)
+		stack_slot_done(e->pid, e->slot, s);
 	return collector_on_event(s->coll, data, size);
+}
+
+static int on_stack(void *ctx, void *data, size_t size)
+{
+	return stacks_on_event(((struct session *)ctx)->stacks, data, size);
 }
 
 static int on_name(void *ctx, void *data, size_t size)
@@ -314,10 +345,85 @@ static void close_session(struct session *s)
 		close(s->sig_fd);
 	if (s->pid_fd >= 0)
 		close(s->pid_fd);
-	trace_abort(s->trace); /* a run that ended early: no timeline */
+	trace_abort(s->trace); /* a run that ended early: no timeline, no stacks */
+	if (s->stacks)
+		unlink(s->opt->stacks);
+	stacks_free(s->stacks);
 	tracer_close(s->tracer);
 	collector_free(s->coll);
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+}
+
+/* Names are the collector's while the run goes on, the run result's once it is made. */
+static const char *stacks_name(void *ctx, uint32_t dev, uint64_t ino, uint32_t igen)
+{
+	struct session *s = ctx;
+	struct path_key key = { .dev = dev, .ino = ino, .igen = igen };
+	const char *others, *name;
+	uint32_t kind;
+	bool deleted;
+
+	if (!s->r->names)
+		return collector_file_name(s->coll, dev, ino, igen);
+	name = names_find(s->r->names, &key, &kind, &deleted, &others);
+	return name ? name : names_resolve(s->r->names, &key);
+}
+
+/* --stacks: the file is made now, so that a bad path fails before the command runs. */
+static int open_stacks(struct session *s, struct tracer_config *cfg)
+{
+	const struct options *o = s->opt;
+	int fd;
+
+	if (!o->stacks)
+		return 0;
+	fd = open(o->stacks, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "iotrace: cannot write the stacks %s: %s\n", o->stacks,
+			strerror(errno));
+		return -1;
+	}
+	close(fd);
+	s->stacks = stacks_new(o->stacks_unwind,
+			       o->stacks_by >= 0 ? o->stacks_by
+			       : o->timing ? STACKS_BY_TIME : STACKS_BY_CALLS,
+			       stacks_name, s);
+	if (!s->stacks) {
+		fprintf(stderr, "iotrace: out of memory\n");
+		return -1;
+	}
+	cfg->stacks = o->stacks_unwind;
+	cfg->on_stack = on_stack;
+	s->r->stacks_path = o->stacks;
+	return 0;
+}
+
+static void add_fp_stack(const struct stack_key *k, const struct stack_val *v, const __u64 *ips,
+			 int depth, void *ctx)
+{
+	stacks_add_fp(ctx, k, v, ips, depth);
+}
+
+/* --stacks, once the programs are detached: what the kernel still holds. */
+static void finish_stack_events(struct session *s)
+{
+	if (!s->stacks)
+		return;
+	collector_for_each_live(s->coll, stack_slot_done, s);
+	if (s->opt->stacks_unwind == STACKS_FP)
+		tracer_read_stacks(s->tracer, add_fp_stack, s->stacks);
+}
+
+static int finish_stacks(struct session *s, struct run_result *r)
+{
+	int err;
+
+	if (!s->stacks)
+		return 0;
+	err = stacks_finish(s->stacks, r, s->opt->stacks);
+	stacks_free(s->stacks);
+	s->stacks = NULL;
+	return err;
 }
 
 /* --trace: the file is made before anything runs, so that a bad path fails first. */
@@ -415,7 +521,8 @@ int run_trace(const struct options *o, struct run_result *r)
 		spawn_cleanup(&s.child);
 		return 1;
 	}
-	if (setup_signals(&s) || open_trace(&s, &cfg) || open_tracing(&s, &cfg)) {
+	if (setup_signals(&s) || open_trace(&s, &cfg) || open_stacks(&s, &cfg) ||
+	    open_tracing(&s, &cfg)) {
 		close_session(&s);
 		return 1;
 	}
@@ -451,6 +558,7 @@ int run_trace(const struct options *o, struct run_result *r)
 	tracer_detach(s.tracer);
 	tracer_poll_events(s.tracer);
 	finish_trace_events(&s);
+	finish_stack_events(&s);
 	if (collector_finish(s.coll, r))
 		fprintf(stderr, "iotrace: out of memory: some processes are missing\n");
 	if (!o->command) {
@@ -460,6 +568,7 @@ int run_trace(const struct options *o, struct run_result *r)
 		r->exit_status = root->exit_status;
 	}
 	r->trace_failed = finish_trace(&s, r) != 0;
+	r->stacks_failed = finish_stacks(&s, r) != 0;
 	close_session(&s);
 	return 0;
 }

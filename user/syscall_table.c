@@ -94,6 +94,29 @@ const char *uring_op_name(uint32_t op, char *buf, size_t len)
 	return buf;
 }
 
+void for_each_io_call(void (*fn)(int nr, int rw, void *ctx), void *ctx)
+{
+	static const char *const others[] = {
+		"fsync", "fdatasync", "sync_file_range", "sync", "syncfs", "msync",
+		"open", "openat", "openat2", "creat", "io_uring_enter",
+	};
+
+	for (int k = 1; k < IO_KINDS; k++) {
+		/* read, pread64, readv...: read; the same with "write": write; copies: both. */
+		const char *name = io_kinds[k].name;
+		int nr = syscall_nr(name);
+
+		if (nr >= 0 && nr < MAX_SYSCALLS)
+			fn(nr, strstr(name, "read") ? 1 : strstr(name, "write") ? 2 : 3, ctx);
+	}
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		int nr = syscall_nr(others[i]);
+
+		if (nr >= 0 && nr < MAX_SYSCALLS)
+			fn(nr, 0, ctx);
+	}
+}
+
 bool uring_op_multishot(uint32_t op)
 {
 	static const char *const multishot[] = { "POLL_ADD", "ACCEPT", "RECV", "RECVMSG",

@@ -46,6 +46,13 @@ bool uring_op_multishot(uint32_t op);
 /* Whether an opcode moves data: its results are bytes. */
 bool uring_op_has_bytes(uint32_t op);
 
+/*
+ * The I/O syscalls the timeline and the stacks show: the read/write family (rw 1: reads,
+ * 2: writes, 3: copies, both), sync calls, opens and io_uring_enter (rw 0), each known to
+ * this kernel's table once.
+ */
+void for_each_io_call(void (*fn)(int nr, int rw, void *ctx), void *ctx);
+
 /* Resolves the names above to numbers; call once before the lookups below. */
 int syscall_table_init(void);
 /* Name of a syscall number; never NULL ("syscall_N" when unknown). */

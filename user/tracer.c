@@ -208,6 +208,7 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 	if (!cfg->on_name) /* names are run mode's */
 		bpf_map__set_max_entries(s->maps.name_events, sysconf(_SC_PAGESIZE));
 	configure_trace(t, cfg);
+	configure_stacks(t, cfg);
 }
 
 /* Structs the programs pass to bpf_rdonly_cast, by enum kernel_cast_type (bpf/iotrace.h). */
@@ -402,7 +403,7 @@ static int map_counters(struct tracer *t, const struct tracer_config *cfg,
 	if (!t->events || (cfg->on_name && ring_buffer__add(t->events,
 							    bpf_map__fd(t->skel->maps.name_events),
 							    cfg->on_name, ctx)) ||
-	    map_trace(t, cfg, ctx)) {
+	    map_trace(t, cfg, ctx) || map_stacks(t, cfg, ctx)) {
 		report_failure("create the event ring buffer", -errno);
 		return -1;
 	}
@@ -518,6 +519,7 @@ void tracer_close(struct tracer *t)
 	if (t->rows)
 		munmap(t->rows, t->rows_len);
 	unmap_trace(t);
+	unmap_stacks(t);
 	iotrace_bpf__destroy(t->skel);
 	free(t);
 }

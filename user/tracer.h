@@ -41,6 +41,10 @@ struct tracer_config {
 	bool trace;
 	uint64_t trace_min_ns;
 	tracer_event_fn on_trace;
+	/* --stacks: enum stacks_mode; the DWARF mode's samples and every mode's mappings
+	 * (struct stack_maps, struct stack_sample: first __u32 an enum stack_event_kind). */
+	int stacks;
+	tracer_event_fn on_stack;
 };
 
 /* Hook groups that can be missing on a kernel (then their numbers are "n/a"). */
@@ -137,6 +141,17 @@ void tracer_trace_counters(struct tracer *t, uint32_t slot, uint64_t out[TRACE_C
 /* --trace, at the end: every request still in the kernel's in-flight table. */
 typedef void (*tracer_request_fn)(const struct block_rq_info *info, void *ctx);
 void tracer_unseen_requests(struct tracer *t, tracer_request_fn fn, void *ctx);
+/*
+ * --stacks, when a process leaves its slot (exit, or the end): what its syscalls' DWARF
+ * samples did not carry yet (stacks.bpf.c), taken; and its mappings to be sent anew by the
+ * slot's next process.
+ */
+typedef void (*tracer_pending_fn)(uint32_t nr, const struct stack_pending *p, void *ctx);
+void tracer_stack_slot(struct tracer *t, uint32_t slot, tracer_pending_fn fn, void *ctx);
+/* --stacks (frame pointers), at the end: each (process, syscall, stack) with its frames. */
+typedef void (*tracer_stack_fn)(const struct stack_key *k, const struct stack_val *v,
+				const __u64 *ips, int depth, void *ctx);
+int tracer_read_stacks(struct tracer *t, tracer_stack_fn fn, void *ctx);
 /* serve: calls fn for every label (cgroup id, comm or "") and its slot. */
 int tracer_for_each_label(struct tracer *t, tracer_label_fn fn, void *ctx);
 

@@ -16,7 +16,9 @@ struct tracer {
 	struct file_stat *files;      /* mmap of file_stats */
 	struct file_row *rows;        /* mmap of file_rows */
 	uint64_t *trace_ctr;          /* mmap of trace_counters (--trace), or NULL */
+	struct stack_pending *stack_pending; /* mmap (--stacks dwarf), or NULL */
 	size_t proc_slot_len, sc_len, io_len, files_len, rows_len, trace_ctr_len;
+	size_t stack_pending_len;
 	uint32_t pid_max, ncpus, nr_slots;
 	const char *missing[TRACER_HOOK_GROUPS]; /* why a hook group is off, or NULL */
 };
@@ -49,5 +51,9 @@ void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *c
 void configure_trace(struct tracer *t, const struct tracer_config *cfg);
 int map_trace(struct tracer *t, const struct tracer_config *cfg, void *ctx);
 void unmap_trace(struct tracer *t);
+/* --stacks (tracer_stacks.c): the same for the stacks. */
+void configure_stacks(struct tracer *t, const struct tracer_config *cfg);
+int map_stacks(struct tracer *t, const struct tracer_config *cfg, void *ctx);
+void unmap_stacks(struct tracer *t);
 
 #endif

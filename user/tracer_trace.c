@@ -13,18 +13,10 @@
 /* The ring of trace events: at ~100 bytes an event, 320,000 events between two drains. */
 #define TRACE_RING_BYTES (32u << 20)
 
-/* What the timeline shows besides the read/write family: sync calls, opens, io_uring. */
-static const char *const traced_calls[] = {
-	"fsync", "fdatasync", "sync_file_range", "sync", "syncfs", "msync",
-	"open", "openat", "openat2", "creat", "io_uring_enter",
-};
-
-static void mark(struct iotrace_bpf *s, const char *name, uint8_t rw)
+static void mark(int nr, int rw, void *ctx)
 {
-	int nr = syscall_nr(name);
+	struct iotrace_bpf *s = ctx;
 
-	if (nr < 0 || nr >= MAX_SYSCALLS)
-		return;
 	s->rodata->trace_nr[nr] = 1;
 	s->rodata->trace_rw[nr] = rw;
 }
@@ -44,15 +36,7 @@ void configure_trace(struct tracer *t, const struct tracer_config *cfg)
 	bpf_map__set_max_entries(s->maps.trace_counters, t->nr_slots);
 	/* Names go through the trace's ring then, in order with the events naming them. */
 	bpf_map__set_max_entries(s->maps.name_events, sysconf(_SC_PAGESIZE));
-	for (int k = 1; k < IO_KINDS; k++) {
-		/* read, pread64, readv...: read; the same with "write": write; copies: both. */
-		const char *name = io_kinds[k].name;
-		uint8_t rw = strstr(name, "read") ? 1 : strstr(name, "write") ? 2 : 3;
-
-		mark(s, name, rw);
-	}
-	for (size_t i = 0; i < sizeof(traced_calls) / sizeof(traced_calls[0]); i++)
-		mark(s, traced_calls[i], 0);
+	for_each_io_call(mark, s);
 }
 
 int map_trace(struct tracer *t, const struct tracer_config *cfg, void *ctx)

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Part of bpf/iotrace.bpf.c, which builds every part into one object.
+ *
+ * Where (--stacks FILE): the user-space call stack of each I/O syscall of a traced process.
+ * Two ways to get it, called from sys_exit:
+ * - frame pointers (STACKS_FP): bpf_get_stackid walks the user stack's frame-pointer chain
+ *   into stack_traces, and calls, bytes and time add up per (process, syscall, stack) in
+ *   stack_counts, every call. A syscall wrapper that sets up no frame (glibc's read when
+ *   the process has one thread) hides its caller from that walk: the word on top of the
+ *   stack is its return address, kept as `leaf` when it returns into executable code.
+ *   The registers and that word of a thread's last call are kept: the same again (a loop)
+ *   is the same stack, not walked again.
+ * - DWARF (STACKS_DWARF), for code without frame pointers: the registers and the top 8 KiB
+ *   of the user stack of each (process, syscall)'s first STACK_DWARF_WARMUP calls, then of
+ *   one in STACK_DWARF_PERIOD, go to user space, which unwinds them with libdw
+ *   (user/stacks.c); each sample carries the calls, bytes and time since the last one, so
+ *   the sums stay exact.
+ * User space symbolizes the addresses after the process may have gone: the process's
+ * executable file mappings (file key, addresses, offset) are sent when they change.
+ * Nothing here runs without --stacks: `stacks` is read-only data, 0 then.
+ */
+#define VM_EXEC 0x00000004
+
+const volatile __u8 stacks = STACKS_OFF;
+/* Syscalls whose stacks are recorded (the timeline's set: trace_nr's). */
+const volatile __u8 stack_nr[MAX_SYSCALLS] = {};
+
+/*
+ * Frame-pointer stacks by a 64-bit hash of their frames. Not a STACK_TRACE map: its ids are
+ * its buckets, and two stacks in one bucket lose the second (or, with REUSE_STACKID, the
+ * first one's counts go to the second): with a hundred stacks in 16,384 buckets that is
+ * one run in three. Two stacks with one 64-bit hash are not to be expected.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* MAX_STACK_IDS with --stacks */
+	__type(key, __u64);
+	__type(value, struct stack_ips);
+} stack_traces SEC(".maps");
+
+/* bpf_get_stack's buffer (too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_ips);
+} stack_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* MAX_STACK_KEYS with --stacks */
+	__type(key, struct stack_key);
+	__type(value, struct stack_val);
+} stack_counts SEC(".maps");
+
+/* DWARF mode: per (slot, syscall). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* nr_slots * MAX_SYSCALLS with --stacks dwarf */
+	__type(key, __u32);
+	__type(value, struct stack_pending);
+} stack_pending SEC(".maps");
+
+/* Per slot: (exec id, mm->map_count + 1) when its mappings were last sent (0: never). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* nr_slots with --stacks */
+	__type(key, __u32);
+	__type(value, __u64);
+} stack_maps_sent SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 12); /* sized by the loader with --stacks */
+} stack_events SEC(".maps");
+
+static const struct stack_val zero_stack_val;
+
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
+				 __u64 addr) __ksym;
+extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym;
+
+/* The process's executable file mappings, to user space (global: verified once). */
+__noinline int stack_send_maps(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	struct stack_maps *m = bpf_ringbuf_reserve(&stack_events, sizeof(*m), 0);
+	__u32 n = 0;
+
+	if (!m) {
+		__sync_fetch_and_add(&drops[DROP_STACKS], 1);
+		return 0;
+	}
+	m->kind = SE_MAPS;
+	m->tgid = task->tgid;
+	m->exec_id = task->self_exec_id;
+	bpf_iter_task_vma_new(&it, task, 0);
+	while ((vma = bpf_iter_task_vma_next(&it)) && n < MAX_STACK_VMAS) {
+		struct inode *inode;
+
+		if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file)
+			continue;
+		inode = vma->vm_file->f_inode;
+		m->vmas[n].start = vma->vm_start;
+		m->vmas[n].end = vma->vm_end;
+		m->vmas[n].pgoff = vma->vm_pgoff;
+		m->vmas[n].ino = inode->i_ino;
+		m->vmas[n].dev = inode->i_sb->s_dev;
+		m->vmas[n].igen = inode->i_generation;
+		n++;
+	}
+	bpf_iter_task_vma_destroy(&it);
+	m->n = n;
+	bpf_ringbuf_submit(m, 0);
+	return 0;
+}
+
+/* Sends the mappings when the process has none sent or has changed them since. */
+static __always_inline void stack_note_maps(struct task_struct *task, __u32 slot)
+{
+	__u64 *sent = bpf_map_lookup_elem(&stack_maps_sent, &slot);
+	struct mm_struct *mm = task->mm;
+	__u64 now;
+
+	if (!sent || !mm)
+		return;
+	now = (task->self_exec_id << 32) | (__u32)(mm->map_count + 1);
+	if (*sent == now)
+		return;
+	*sent = now;
+	stack_send_maps();
+}
+
+struct exec_check {
+	__u64 addr;
+	bool exec;
+};
+
+static long vma_exec(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct exec_check *c = data;
+
+	c->exec = vma->vm_flags & VM_EXEC;
+	return 0;
+}
+
+/*
+ * The caller of a frameless syscall wrapper, or 0: the word on top of the stack when it
+ * points into executable code (user space drops it when the walk found it second anyway:
+ * a program cannot read a stack-trace map).
+ */
+static __always_inline __u64 leaf_caller(struct task_struct *task, __u64 top)
+{
+	struct exec_check c = { .addr = top };
+
+	if (!top)
+		return 0;
+	bpf_find_vma(task, top, vma_exec, &c, 0);
+	return c.exec ? top : 0;
+}
+
+/* The stack of this call, walked by its frame pointers, kept by hash: the hash, or -1. */
+static __always_inline __s64 walk_stack(void *ctx)
+{
+	__u32 zero = 0;
+	struct stack_ips *st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	__u64 h = 0xcbf29ce484222325ULL;
+	long bytes;
+
+	if (!st)
+		return -1;
+	bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
+	if (bytes <= 0)
+		return -1;
+	st->depth = bytes / sizeof(__u64);
+	for (int i = 0; i < MAX_STACK_DEPTH; i++) {
+		if (i >= st->depth)
+			break;
+		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
+	}
+	h = (h ^ (h >> 31)) & 0x7fffffffffffffffULL; /* a stack id is never negative */
+	bpf_map_update_elem(&stack_traces, &h, st, BPF_NOEXIST);
+	return h;
+}
+
+/* Frame-pointer mode: this call on its (process, syscall, stack). */
+static __noinline int stack_fp(void *ctx, struct thread_io *ti, __u32 nr, __s64 ret,
+			       __u64 weighted_ns)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct stack_key key = { .tgid = task->tgid, .nr = nr, .exec_id = task->self_exec_id };
+	struct stack_val *v;
+	__u64 top = 0;
+
+	bpf_probe_read_user(&top, sizeof(top), (void *)regs->sp);
+	if (ti->stk_id >= 0 && ti->stk_ip == regs->ip && ti->stk_sp == regs->sp &&
+	    ti->stk_bp == regs->bp && ti->stk_top == top) {
+		key.stackid = ti->stk_id;
+		key.leaf = ti->stk_leaf;
+	} else {
+		key.stackid = walk_stack(ctx);
+		if (key.stackid < 0) {
+			__sync_fetch_and_add(&drops[DROP_STACKS], 1);
+			return 0;
+		}
+		key.leaf = leaf_caller(task, top);
+		ti->stk_ip = regs->ip;
+		ti->stk_sp = regs->sp;
+		ti->stk_bp = regs->bp;
+		ti->stk_top = top;
+		ti->stk_id = key.stackid;
+		ti->stk_leaf = key.leaf;
+	}
+	v = lookup_or_init(&stack_counts, &key, &zero_stack_val, DROP_STACKS, NULL);
+	if (!v)
+		return 0;
+	__sync_fetch_and_add(&v->calls, 1);
+	if (io_kind_of[nr & (MAX_SYSCALLS - 1)] && ret > 0)
+		__sync_fetch_and_add(&v->bytes, ret);
+	__sync_fetch_and_add(&v->time_ns, weighted_ns);
+	return 0;
+}
+
+static long vma_end(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	*(__u64 *)data = vma->vm_end;
+	return 0;
+}
+
+#define PAGE 4096
+
+/*
+ * Copies size bytes of user stack from sp, or the most of them it can: a page that was
+ * never touched cannot be read without a fault (the first frame sits up to 8 KiB below
+ * the stack's top, arch_align_stack, and the pages between may not exist), so the read
+ * falls back to the page of sp and the next. Returns the bytes copied.
+ */
+static __always_inline __u32 read_stack(struct stack_sample *s, __u64 sp, __u64 size)
+{
+	__u64 first = PAGE - (sp & (PAGE - 1)), second;
+
+	if (!bpf_probe_read_user(s->stack, size, (void *)sp))
+		return size;
+	if (first > size)
+		first = size;
+	if (bpf_probe_read_user(s->stack, first, (void *)sp))
+		return 0;
+	second = size - first < PAGE ? size - first : PAGE;
+	if (bpf_probe_read_user(s->stack + first, second, (void *)(sp + first)))
+		return first;
+	return first + second;
+}
+
+/* DWARF mode: the calls since the last sample add up; this one is sampled, or not. */
+__noinline int stack_dwarf(__u32 slot, __u32 nr, __s64 ret, __u64 weighted_ns, __u32 rnd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u32 k = slot * MAX_SYSCALLS + (nr & (MAX_SYSCALLS - 1));
+	struct stack_pending *p = bpf_map_lookup_elem(&stack_pending, &k);
+	struct stack_sample *s;
+	__u64 end = 0, size;
+
+	if (!p)
+		return 0;
+	__sync_fetch_and_add(&p->calls, 1);
+	if (io_kind_of[nr & (MAX_SYSCALLS - 1)] && ret > 0)
+		__sync_fetch_and_add(&p->bytes, ret);
+	__sync_fetch_and_add(&p->time_ns, weighted_ns);
+	if (p->sampled >= STACK_DWARF_WARMUP && (rnd & (STACK_DWARF_PERIOD - 1)))
+		return 0;
+	s = bpf_ringbuf_reserve(&stack_events, sizeof(*s), 0);
+	if (!s) {
+		__sync_fetch_and_add(&drops[DROP_STACKS], 1);
+		return 0;
+	}
+	s->kind = SE_SAMPLE;
+	s->tgid = task->tgid;
+	s->tid = task->pid;
+	s->nr = nr;
+	s->regs[DW_RAX] = regs->ax;
+	s->regs[DW_RDX] = regs->dx;
+	s->regs[DW_RCX] = regs->cx;
+	s->regs[DW_RBX] = regs->bx;
+	s->regs[DW_RSI] = regs->si;
+	s->regs[DW_RDI] = regs->di;
+	s->regs[DW_RBP] = regs->bp;
+	s->regs[DW_RSP] = regs->sp;
+	s->regs[DW_R8] = regs->r8;
+	s->regs[DW_R9] = regs->r9;
+	s->regs[DW_R10] = regs->r10;
+	s->regs[DW_R11] = regs->r11;
+	s->regs[DW_R12] = regs->r12;
+	s->regs[DW_R13] = regs->r13;
+	s->regs[DW_R14] = regs->r14;
+	s->regs[DW_R15] = regs->r15;
+	s->regs[DW_RIP] = regs->ip;
+	/* Up to the end of the stack's mapping: a read past it would fail whole. */
+	bpf_find_vma(task, regs->sp, vma_end, &end, 0);
+	size = end > regs->sp ? end - regs->sp : 0;
+	if (size > STACK_DWARF_BYTES)
+		size = STACK_DWARF_BYTES;
+	s->size = read_stack(s, regs->sp, size);
+	/* What it stands for: itself and the calls since the last sample (exact sums). */
+	s->calls = __sync_lock_test_and_set(&p->calls, 0);
+	s->bytes = __sync_lock_test_and_set(&p->bytes, 0);
+	s->time_ns = __sync_lock_test_and_set(&p->time_ns, 0);
+	p->sampled++;
+	bpf_ringbuf_submit(s, 0);
+	return 0;
+}
+
+/* Where this call's stack goes: every call's (frame pointers), or a sample's (DWARF). */
+static __always_inline void stack_call(void *ctx, struct task_struct *task, struct thread_io *ti,
+				       __u32 slot, __u32 nr, __s64 ret, __u64 weighted_ns)
+{
+	__u32 x = ti->rng ?: task->pid | 1;
+
+	stack_note_maps(task, slot);
+	if (stacks == STACKS_FP) {
+		stack_fp(ctx, ti, nr, ret, weighted_ns);
+		return;
+	}
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	ti->rng = x;
+	stack_dwarf(slot, nr, ret, weighted_ns, x);
+}

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Gathering the stacks (stacks.h): each process's executable mappings per exec, as the
+ * kernel sends them; DWARF samples unwound as they come (while their mappings are the
+ * process's current ones); frame-pointer aggregates at the end; everything summed per
+ * (process, syscall, frames).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include "stacks_impl.h"
+
+struct stacks *stacks_new(int mode, int by, stacks_name_fn name_of, void *ctx)
+{
+	struct stacks *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	*s = (struct stacks){ .mode = mode, .by = by, .name_of = name_of, .ctx = ctx };
+	s->sym = sym_new();
+	if (!s->sym) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void stacks_free(struct stacks *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nspaces; i++) {
+		free(s->spaces[i].vmas);
+		sym_space_free(s->spaces[i].unwinder);
+	}
+	for (size_t i = 0; i < s->naggs; i++)
+		free(s->aggs[i].pcs);
+	free(s->spaces);
+	free(s->aggs);
+	free(s->index);
+	free(s->last);
+	sym_free(s->sym);
+	free(s);
+}
+
+struct stack_space *stacks_space(struct stacks *s, uint32_t pid, uint32_t exec_id)
+{
+	for (size_t i = 0; i < s->nspaces; i++)
+		if (s->spaces[i].pid == pid && s->spaces[i].exec_id == exec_id)
+			return &s->spaces[i];
+	return NULL;
+}
+
+const char *stacks_vma_path(struct stacks *s, const struct stack_vma *v)
+{
+	return s->name_of(s->ctx, v->dev, v->ino, v->igen);
+}
+
+/* The latest mappings of a process's exec replace the ones sent before. */
+static int on_maps(struct stacks *s, const struct stack_maps *m)
+{
+	struct stack_space *sp = stacks_space(s, m->tgid, m->exec_id), *grown;
+	size_t n = m->n < MAX_STACK_VMAS ? m->n : MAX_STACK_VMAS;
+	struct stack_vma *vmas = malloc((n ? n : 1) * sizeof(*vmas));
+
+	if (!vmas)
+		return -1;
+	memcpy(vmas, m->vmas, n * sizeof(*vmas));
+	if (!sp) {
+		grown = realloc(s->spaces, (s->nspaces + 1) * sizeof(*grown));
+		if (!grown) {
+			free(vmas);
+			return -1;
+		}
+		s->spaces = grown;
+		sp = memset(&s->spaces[s->nspaces++], 0, sizeof(*sp));
+		sp->pid = m->tgid;
+		sp->exec_id = m->exec_id;
+	}
+	free(sp->vmas);
+	sym_space_free(sp->unwinder);
+	sp->unwinder = NULL;
+	sp->vmas = vmas;
+	sp->nvmas = n;
+	return 0;
+}
+
+static uint64_t hash_of(uint32_t pid, uint32_t nr, uint32_t exec_id, const uint64_t *pcs,
+			uint32_t depth)
+{
+	uint64_t h = (((uint64_t)pid << 32) | nr) ^ ((uint64_t)exec_id << 17) ^ depth;
+
+	for (uint32_t i = 0; i < depth; i++)
+		h = (h ^ pcs[i]) * 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+static bool same(const struct stack_agg *a, uint32_t pid, uint32_t nr, uint32_t exec_id,
+		 const uint64_t *pcs, uint32_t depth)
+{
+	return a->pid == pid && a->nr == nr && a->exec_id == exec_id && a->depth == depth &&
+	       !memcmp(a->pcs, pcs, depth * sizeof(*pcs));
+}
+
+static int grow_index(struct stacks *s)
+{
+	size_t cap = s->cap ? 2 * s->cap : 256, *index = calloc(cap, sizeof(*index));
+
+	if (!index)
+		return -1;
+	for (size_t i = 0; i < s->naggs; i++) {
+		const struct stack_agg *a = &s->aggs[i];
+		size_t h = hash_of(a->pid, a->nr, a->exec_id, a->pcs, a->depth) & (cap - 1);
+
+		while (index[h])
+			h = (h + 1) & (cap - 1);
+		index[h] = i + 1;
+	}
+	free(s->index);
+	s->index = index;
+	s->cap = cap;
+	return 0;
+}
+
+/* The aggregate of these frames (made if new): its index, or -1 out of memory. */
+static ssize_t agg_of(struct stacks *s, uint32_t pid, uint32_t nr, uint32_t exec_id,
+		      const uint64_t *pcs, uint32_t depth)
+{
+	struct stack_agg *grown, *a;
+	size_t h;
+
+	if ((s->naggs + 1) * 4 > s->cap * 3 && grow_index(s))
+		return -1;
+	h = hash_of(pid, nr, exec_id, pcs, depth) & (s->cap - 1);
+	for (; s->index[h]; h = (h + 1) & (s->cap - 1))
+		if (same(&s->aggs[s->index[h] - 1], pid, nr, exec_id, pcs, depth))
+			return s->index[h] - 1;
+	grown = realloc(s->aggs, (s->naggs + 1) * sizeof(*grown));
+	if (!grown)
+		return -1;
+	s->aggs = grown;
+	a = memset(&s->aggs[s->naggs], 0, sizeof(*a));
+	a->pcs = malloc((depth ? depth : 1) * sizeof(*pcs));
+	if (!a->pcs)
+		return -1;
+	if (depth)
+		memcpy(a->pcs, pcs, depth * sizeof(*pcs));
+	*a = (struct stack_agg){ .pid = pid, .nr = nr, .exec_id = exec_id, .depth = depth,
+				 .pcs = a->pcs };
+	s->index[h] = ++s->naggs;
+	return s->naggs - 1;
+}
+
+static void remember_last(struct stacks *s, uint32_t pid, uint32_t nr, size_t agg)
+{
+	struct stack_last *grown;
+
+	for (size_t i = 0; i < s->nlast; i++)
+		if (s->last[i].pid == pid && s->last[i].nr == nr) {
+			s->last[i].agg = agg;
+			return;
+		}
+	grown = realloc(s->last, (s->nlast + 1) * sizeof(*grown));
+	if (!grown)
+		return;
+	s->last = grown;
+	s->last[s->nlast++] = (struct stack_last){ pid, nr, agg };
+}
+
+/* The unwinder of a process's current mappings (built when first needed). */
+static struct sym_space *unwinder_of(struct stacks *s, struct stack_space *sp)
+{
+	struct sym_map *maps;
+
+	if (sp->unwinder || !sp->nvmas)
+		return sp->unwinder;
+	maps = calloc(sp->nvmas, sizeof(*maps));
+	if (!maps)
+		return NULL;
+	for (size_t i = 0; i < sp->nvmas; i++)
+		maps[i] = (struct sym_map){ .start = sp->vmas[i].start, .end = sp->vmas[i].end,
+					    .offset = sp->vmas[i].pgoff * 4096,
+					    .path = stacks_vma_path(s, &sp->vmas[i]) };
+	sp->unwinder = sym_space_new(maps, sp->nvmas);
+	free(maps);
+	return sp->unwinder;
+}
+
+/* The current exec of a process: the mappings sent last for it. */
+static struct stack_space *current_space(struct stacks *s, uint32_t pid)
+{
+	for (size_t i = s->nspaces; i-- > 0;)
+		if (s->spaces[i].pid == pid)
+			return &s->spaces[i];
+	return NULL;
+}
+
+static int on_sample(struct stacks *s, const struct stack_sample *e)
+{
+	struct stack_space *sp = current_space(s, e->tgid);
+	struct sym_space *u = sp ? unwinder_of(s, sp) : NULL;
+	uint64_t pcs[MAX_STACK_DEPTH] = { e->regs[DW_RIP] };
+	int depth = u ? sym_space_unwind(u, e, pcs, MAX_STACK_DEPTH) : 1;
+	ssize_t i = agg_of(s, e->tgid, e->nr, sp ? sp->exec_id : 0, pcs, depth);
+
+	s->samples++;
+	if (i < 0)
+		return -1;
+	s->aggs[i].calls += e->calls;
+	s->aggs[i].bytes += e->bytes;
+	s->aggs[i].time_ns += e->time_ns;
+	remember_last(s, e->tgid, e->nr, i);
+	return 0;
+}
+
+int stacks_on_event(struct stacks *s, const void *data, size_t size)
+{
+	uint32_t kind;
+
+	if (size < sizeof(kind))
+		return 0;
+	memcpy(&kind, data, sizeof(kind));
+	if (kind == SE_MAPS && size >= offsetof(struct stack_maps, vmas))
+		on_maps(s, data);
+	else if (kind == SE_SAMPLE && size >= sizeof(struct stack_sample))
+		on_sample(s, data);
+	return 0;
+}
+
+void stacks_add_fp(struct stacks *s, const struct stack_key *k, const struct stack_val *v,
+		   const __u64 *ips, int depth)
+{
+	uint64_t pcs[MAX_STACK_DEPTH + 1];
+	int n = 0;
+	ssize_t i;
+
+	/* The frameless wrapper's caller, second: where the walk skipped it. */
+	for (int d = 0; d < depth && n < MAX_STACK_DEPTH + 1; d++) {
+		pcs[n++] = ips[d];
+		if (d == 0 && k->leaf && (depth < 2 || ips[1] != k->leaf))
+			pcs[n++] = k->leaf;
+	}
+	i = agg_of(s, k->tgid, k->nr, k->exec_id, pcs, n);
+	if (i < 0)
+		return;
+	s->aggs[i].calls += v->calls;
+	s->aggs[i].bytes += v->bytes;
+	s->aggs[i].time_ns += v->time_ns;
+}
+
+void stacks_add_pending(struct stacks *s, uint32_t pid, uint32_t nr,
+			const struct stack_pending *p)
+{
+	ssize_t agg = -1;
+
+	for (size_t i = 0; i < s->nlast && agg < 0; i++)
+		if (s->last[i].pid == pid && s->last[i].nr == nr)
+			agg = s->last[i].agg;
+	/* No sample of it at all (its ring buffer was full): a stack of no frame. */
+	if (agg < 0)
+		agg = agg_of(s, pid, nr, 0, NULL, 0);
+	if (agg < 0)
+		return;
+	s->aggs[agg].calls += p->calls;
+	s->aggs[agg].bytes += p->bytes;
+	s->aggs[agg].time_ns += p->time_ns;
+}

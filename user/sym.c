@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Symbols and unwinding with libdwfl (elfutils), as perf's libdw unwinder does. Files are
+ * opened once each (an offline Dwfl per file, its PT_LOAD segments turning file offsets
+ * into addresses); names are looked up once per (file, offset). Debug information, where
+ * there is some (the file's own, or /usr/lib/debug's by build ID), gives inlined frames;
+ * otherwise the symbol tables give the function.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include "sym.h"
+
+#define MAX_LOADS 16
+
+struct sym_file {
+	char *path;
+	Dwfl *dwfl; /* NULL: the file could not be read */
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;
+	size_t nloads;
+	struct { uint64_t offset, vaddr, size; } loads[MAX_LOADS];
+};
+
+struct sym_name {
+	const struct sym_file *file;
+	uint64_t off;
+	bool ret;
+	int n;
+	char *names[SYM_MAX_INLINE];
+};
+
+struct sym {
+	struct sym_file *files;
+	size_t nfiles;
+	struct sym_name *names; /* open addressing by (file, off, ret) */
+	size_t cap, used;
+};
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+struct sym *sym_new(void)
+{
+	elf_version(EV_CURRENT);
+	return calloc(1, sizeof(struct sym));
+}
+
+void sym_free(struct sym *y)
+{
+	if (!y)
+		return;
+	for (size_t i = 0; i < y->nfiles; i++) {
+		free(y->files[i].path);
+		if (y->files[i].dwfl)
+			dwfl_end(y->files[i].dwfl);
+	}
+	for (size_t i = 0; i < y->cap; i++)
+		for (int k = 0; y->names[i].file && k < y->names[i].n; k++)
+			free(y->names[i].names[k]);
+	free(y->files);
+	free(y->names);
+	free(y);
+}
+
+/* The file's PT_LOAD segments, which turn a file offset into its address. */
+static void read_loads(struct sym_file *f)
+{
+	Elf *elf = dwfl_module_getelf(f->mod, &f->bias);
+	size_t phnum;
+
+	if (!elf || elf_getphdrnum(elf, &phnum))
+		return;
+	for (size_t i = 0; i < phnum && f->nloads < MAX_LOADS; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, i, &mem);
+
+		if (ph && ph->p_type == PT_LOAD)
+			f->loads[f->nloads++] = (typeof(f->loads[0])){ ph->p_offset, ph->p_vaddr,
+								       ph->p_filesz };
+	}
+}
+
+static struct sym_file *file_of(struct sym *y, const char *path)
+{
+	struct sym_file *grown, *f;
+
+	for (size_t i = 0; i < y->nfiles; i++)
+		if (!strcmp(y->files[i].path, path))
+			return &y->files[i];
+	grown = realloc(y->files, (y->nfiles + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	y->files = grown;
+	f = memset(&y->files[y->nfiles], 0, sizeof(*f));
+	f->path = strdup(path);
+	if (!f->path)
+		return NULL;
+	y->nfiles++;
+	f->dwfl = dwfl_begin(&offline_callbacks);
+	if (f->dwfl) {
+		f->mod = dwfl_report_elf(f->dwfl, path, path, -1, 0, true);
+		dwfl_report_end(f->dwfl, NULL, NULL);
+	}
+	if (f->mod)
+		read_loads(f);
+	return f;
+}
+
+/* The module address of file offset off, or 0. */
+static Dwarf_Addr address_of(const struct sym_file *f, uint64_t off)
+{
+	for (size_t i = 0; i < f->nloads; i++)
+		if (off >= f->loads[i].offset && off < f->loads[i].offset + f->loads[i].size)
+			return f->loads[i].vaddr + (off - f->loads[i].offset) + f->bias;
+	return 0;
+}
+
+/* A name usable in a folded stack: no ';' (the separator), no line break. */
+static char *clean_name(const char *name)
+{
+	char *s = strdup(name);
+
+	for (char *c = s; c && *c; c++)
+		if (*c == ';' || *c == '\n' || *c == '\r')
+			*c = ':';
+	return s;
+}
+
+/* Inlined frames from the debug information: names innermost first; how many. */
+static int inline_names(struct sym_file *f, Dwarf_Addr addr, char **names)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(f->mod, addr, &bias), *scopes = NULL;
+	int n = 0, nscopes;
+
+	if (!cu)
+		return 0;
+	nscopes = dwarf_getscopes(cu, addr - bias, &scopes);
+	for (int i = 0; i < nscopes && n < SYM_MAX_INLINE; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Attribute attr;
+		const char *name;
+
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &attr));
+		if (name)
+			names[n++] = clean_name(name);
+		if (tag == DW_TAG_subprogram)
+			break;
+	}
+	free(scopes);
+	return n;
+}
+
+static void lookup(struct sym_file *f, uint64_t off, bool ret, struct sym_name *out)
+{
+	Dwarf_Addr addr = f->mod ? address_of(f, off) : 0;
+	const char *base = strrchr(f->path, '/');
+	char *inner_first[SYM_MAX_INLINE], buf[320];
+	GElf_Off offset;
+	GElf_Sym sym;
+	const char *name;
+	int n = 0;
+
+	if (addr)
+		n = inline_names(f, addr - ret, inner_first);
+	if (!n && addr && (name = dwfl_module_addrinfo(f->mod, addr - ret, &offset, &sym, NULL,
+						       NULL, NULL)))
+		inner_first[n++] = clean_name(name);
+	if (!n) {
+		snprintf(buf, sizeof(buf), "[unknown] (%s)", base ? base + 1 : f->path);
+		inner_first[n++] = clean_name(buf);
+	}
+	out->n = n;
+	for (int i = 0; i < n; i++)
+		out->names[i] = inner_first[n - 1 - i];
+}
+
+static int grow_names(struct sym *y)
+{
+	size_t cap = y->cap ? 2 * y->cap : 1024;
+	struct sym_name *old = y->names, *fresh = calloc(cap, sizeof(*fresh));
+
+	if (!fresh)
+		return -1;
+	y->names = fresh;
+	for (size_t i = 0; i < y->cap; i++) {
+		size_t h;
+
+		if (!old[i].file)
+			continue;
+		h = ((uintptr_t)old[i].file ^ old[i].off * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+		while (fresh[h].file)
+			h = (h + 1) & (cap - 1);
+		fresh[h] = old[i];
+	}
+	free(old);
+	y->cap = cap;
+	return 0;
+}
+
+int sym_frames(struct sym *y, const char *path, uint64_t off, bool return_address,
+	       const char *names[SYM_MAX_INLINE])
+{
+	struct sym_file *f = path ? file_of(y, path) : NULL;
+	struct sym_name *e;
+	size_t h;
+
+	if (!f || ((y->used + 1) * 4 > y->cap * 3 && grow_names(y))) {
+		names[0] = "[unknown]";
+		return 1;
+	}
+	h = ((uintptr_t)f ^ off * 0x9E3779B97F4A7C15ULL) & (y->cap - 1);
+	while ((e = &y->names[h])->file &&
+	       (e->file != f || e->off != off || e->ret != return_address))
+		h = (h + 1) & (y->cap - 1);
+	if (!e->file) {
+		lookup(f, off, return_address, e);
+		e->file = f;
+		e->off = off;
+		e->ret = return_address;
+		y->used++;
+	}
+	for (int i = 0; i < e->n; i++)
+		names[i] = e->names[i];
+	return e->n;
+}
