@@ -124,6 +124,14 @@ def tools(tmp, baseline=None, only=None):
         "bpftrace hist": lambda argv, out: None if any(" " in a for a in argv) else [
             "bpftrace", "-o", str(out), str(bt), "-c", " ".join(argv)],
         "floor (no-op tp_btf)": lambda argv, out: [str(FLOOR), "--"] + argv,
+        # The timeline and the stacks, on the workloads their issues name (ONLY_ON).
+        "iotrace --trace": lambda argv, out: [str(IOTRACE), "--trace", str(out) + ".trace",
+                                              "--json", "-o", str(out), "--"] + argv,
+        "iotrace --stacks": lambda argv, out: [str(IOTRACE), "--stacks", str(out) + ".folded",
+                                               "--json", "-o", str(out), "--"] + argv,
+        "iotrace --stacks dwarf": lambda argv, out: [
+            str(IOTRACE), "--stacks", str(out) + ".folded", "--stacks-unwind", "dwarf",
+            "--json", "-o", str(out), "--"] + argv,
     }
     if baseline:
         found["baseline iotrace"] = lambda argv, out: [baseline, "--json", "-o", str(out),
@@ -132,6 +140,12 @@ def tools(tmp, baseline=None, only=None):
             baseline, "--no-time", "--json", "-o", str(out), "--"] + argv
     return {k: v for k, v in found.items()
             if not only or k == "untraced" or k.startswith("baseline") or k in only}
+
+
+# Tools measured on some workloads only (the rest of their column says so).
+ONLY_ON = {"iotrace --trace": {"tr2u", "read-file cold 64M"},
+           "iotrace --stacks": {"tr2u", "copy b=8k"},
+           "iotrace --stacks dwarf": {"tr2u", "copy b=8k"}}
 
 
 def timed(argv, cmd_out):
@@ -318,6 +332,9 @@ def main():
                 for name, make in tl.items():
                     out, cmd_out = tmp / "tool.out", tmp / "cmdtime.out"
                     out.unlink(missing_ok=True)
+                    if wl.name not in ONLY_ON.get(name, {wl.name}):
+                        errors[name] = "not measured on this workload"
+                        continue
                     cmd_line = make(timed(wl.argv, cmd_out), out)
                     if cmd_line is None:
                         errors[name] = "cannot pass an argument with blanks"
@@ -367,6 +384,8 @@ def main():
         extra.update(memory(tr2u or wls[-1]))
         extra["program_ns"] = prog_ns
         extra["ledger"] = ledger_scale(IOTRACE, tmp, 2000 if args.quick else 50000)
+        if tr2u:
+            extra["trace_size"] = trace_size(tmp, tr2u)
         extra["accuracy"] = {"block": block_accuracy(IOTRACE, tmp, args.quick),
                              "syscall": syscall_accuracy(
                                  IOTRACE, accuracy_workloads(wls, tmp, args.quick),
@@ -376,6 +395,20 @@ def main():
         {"runs": args.runs, "quick": args.quick, "results": results, **extra}, indent=1) + "\n")
     plot(results, out_dir / "performance.png")
     write_markdown(out_dir / "performance.md", results, extra, args)
+
+
+def trace_size(tmp, wl):
+    """A --trace-min 0 timeline of a workload: its size per million events."""
+    trace, report = tmp / "size.trace", tmp / "size.json"
+    fin = open(wl.stdin, "rb") if wl.stdin else subprocess.DEVNULL
+    subprocess.run([str(IOTRACE), "--trace", str(trace), "--trace-min", "0", "--json", "-o",
+                    str(report), "--"] + wl.argv, stdin=fin, stdout=subprocess.DEVNULL,
+                   check=True)
+    events = json.loads(report.read_text())["trace"]["events"]
+    size = trace.stat().st_size
+    trace.unlink()
+    return {"workload": wl.name, "events": events, "bytes": size,
+            "bytes_per_million_events": size / events * 1e6 if events else None}
 
 
 def accuracy_workloads(wls, tmp, quick):
@@ -459,6 +492,35 @@ def timing_lines(results, extra):
         lines.append(f"| {wl} | " + " | ".join(cells) +
                      (f" | ×{ratio:.2f} | {'yes' if ratio <= 1.10 else 'no'} |" if ratio
                       else " | n/a | |"))
+    return lines + [""]
+
+
+def timeline_lines(results, extra):
+    """Markdown: what --trace and --stacks cost on the workloads their issues name."""
+    cmd = extra.get("command_time") or {}
+    rows = []
+    for tool in ONLY_ON:
+        for wl in sorted(ONLY_ON[tool]):
+            c = (cmd.get(wl) or {}).get(tool)
+            base = (cmd.get(wl) or {}).get("iotrace")
+            if not c:
+                continue
+            ns = f"+{c['ns_per_call']:.0f} ns/call" if c["ns_per_call"] is not None else ""
+            rows.append(f"| {tool} | {wl} | ×{c['ratio']:.3f} {ns} | "
+                        f"{'×%.3f' % base['ratio'] if base else 'n/a'} |")
+    if not rows:
+        return []
+    lines = ["## The timeline and the stacks", "",
+             "The traced program's own time with `--trace FILE` (default `--trace-min 1ms`: "
+             "every call timed, the slow ones and every block request written) and with "
+             "`--stacks FILE` (frame pointers, and DWARF), ×untraced, beside plain iotrace "
+             "in the same run.", "", "| tool | workload | command time | iotrace |",
+             "|---|---|---|---|"] + rows
+    size = extra.get("trace_size")
+    if size and size.get("bytes_per_million_events"):
+        lines += ["", f"A `--trace-min 0` timeline of {size['workload']} ({size['events']:,} "
+                  f"events): {size['bytes'] / 2**20:.1f} MiB, "
+                  f"{size['bytes_per_million_events'] / 2**20:.0f} MiB per million events."]
     return lines + [""]
 
 
@@ -547,7 +609,8 @@ def write_markdown(path, results, extra, args):
               "", "The floor is `.output/bench/floor`: no-op tp_btf sys_enter/sys_exit programs "
               "(bpf/floor.bpf.c), the least any syscall tracer on these hooks costs. Raw numbers "
               "are in performance.json.", ""] + timing_lines(results, extra) + \
-        accuracy_lines(extra.get("accuracy")) + ledger_lines(extra) + ["", NOTES]
+        accuracy_lines(extra.get("accuracy")) + timeline_lines(results, extra) + \
+        ledger_lines(extra) + ["", NOTES]
     path.write_text("\n".join(lines) + "\n")
 
 

@@ -15,7 +15,8 @@ def test_bench_script_runs_every_tool(tmp_path):
     row = data["results"]["tr2b"]
     assert set(row) == {"untraced", "iotrace", "iotrace --time-all", "iotrace --no-time",
                         "strace -f -c", "perf trace -s", "bpftrace hist",
-                        "floor (no-op tp_btf)"}
+                        "floor (no-op tp_btf)", "iotrace --trace", "iotrace --stacks",
+                        "iotrace --stacks dwarf"}
     for tool, cell in row.items():
         assert cell["median_s"] is not None or cell["error"], tool
     reads, writes = row["strace -f -c"]["reads_writes"]

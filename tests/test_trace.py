@@ -229,6 +229,28 @@ def test_names_lifetimes_and_instants(tmp_path):
             assert instants[("fork", pid)] == instants[("exec", pid)] == 1, p["comm"]
 
 
+def test_attached_with_p(tmp_path):
+    """-p PID --trace: a running process's calls, until it exits."""
+    src = tmp_path / "loop.sh"
+    src.write_text("for i in $(seq 300); do head -c 100 /etc/services > /dev/null; sleep 0.01; "
+                   "done\n")
+    target = subprocess.Popen(["sh", str(src)])
+    trace, report = tmp_path / "t.json", tmp_path / "r.json"
+    try:
+        res = run([IOTRACE, "--json", "-o", report, "--trace", trace, "--trace-min", "0",
+                   "-p", str(target.pid)], timeout=60)
+    finally:
+        target.kill()
+        target.wait()
+    assert res.returncode == 0, res.stderr
+    events = check_format(json.loads(trace.read_text()))
+    heads = {p["pid"] for p in real_processes(json.loads(report.read_text()))
+             if p["comm"] == "head"}
+    reads = [e for e in slices(events) if e["pid"] in heads and e["name"] == "read"
+             and e["args"].get("file") == "/etc/services"]
+    assert len(heads) > 10 and len(reads) >= len(heads)
+
+
 def test_truncated_beyond_max_events(tmp_path):
     """--trace-max-events 500 on a million calls: 500 events, the rest counted, the file
     valid and saying it was truncated, and the report says so too."""

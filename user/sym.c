@@ -136,16 +136,33 @@ static char *clean_name(const char *name)
 	return s;
 }
 
-/* Inlined frames from the debug information: names innermost first; how many. */
+static bool is_function(Dwarf_Die *die)
+{
+	int tag = dwarf_tag(die);
+
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
+}
+
+/*
+ * Inlined frames from the debug information: names innermost first; how many. The scopes
+ * at an address stop at the innermost function (inlined or not) and go on with its own
+ * abstract scopes; the scopes around that function's DIE give the chain of its callers
+ * into which it was inlined, up to the real function (as eu-addr2line -i finds them).
+ */
 static int inline_names(struct sym_file *f, Dwarf_Addr addr, char **names)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(f->mod, addr, &bias), *scopes = NULL;
-	int n = 0, nscopes;
+	Dwarf_Die *cu = dwfl_module_addrdie(f->mod, addr, &bias), *scopes = NULL, *chain = NULL;
+	int n = 0, nscopes, i;
 
 	if (!cu)
 		return 0;
 	nscopes = dwarf_getscopes(cu, addr - bias, &scopes);
+	for (i = 0; i < nscopes && !is_function(&scopes[i]); i++)
+		;
+	nscopes = i < nscopes ? dwarf_getscopes_die(&scopes[i], &chain) : 0;
+	free(scopes);
+	scopes = chain;
 	for (int i = 0; i < nscopes && n < SYM_MAX_INLINE; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		Dwarf_Attribute attr;

@@ -8,7 +8,9 @@
  * (default 500), syncer_c() SYNCS fsync calls on FILE.out (default 10), in that order,
  * each called from main() through middle(), a function of its own. Every one of those
  * functions is kept out of line (noinline), so that a stack shows them all: main ->
- * middle -> reader_a -> read. It prints what it did, one line per function:
+ * middle -> reader_a -> read_one -> read, where read_one is inlined into reader_a (the
+ * debug information still names it: an inlined frame). It prints what it did, one line
+ * per function:
  * "reader_a read READS", "writer_b write WRITES", "syncer_c fsync SYNCS".
  *
  * The build makes it twice: callsites without frame pointers (-fomit-frame-pointer, as
@@ -33,12 +35,18 @@ static void usage(const char *why)
 	fprintf(stderr, "usage: %s [-r READS] [-w WRITES] [-s SYNCS] FILE\n", prog);
 }
 
+/* Always inlined: no frame of its own, a scope of its own in the debug information. */
+__attribute__((always_inline)) static inline int read_one(int fd, char *c)
+{
+	return read(fd, c, 1) == 1 ? 0 : -1;
+}
+
 __attribute__((noinline)) static int reader_a(int fd, unsigned long n)
 {
 	char c;
 
 	for (unsigned long i = 0; i < n; i++)
-		if (read(fd, &c, 1) != 1)
+		if (read_one(fd, &c))
 			return -1;
 	return 0;
 }
