@@ -28,6 +28,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MAX_BLOCK_KEYS);
 	__type(key, struct block_key);
 	__type(value, struct block_stat);
@@ -49,6 +50,7 @@ struct {
 /* Per (owner, file, disk, op); the loader harvests one epoch while the other fills. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MAX_FILE_BLOCKS);
 	__type(key, struct file_block_key);
 	__type(value, struct file_block_stat);

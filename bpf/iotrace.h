@@ -43,7 +43,8 @@
  * list of ids to record (Makefile, which reads this line) all come from it.
  */
 #define KERNEL_CAST_STRUCTS(X)                                                                     \
-	X(address_space) X(file) X(folio) X(inode) X(io_kiocb) X(kiocb) X(task_struct)
+	X(address_space) X(file) X(folio) X(inode) X(io_kiocb) X(kiocb) X(task_struct)           \
+	X(vm_area_struct) X(mm_struct)
 
 #define KT_ENUM_ENTRY(name) KT_##name,
 enum kernel_cast_type { KERNEL_CAST_STRUCTS(KT_ENUM_ENTRY) KERNEL_CAST_TYPES };
@@ -144,12 +145,15 @@ struct thread_io {
 	} trace_files[2];
 	__u32 linked, pad2;
 	/*
-	 * --stacks (frame pointers): the last call's user registers, the word on top of its
+	 * --stacks (frame pointers): a recent call's user registers, the word on top of its
 	 * stack, and the stack they gave; the same registers and word again are the same
-	 * stack (a loop's calls), which is then not walked again.
+	 * stack (a loop's calls), which is then not walked again. Two, by the syscall's
+	 * number: a loop alternating read and write keeps both.
 	 */
-	__u64 stk_ip, stk_sp, stk_bp, stk_top, stk_leaf;
-	__s64 stk_id; /* -1: none cached */
+	struct stack_cache {
+		__u64 ip, sp, top, leaf;
+		__s64 id;
+	} stk[2];
 	struct fd_cache fds[FD_CACHE]; /* direct-mapped by fd */
 };
 
@@ -205,7 +209,7 @@ struct iot_proc_event {
 
 _Static_assert(sizeof(struct syscall_stat) == 32, "syscall_stat layout");
 _Static_assert(sizeof(struct io_stat) == 8 * (7 + HIST_BUCKETS + FINE_BUCKETS), "io_stat layout");
-_Static_assert(sizeof(struct thread_io) == 160 + 32 * FD_CACHE, "thread_io layout");
+_Static_assert(sizeof(struct thread_io) == 192 + 32 * FD_CACHE, "thread_io layout");
 _Static_assert(sizeof(struct iot_proc_event) == 32 + COMM_LEN + ARGS_LEN, "proc_event layout");
 
 /* ---- the per-file ledger (bpf/ledger.bpf.c) ---- */

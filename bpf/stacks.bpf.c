@@ -9,8 +9,8 @@
  *   stack_counts, every call. A syscall wrapper that sets up no frame (glibc's read when
  *   the process has one thread) hides its caller from that walk: the word on top of the
  *   stack is its return address, kept as `leaf` when it returns into executable code.
- *   The registers and that word of a thread's last call are kept: the same again (a loop)
- *   is the same stack, not walked again.
+ *   The instruction and stack pointers and that word of a thread's last calls are kept:
+ *   the same again (a loop) is the same stack, not walked again.
  * - DWARF (STACKS_DWARF), for code without frame pointers: the registers and the top 8 KiB
  *   of the user stack of each (process, syscall)'s first STACK_DWARF_WARMUP calls, then of
  *   one in STACK_DWARF_PERIOD, go to user space, which unwinds them with libdw
@@ -34,6 +34,7 @@ const volatile __u8 stack_nr[MAX_SYSCALLS] = {};
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1); /* MAX_STACK_IDS with --stacks */
 	__type(key, __u64);
 	__type(value, struct stack_ips);
@@ -49,6 +50,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1); /* MAX_STACK_KEYS with --stacks */
 	__type(key, struct stack_key);
 	__type(value, struct stack_val);
@@ -103,6 +105,9 @@ __noinline int stack_send_maps(void)
 	while ((vma = bpf_iter_task_vma_next(&it)) && n < MAX_STACK_VMAS) {
 		struct inode *inode;
 
+		/* Untrusted: each pointer loaded through a trusted one costs the verifier a
+		 * search of the kernel's BTF by name, in every state of this loop. */
+		vma = UNTRUSTED(vm_area_struct, vma);
 		if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file)
 			continue;
 		inode = vma->vm_file->f_inode;
@@ -124,12 +129,12 @@ __noinline int stack_send_maps(void)
 static __always_inline void stack_note_maps(struct task_struct *task, __u32 slot)
 {
 	__u64 *sent = bpf_map_lookup_elem(&stack_maps_sent, &slot);
-	struct mm_struct *mm = task->mm;
+	struct mm_struct *mm = UNTRUSTED(task_struct, task)->mm;
 	__u64 now;
 
 	if (!sent || !mm)
 		return;
-	now = (task->self_exec_id << 32) | (__u32)(mm->map_count + 1);
+	now = (task->self_exec_id << 32) | (__u32)(UNTRUSTED(mm_struct, mm)->map_count + 1);
 	if (*sent == now)
 		return;
 	*sent = now;
@@ -188,21 +193,22 @@ static __always_inline __s64 walk_stack(void *ctx)
 	return h;
 }
 
-/* Frame-pointer mode: this call on its (process, syscall, stack). */
-static __noinline int stack_fp(void *ctx, struct thread_io *ti, __u32 nr, __s64 ret,
+/* Frame-pointer mode: this call (its result in regs->ax) on its (process, syscall, stack). */
+static __noinline int stack_fp(void *ctx, struct thread_io *ti, struct pt_regs *regs, __u32 nr,
 			       __u64 weighted_ns)
 {
+	__s64 ret = regs->ax;
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct stack_key key = { .tgid = task->tgid, .nr = nr, .exec_id = task->self_exec_id };
+	struct stack_cache *c = &ti->stk[nr & 1];
 	struct stack_val *v;
 	__u64 top = 0;
 
 	bpf_probe_read_user(&top, sizeof(top), (void *)regs->sp);
-	if (ti->stk_id >= 0 && ti->stk_ip == regs->ip && ti->stk_sp == regs->sp &&
-	    ti->stk_bp == regs->bp && ti->stk_top == top) {
-		key.stackid = ti->stk_id;
-		key.leaf = ti->stk_leaf;
+	/* Not rbp: code without frame pointers uses it as any register (tr2u's loop does). */
+	if (c->ip == regs->ip && c->sp == regs->sp && c->top == top) {
+		key.stackid = c->id;
+		key.leaf = c->leaf;
 	} else {
 		key.stackid = walk_stack(ctx);
 		if (key.stackid < 0) {
@@ -210,12 +216,8 @@ static __noinline int stack_fp(void *ctx, struct thread_io *ti, __u32 nr, __s64 
 			return 0;
 		}
 		key.leaf = leaf_caller(task, top);
-		ti->stk_ip = regs->ip;
-		ti->stk_sp = regs->sp;
-		ti->stk_bp = regs->bp;
-		ti->stk_top = top;
-		ti->stk_id = key.stackid;
-		ti->stk_leaf = key.leaf;
+		*c = (struct stack_cache){ .ip = regs->ip, .sp = regs->sp, .top = top,
+					   .leaf = key.leaf, .id = key.stackid };
 	}
 	v = lookup_or_init(&stack_counts, &key, &zero_stack_val, DROP_STACKS, NULL);
 	if (!v)
@@ -318,13 +320,14 @@ __noinline int stack_dwarf(__u32 slot, __u32 nr, __s64 ret, __u64 weighted_ns, _
 
 /* Where this call's stack goes: every call's (frame pointers), or a sample's (DWARF). */
 static __always_inline void stack_call(void *ctx, struct task_struct *task, struct thread_io *ti,
-				       __u32 slot, __u32 nr, __s64 ret, __u64 weighted_ns)
+				       struct pt_regs *regs, __u32 slot, __u32 nr, __s64 ret,
+				       __u64 weighted_ns)
 {
 	__u32 x = ti->rng ?: task->pid | 1;
 
 	stack_note_maps(task, slot);
 	if (stacks == STACKS_FP) {
-		stack_fp(ctx, ti, nr, ret, weighted_ns);
+		stack_fp(ctx, ti, regs, nr, weighted_ns);
 		return;
 	}
 	x ^= x << 13;

@@ -365,7 +365,8 @@ static __always_inline void after_call(void *ctx, struct task_struct *task, stru
 	if (trace)
 		trace_syscall(nr, slot, c->ret, c->timed ? c->lat_ns : TRACE_UNTIMED);
 	if (stacks && stack_nr[nr & (MAX_SYSCALLS - 1)])
-		stack_call(ctx, task, ti, slot, nr, c->ret, c->timed ? c->lat_ns * c->weight : 0);
+		stack_call(ctx, task, ti, regs, slot, nr, c->ret,
+			   c->timed ? c->lat_ns * c->weight : 0);
 }
 
 /*

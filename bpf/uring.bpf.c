@@ -30,6 +30,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MAX_URING_KEYS);
 	__type(key, struct uring_key);
 	__type(value, struct uring_stat);

@@ -125,14 +125,14 @@ def test_top_call_sites_in_the_reports(tmp_path):
     sites = next(p for p in real_processes(report) if p["comm"] == "callsites-fp")["stack_sites"]
     assert len(sites) <= 5
     where = {s["syscall"]: s["where"] for s in sites}
-    assert where["read"] == "reader_a ← middle ← main"
+    assert where["read"] == "read_one ← reader_a ← middle"  # read_one: inlined
     assert where["fsync"] == "syncer_c ← middle ← main"
     times = [s["time_ns"] for s in sites]
     assert times == sorted(times, reverse=True)
     text = run([IOTRACE, "--stacks", tmp_path / "s", "--", wl("callsites-fp"), str(src)])
     out = text.stderr.decode()
     assert re.search(r"^call sites, by I/O time", out, re.M), out
-    assert re.search(r"^ +\S+ +1000 +\S+ read +reader_a ← middle ← main$", out, re.M), out
+    assert re.search(r"^ +\S+ +1000 +\S+ read +read_one ← reader_a ← middle$", out, re.M), out
 
 
 @pytest.mark.parametrize("options, message", [
