@@ -41,7 +41,10 @@ def test_bench_script_runs_every_tool(tmp_path):
     for tool, cell in row.items():
         if cell["median_s"] is not None:
             assert 0 < cell["cmd_min_s"] <= cell["cmd_median_s"] < cell["median_s"], tool
-    assert set(data["command_time"]["tr2b"]) == set(row) - {"untraced"}
+    measured = {t for t, c in row.items() if t != "untraced" and c["cmd_median_s"] is not None}
+    assert set(data["command_time"]["tr2b"]) == measured
+    assert {t for t in set(row) - measured - {"untraced"}} == \
+        {"iotrace --trace", "iotrace --stacks", "iotrace --stacks dwarf"}  # not on tr2b
     fixed = data["results"]["true (fixed cost)"]
     assert fixed["iotrace"]["median_s"] > fixed["untraced"]["median_s"]
     # --render rebuilds the same table from the JSON alone.
