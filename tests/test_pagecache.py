@@ -67,6 +67,10 @@ def test_fadvise_modes_against_fincore(big_file, tmp_path):
     ahead = {}
     for mode, opts in MODES.items():
         report, f = read_file(big_file, tmp_path, *opts)
+        if f["added_pages"] != f["resident_pages"]:
+            # Something outside the run (another session's drop_caches) evicted pages while
+            # it read: once more. A miscount would show on both runs.
+            report, f = read_file(big_file, tmp_path, *opts)
         assert f["advice"] == mode
         assert f["dev"] and f["ino"] == big_file.stat().st_ino
         assert f["requested_pages"] == PAGES
