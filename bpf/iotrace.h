@@ -20,7 +20,9 @@
 
 /*
  * Sampled timing (the default): each CPU's counters of a (process, syscall) time its first
- * SAMPLE_WARMUP calls, then one call in sample_period on average (a per-thread random gap).
+ * SAMPLE_WARMUP calls, then each call with probability 1/period, the period doubling with
+ * the calls (2 from SAMPLE_WARMUP, 4 from twice that...) up to SAMPLE_PERIOD
+ * (time_this_call, bpf/syscalls.bpf.c).
  */
 #define SAMPLE_WARMUP 1000
 #define SAMPLE_PERIOD 64
@@ -124,9 +126,9 @@ struct thread_io {
 	__u32 nr;       /* the syscall in flight (sys_enter) */
 	__u64 start_ns; /* its start, when timed */
 	__u32 close_idx, close_gen; /* close(): its file's entry + 1, resolved at sys_enter */
-	/* Sampled timing: calls to skip before the next timed one, the thread's xorshift state,
-	 * the weight of the call in flight (time_this_call), and whether it was left untimed
-	 * on purpose. */
+	/* Sampled timing (time_this_call): busy calls to skip before the next timed one (0:
+	 * none seen yet), the thread's xorshift state, the weight of the call in flight, and
+	 * whether it was left untimed on purpose. */
 	__u32 countdown, rng;
 	__u32 weight, skipped;
 	/*

@@ -66,37 +66,51 @@ __noinline int note_closing_file(__u64 fd)
 	return 0;
 }
 
-/*
- * Whether to time this call, and the weight of its time: every call of a (process, syscall)
- * until this CPU's counters of it have SAMPLE_WARMUP timed calls (weight 1), then one in
- * sample_period on average (weight sample_period: each such call stands for that many, so
- * sums and histograms estimate every call, and the warm-up's calls are not over-counted).
- * 0: not timed. The gap between timed calls is drawn from a per-thread xorshift (no helper
- * call): period/2 .. 3*period/2, mean period exactly, so that a thread alternating between
- * syscalls (read, write, read...) does not always time the same one. A new thread starts at
- * a random place in its first gap.
- */
-static __always_inline __u32 time_this_call(struct task_struct *task, struct thread_io *ti,
-					    __u32 slot, long id)
+/* The thread's xorshift generator: no helper call. */
+static __always_inline __u32 thread_random(struct task_struct *task, struct thread_io *ti)
 {
-	__u32 nr = (__u64)id < MAX_SYSCALLS ? id : SYSCALL_OTHER, x;
-	__u32 key = (bpf_get_smp_processor_id() * nr_slots + (slot & ~SLOT_PENDING)) *
-			    MAX_SYSCALLS + nr;
-	struct syscall_stat *st = bpf_map_lookup_elem(&syscall_stats, &key);
-	bool fresh = !ti->rng;
+	__u32 x = ti->rng ?: task->pid | 1;
 
-	if (!sample_period || (st && st->timed < SAMPLE_WARMUP))
-		return 1;
-	if (ti->countdown > 1) {
-		ti->countdown--;
-		return 0;
-	}
-	x = ti->rng ?: task->pid | 1;
 	x ^= x << 13;
 	x ^= x >> 17;
 	x ^= x << 5;
 	ti->rng = x;
-	if (fresh) {
+	return x;
+}
+
+/*
+ * Whether to time this call, and the weight of its time (the calls it stands for); 0: not
+ * timed. Each CPU's counters of a (process, syscall) time its first SAMPLE_WARMUP calls
+ * (weight 1). Then the period doubles as the syscall's calls double: 2 from 1,000 calls,
+ * 4 from 2,000 ... sample_period from sample_period / 2 thousand (32,000); each call is
+ * timed with probability 1/period and weighted by the period (Horvitz-Thompson: sums and
+ * histograms estimate every call). While a syscall ramps up each call draws on its own;
+ * at the full period the thread keeps a countdown over its busy calls instead, with gaps
+ * from period/2 to 3*period/2 (mean period): no draw on the calls it skips, and the number
+ * timed varies less than independent draws would make it. A new thread starts at a random
+ * place in its first gap, and the random gaps keep a thread alternating between syscalls
+ * (read, write, read...) from always timing the same one.
+ */
+static __always_inline __u32 time_this_call(struct task_struct *task, struct thread_io *ti,
+					    __u32 slot, long id)
+{
+	__u32 nr = (__u64)id < MAX_SYSCALLS ? id : SYSCALL_OTHER, x, period;
+	__u32 key = (bpf_get_smp_processor_id() * nr_slots + (slot & ~SLOT_PENDING)) *
+			    MAX_SYSCALLS + nr;
+	struct syscall_stat *st = bpf_map_lookup_elem(&syscall_stats, &key);
+
+	if (!sample_period || !st || st->timed < SAMPLE_WARMUP)
+		return 1;
+	if (st->calls < (__u64)SAMPLE_WARMUP / 2 * sample_period) {
+		period = 1u << bit_length(st->calls / SAMPLE_WARMUP); /* a real division in BPF */
+		return thread_random(task, ti) & (period - 1) ? 0 : period;
+	}
+	if (ti->countdown > 1) {
+		ti->countdown--;
+		return 0;
+	}
+	x = thread_random(task, ti);
+	if (!ti->countdown) { /* the thread's first busy call */
 		ti->countdown = 1 + (x & (sample_period - 1));
 		return 0;
 	}

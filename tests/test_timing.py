@@ -46,10 +46,13 @@ def test_sampling_rule_is_visible_and_exact(tmp_path):
         if r["calls"] <= WARMUP:
             assert r["timed_calls"] == r["calls"], name
     read = rows["read"]
-    # 200,002 reads: the warm-up (1,000 per CPU the thread ran on) plus about 1 in 64 after.
+    # 200,002 reads: the warm-up (1,000 per CPU the thread ran on), then 1 in 2, 4 ... 64 as
+    # the calls double (500 timed in each doubling until the period reaches 64 at 32,000
+    # calls), then about 1 in 64.
     ncpus = len(re.findall(r"^processor", open("/proc/cpuinfo").read(), re.M))
-    assert WARMUP + (read["calls"] - WARMUP * ncpus) / PERIOD * 0.8 < read["timed_calls"]
-    assert read["timed_calls"] < WARMUP * ncpus + read["calls"] / PERIOD * 1.2
+    doublings = (WARMUP // 2) * (PERIOD.bit_length() - 2)
+    assert WARMUP + (read["calls"] - 32 * WARMUP * ncpus) / PERIOD * 0.8 < read["timed_calls"]
+    assert read["timed_calls"] < (WARMUP + doublings * 1.2) * ncpus + read["calls"] / PERIOD * 1.2
     # The latency histogram estimates every call: a timed call after the warm-up counts for
     # PERIOD calls (the mean gap), so its count is the number of calls, within the sampling's
     # error; min and max lie in its buckets.
@@ -64,7 +67,8 @@ def test_sampling_rule_is_visible_and_exact(tmp_path):
     text = run([IOTRACE, "--", wl("tr2u"), "a", "b"], stdin=open(tmp_path / "in", "rb"))
     table = text.stderr.decode()
     assert re.search(r"^ *[\d.]+ +≈[\d.]+ +\d+ +200003 +read$", table, re.M), table
-    assert "≈ estimated: each syscall's first 1000 calls (per CPU) timed, then 1 in 64" in table
+    assert ("≈ estimated: each syscall's first 1000 calls (per CPU) timed, then 1 in 2..64 as "
+            "its calls double, weighted" in table)
 
 
 def test_time_all_times_every_call(tmp_path):

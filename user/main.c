@@ -73,7 +73,7 @@ static const struct argp_option opts[] = {
 	{ "no-time", 'T', NULL, 0, "Do not time calls (counts, errors and sizes stay exact)", 0 },
 	{ "time-all", OPT_TIME_ALL, NULL, 0,
 	  "Time every call (default: each syscall of a process until 1,000 were timed, then one "
-	  "in 64 on average; totals are estimated from them)", 0 },
+	  "in 2, 4 ... 64 as its calls double; totals are estimated from them)", 0 },
 	{ "no-hist", 'H', NULL, 0, "Leave the size and latency histograms out of the text", 0 },
 	{ "summary", 's', NULL, 0, "Only the totals, no per-process sections", 0 },
 	{ "pid", 'p', "PID", 0, "Attach to a running process (and its future children)", 0 },

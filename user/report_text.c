@@ -92,9 +92,9 @@ static void print_syscall_table(FILE *out, const struct profile *p, bool timing)
 	print_rule(out, timing);
 	print_syscall_row(out, &total, "total", p->total_ns ? 1.0 : 0.0, timing);
 	if (timing && p->timed_calls < p->calls)
-		fprintf(out, "≈ estimated: each syscall's first %d calls (per CPU) timed, then 1 in %d "
-			     "weighted %d; --time-all times all\n", SAMPLE_WARMUP, SAMPLE_PERIOD,
-			SAMPLE_PERIOD);
+		fprintf(out, "≈ estimated: each syscall's first %d calls (per CPU) timed, then 1 in "
+			     "2..%d as its calls double, weighted; --time-all times all\n",
+			SAMPLE_WARMUP, SAMPLE_PERIOD);
 	free(rows);
 }
 
