@@ -394,7 +394,7 @@ def main():
         extra["accuracy"] = {"block": block_accuracy(IOTRACE, tmp, args.quick),
                              "syscall": syscall_accuracy(
                                  IOTRACE, accuracy_workloads(wls, tmp, args.quick),
-                                 max(args.runs, 3))}
+                                 max(args.runs, 7))}
     extra["command_time"] = command_table(results)
     (out_dir / "performance.json").write_text(json.dumps(
         {"runs": args.runs, "quick": args.quick, "results": results, **extra}, indent=1) + "\n")

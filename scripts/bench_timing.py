@@ -154,7 +154,7 @@ def accuracy_lines(acc):
         lines.append(f"| {name} | {r['requests']:,} | " + " | ".join(cells) +
                      f" | {'yes' if ok else 'no'} |")
     lines += ["", "Syscall latency of the sampled default against `--time-all` (every call "
-              "timed), in alternating runs (medians over runs); target: p50 and p99 within "
+              "timed), in 7 alternating runs each (medians); target: p50 and p99 within "
               "10%.", "",
               "| workload | syscall | calls timed, sampled / all | p50 sampled / all | "
               "p99 sampled / all | within 10% |", "|---|---|---|---|---|---|"]
