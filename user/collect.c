@@ -134,30 +134,24 @@ int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot
 }
 
 /* Ledger entries read from the kernel, each added to its process's record of the file. */
-static void give_entries(struct collector *c, struct ledger_entry *e, size_t n)
+/* A ledger entry's counters into its process's record of the file (tracer_*_files' fn). */
+static void give_entry(const struct ledger_entry *e, void *ctx)
 {
-	for (size_t i = 0; i < n; i++) {
-		struct proc_record *p = collector_find(c, e[i].st.key.owner);
+	struct collector *c = ctx;
+	struct proc_record *p = collector_find(c, e->st.key.owner);
 
-		/* Owner 0: an entry recycled, or made by a CPU that then found the key taken. */
-		if (p && files_add_entry(p, &e[i]))
-			c->error = -ENOMEM;
-		ledger_entry_free(&e[i]);
-	}
-	free(e);
+	/* Owner 0: an entry recycled, or made by a CPU that then found the key taken. */
+	if (p && files_add_entry(p, e))
+		c->error = -ENOMEM;
 }
 
 /* An exited process's ledger entries leave the kernel (room for new ones). */
 static void take_files(struct collector *c, struct proc_record *p)
 {
-	struct ledger_entry *e;
-	size_t n;
-
-	if (tracer_take_files(c->tracer, p->pid, &e, &n)) {
+	if (tracer_take_files(c->tracer, p->pid, give_entry, c)) {
 		c->error = -ENOMEM;
 		return;
 	}
-	give_entries(c, e, n);
 	/* Its bitmaps are final: count them now and keep only the numbers. */
 	files_count_readahead(p);
 }
@@ -206,17 +200,14 @@ static void give_file_block(const struct file_block_key *key, const struct file_
 
 int collector_tick(struct collector *c)
 {
-	struct ledger_entry *e;
 	size_t n = 0;
 
 	c->room_wanted = false;
 	tracer_tick(c->tracer);
 	tracer_poll_events(c->tracer); /* names first: what is evicted below needs them */
 	/* Entries whose file was not used since the last tick leave the kernel. */
-	if (tracer_evict_idle(c->tracer, 1, &e, &n))
+	if (tracer_evict_idle(c->tracer, 1, give_entry, c, &n))
 		c->error = -ENOMEM;
-	else
-		give_entries(c, e, n);
 	if ((++c->ticks % FILE_BLOCK_TICKS == 0 || tracer_file_blocks_filling(c->tracer)) &&
 	    tracer_take_file_blocks(c->tracer, false, give_file_block, c))
 		c->error = -ENOMEM;
@@ -392,12 +383,8 @@ static void resolve_file(struct collector *c, struct file_record *f)
  */
 static int attach_files(struct collector *c)
 {
-	struct ledger_entry *e;
-	size_t n;
-
-	if (tracer_read_files(c->tracer, &e, &n))
+	if (tracer_read_files(c->tracer, give_entry, c))
 		return -ENOMEM;
-	give_entries(c, e, n);
 	if (tracer_take_file_blocks(c->tracer, true, give_file_block, c))
 		return -ENOMEM;
 	tracer_unseen_file_blocks(c->tracer, give_file_block, c);

@@ -141,8 +141,9 @@ static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
 		if (f->io[i].op == op)
 			io = &f->io[i];
 	if (!io) {
-		/* Room for 4 at once: most files see open, read or write, and close. */
-		grown = f->nio % 4 ? f->io : realloc(f->io, (f->nio + 4) * sizeof(*grown));
+		/* One at a time: most files see three (open, read or write, close), and a
+		 * run may hold 50,000 files. */
+		grown = realloc(f->io, (f->nio + 1) * sizeof(*grown));
 		if (!grown)
 			return -1;
 		f->io = grown;

@@ -95,32 +95,31 @@ static void read_counters(struct scrape *s)
 	}
 }
 
+/* A ledger entry's page-cache numbers into its label's group (tracer_read_files' fn). */
+static void add_file(const struct ledger_entry *e, void *ctx)
+{
+	struct scrape *s = ctx;
+	struct prom_group *g = s->group_of_slot[e->st.key.owner % MAX_SLOTS];
+	struct page_cache_view v = { .unused_exact = !e->chunks_lost };
+
+	if (!g)
+		return;
+	page_cache_add_raw(&v, &e->st);
+	v.unused_readahead_pages = page_bits_unused(&e->bits);
+	page_cache_add(&g->pc, &v);
+	for (int b = 0; b < HIST_BUCKETS; b++)
+		g->pc.window_hist[b] += e->st.window_hist[b];
+	g->pc_seen = true;
+}
+
 /* Each label's files: their page-cache numbers summed (serve reports no file by name). */
 static void read_files(struct scrape *s)
 {
 	struct tracer *t = s->cfg->tracer;
-	struct ledger_entry *e;
-	size_t n;
 
 	if (tracer_hooks_missing(t, HOOKS_PAGE_CACHE) && tracer_hooks_missing(t, HOOKS_DIRECT_IO))
 		return;
-	if (tracer_read_files(t, &e, &n))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		struct prom_group *g = s->group_of_slot[e[i].st.key.owner % MAX_SLOTS];
-		struct page_cache_view v = { .unused_exact = !e[i].chunks_lost };
-
-		if (g && e[i].st.key.owner) {
-			page_cache_add_raw(&v, &e[i].st);
-			v.unused_readahead_pages = page_bits_unused(&e[i].bits);
-			page_cache_add(&g->pc, &v);
-			for (int b = 0; b < HIST_BUCKETS; b++)
-				g->pc.window_hist[b] += e[i].st.window_hist[b];
-			g->pc_seen = true;
-		}
-		ledger_entry_free(&e[i]);
-	}
-	free(e);
+	tracer_read_files(t, add_file, s);
 }
 
 static int read_blocks(struct scrape *s)

@@ -92,18 +92,25 @@ void tracer_read_slot(struct tracer *t, uint32_t slot, struct dense_profile *d, 
 
 struct ledger_entry;
 /*
- * Every ledger entry still in the kernel (its counters, syscall rows and page bitmaps), for
- * the end of a run or a serve scrape. Returns 0 with a malloc'ed array, or -1.
+ * The readers below hand entries to fn one at a time and free each when fn returns (fn may
+ * sort its page chunks in place); they return 0 or -ENOMEM (some entry's rows or chunks
+ * missing).
  */
-int tracer_read_files(struct tracer *t, struct ledger_entry **out, size_t *n);
+typedef void (*ledger_entry_fn)(const struct ledger_entry *e, void *ctx);
+/*
+ * Every ledger entry still in the kernel with an owner (its counters, syscall rows and page
+ * bitmaps), left in place: for the end of a run or a serve scrape.
+ */
+int tracer_read_files(struct tracer *t, ledger_entry_fn fn, void *ctx);
 /* The entries of an owner that exited, removed from the kernel's tables for reuse. */
-int tracer_take_files(struct tracer *t, uint32_t owner, struct ledger_entry **out, size_t *n);
+int tracer_take_files(struct tracer *t, uint32_t owner, ledger_entry_fn fn, void *ctx);
 /*
  * When the table is over half full, the entries not used longest (and not in the last `age`
  * epochs of tracer_tick) until it is a quarter full: read and removed while the run goes
  * on, after a grace period that lets every program still using them finish (membarrier).
+ * n: how many were taken.
  */
-int tracer_evict_idle(struct tracer *t, uint32_t age, struct ledger_entry **out, size_t *n);
+int tracer_evict_idle(struct tracer *t, uint32_t age, ledger_entry_fn fn, void *ctx, size_t *n);
 /* Starts a new ledger epoch (the loader's clock for "not used lately"). */
 void tracer_tick(struct tracer *t);
 /*

@@ -156,25 +156,27 @@ static void recycle_entry(struct tracer *t, uint32_t i)
 	__atomic_sub_fetch(&t->skel->bss->files_live, 1, __ATOMIC_SEQ_CST);
 }
 
-/* Reads and recycles the entries in idx[] (retired, grace period past). */
-static int take_entries(struct tracer *t, const uint32_t *idx, size_t n,
-			struct ledger_entry **out, size_t *nout)
+/*
+ * Reads the entries in idx[] (retired, grace period past), one at a time, into fn, then
+ * recycles them. One entry is held at a time: a copy of the whole table would be ~1 KiB per
+ * entry on top of the loader's peak memory.
+ */
+static int take_entries(struct tracer *t, const uint32_t *idx, size_t n, ledger_entry_fn fn,
+			void *ctx)
 {
-	struct ledger_entry *e = calloc(n ? n : 1, sizeof(*e));
 	struct chunk_key *gone = malloc((n + 1) * sizeof(*gone));
+	struct ledger_entry e;
 	uint32_t ngone = 0;
 	int err = 0;
 
-	*out = e;
-	*nout = 0;
-	if (!e || !gone) {
-		free(gone);
+	if (!gone)
 		return -ENOMEM;
-	}
 	for (size_t k = 0; k < n; k++) {
-		if (read_entry(t, idx[k], &e[*nout]))
+		if (read_entry(t, idx[k], &e))
 			err = -ENOMEM;
-		take_chunks(t, idx[k], &e[(*nout)++], gone, &ngone, n);
+		take_chunks(t, idx[k], &e, gone, &ngone, n);
+		fn(&e, ctx);
+		ledger_entry_free(&e);
 	}
 	delete_keys(bpf_map__fd(t->skel->maps.page_bits), gone, ngone, sizeof(*gone));
 	free(gone);
@@ -184,7 +186,7 @@ static int take_entries(struct tracer *t, const uint32_t *idx, size_t n,
 	return err;
 }
 
-int tracer_take_files(struct tracer *t, uint32_t owner, struct ledger_entry **out, size_t *n)
+int tracer_take_files(struct tracer *t, uint32_t owner, ledger_entry_fn fn, void *ctx)
 {
 	uint32_t count = nr_entries(t), *idx = calloc(count + 1, sizeof(*idx));
 	size_t k = 0;
@@ -197,7 +199,7 @@ int tracer_take_files(struct tracer *t, uint32_t owner, struct ledger_entry **ou
 		if (t->files[i].key.owner == owner)
 			idx[k++] = i;
 	retire_entries(t, idx, k);
-	err = take_entries(t, idx, k, out, n);
+	err = take_entries(t, idx, k, fn, ctx);
 	free(idx);
 	return err;
 }
@@ -238,14 +240,13 @@ static size_t choose_idle(struct tracer *t, uint32_t age, struct aged *cand, uin
 	return n < live - MAX_FILES / 4 ? n : live - MAX_FILES / 4;
 }
 
-int tracer_evict_idle(struct tracer *t, uint32_t age, struct ledger_entry **out, size_t *n)
+int tracer_evict_idle(struct tracer *t, uint32_t age, ledger_entry_fn fn, void *ctx, size_t *n)
 {
 	uint32_t count = nr_entries(t), *idx;
 	struct aged *cand;
 	size_t k;
 	int err;
 
-	*out = NULL;
 	*n = 0;
 	if (count < MAX_FILES / 2)
 		return 0;
@@ -262,7 +263,8 @@ int tracer_evict_idle(struct tracer *t, uint32_t age, struct ledger_entry **out,
 	retire_entries(t, idx, k);
 	if (k)
 		grace_period();
-	err = take_entries(t, idx, k, out, n);
+	err = take_entries(t, idx, k, fn, ctx);
+	*n = k;
 	free(cand);
 	free(idx);
 	return err;
@@ -275,8 +277,9 @@ void tracer_tick(struct tracer *t)
 
 /* ---- at the end, or for a scrape: every entry, left in place ---- */
 
+/* Each entry's page-bitmap chunks, by entry index. */
 struct chunk_walk {
-	struct ledger_entry *e;
+	struct page_bits *bits;
 	uint32_t n;
 	int err;
 };
@@ -286,31 +289,38 @@ static bool visit_chunk(const void *key, const void *value, void *ctx)
 	const struct chunk_key *k = key;
 	struct chunk_walk *w = ctx;
 
-	if (k->file < w->n && add_chunk(&w->e[k->file].bits, k->chunk, value))
+	if (k->file < w->n && add_chunk(&w->bits[k->file], k->chunk, value))
 		w->err = -ENOMEM;
 	return false;
 }
 
-int tracer_read_files(struct tracer *t, struct ledger_entry **out, size_t *n)
+int tracer_read_files(struct tracer *t, ledger_entry_fn fn, void *ctx)
 {
 	uint32_t count = nr_entries(t);
-	struct chunk_walk w = { .e = calloc(count ? count : 1, sizeof(*w.e)), .n = count };
+	struct chunk_walk w = { .bits = calloc(count ? count : 1, sizeof(*w.bits)), .n = count };
+	struct ledger_entry e;
+	bool chunks_lost;
 
-	*out = NULL;
-	*n = 0;
-	if (!w.e)
+	if (!w.bits)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < count && !w.err; i++)
-		w.err = read_entry(t, i, &w.e[i]);
-	if (!w.err && !MAP_WALK(t, page_bits, visit_chunk, &w) && !w.err) {
-		*out = w.e;
-		*n = count;
-		return 0;
+	if (MAP_WALK(t, page_bits, visit_chunk, &w))
+		w.err = -ENOMEM;
+	chunks_lost = w.err != 0;
+	for (uint32_t i = 0; i < count; i++) {
+		/* Owner 0: a free entry, or one made by a CPU that then found the key taken. */
+		if (t->files[i].key.owner) {
+			if (read_entry(t, i, &e))
+				w.err = -ENOMEM;
+			e.chunks_lost |= chunks_lost;
+			e.bits = w.bits[i];
+			w.bits[i] = (struct page_bits){ 0 };
+			fn(&e, ctx);
+			ledger_entry_free(&e);
+		}
+		free(w.bits[i].chunks);
 	}
-	for (uint32_t i = 0; i < count; i++)
-		ledger_entry_free(&w.e[i]);
-	free(w.e);
-	return -ENOMEM;
+	free(w.bits);
+	return w.err;
 }
 
 struct key_list {
