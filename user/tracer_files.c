@@ -158,8 +158,8 @@ static void recycle_entry(struct tracer *t, uint32_t i)
 
 /*
  * Reads the entries in idx[] (retired, grace period past), one at a time, into fn, then
- * recycles them. One entry is held at a time: a copy of the whole table would be ~1 KiB per
- * entry on top of the loader's peak memory.
+ * recycles them. One entry is held at a time: a copy of the whole table would add ~0.8 KiB
+ * per entry to the loader's peak memory.
  */
 static int take_entries(struct tracer *t, const uint32_t *idx, size_t n, ledger_entry_fn fn,
 			void *ctx)
