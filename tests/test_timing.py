@@ -1,16 +1,20 @@
 """Sampled timing and log-linear histograms (docs/run-mode.md, "Timing"): the sampling rule is
 visible and exact in the report, --time-all times every call, the bucket math holds against
 a reference implementation, and quantiles read from the buckets agree with exact per-request
-latencies (snoop's) of the same run."""
+latencies of the same run (its --trace timeline)."""
 import json
-import math
 import re
 import subprocess
+import sys
 import time
 
 import pytest
 
 from helpers import IOTRACE, ROOT, iotrace_json, mkinput, real_processes, run, wl
+
+sys.path.insert(0, str(ROOT / "scripts"))
+# The exact per-request reference: the same reader make bench uses.
+from bench_timing import exact_quantile, trace_latencies  # noqa: E402
 
 WARMUP, PERIOD = 1000, 64
 
@@ -90,31 +94,9 @@ def test_no_time(tmp_path):
     assert bad.returncode == 1 and "contradict" in bad.stderr.decode()
 
 
-def exact_quantile(values, q):
-    """The value of rank ceil(q * n): the rank whose bucket hist_quantile interpolates in."""
-    values = sorted(values)
-    return values[max(0, min(len(values) - 1, math.ceil(q * len(values)) - 1))]
-
-
 def fine_width(v):
     """Width of the log-linear bucket holding v (bpf/buckets.h: 8 per power of two)."""
     return 1 if v < 16 else 1 << (v.bit_length() - 4)
-
-
-def trace_latencies(trace, pid, op):
-    """Each request's issue-to-completion time from the run's own timeline (--trace): the
-    same clock reads the histogram adds, one request at a time."""
-    begins = {}
-    out = []
-    for e in trace["traceEvents"]:
-        if e.get("cat") != "block" or e["name"] != op:
-            continue
-        if e["ph"] == "b" and e["args"]["pid"] == pid and "queued_us" in e["args"] \
-                and not e["args"].get("late"):
-            begins[e["id"]] = e["ts"]
-        elif e["ph"] == "e" and e["id"] in begins:
-            out.append(round(e["ts"] * 1000) - round(begins.pop(e["id"]) * 1000))
-    return out
 
 
 @pytest.mark.parametrize("depth", [1, 32])
