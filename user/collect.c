@@ -21,8 +21,6 @@ struct collector {
 	struct names *names;      /* every file name the kernel side recorded */
 	uint64_t ticks;
 	bool room_wanted;       /* EV_LEDGER_FULL since the last tick */
-	struct path_key unnamed[64]; /* files no name could be found for lately (a ring) */
-	unsigned nunnamed;
 	int error;              /* first allocation failure */
 };
 
@@ -225,21 +223,8 @@ void collector_for_each_live(struct collector *c, collector_live_fn fn, void *ct
 const char *collector_file_name(struct collector *c, uint32_t dev, uint64_t ino, uint32_t igen)
 {
 	struct path_key key = { .dev = dev, .ino = ino, .igen = igen };
-	const char *others, *name;
-	uint32_t kind;
-	bool deleted;
 
-	name = names_find(c->names, &key, &kind, &deleted, &others);
-	if (name)
-		return name;
-	/* Opening by handle costs a syscall or two: not again for a file that had none. */
-	for (unsigned i = 0; i < sizeof(c->unnamed) / sizeof(c->unnamed[0]); i++)
-		if (!memcmp(&c->unnamed[i], &key, sizeof(key)))
-			return NULL;
-	name = names_resolve(c->names, &key);
-	if (!name)
-		c->unnamed[c->nunnamed++ % (sizeof(c->unnamed) / sizeof(c->unnamed[0]))] = key;
-	return name;
+	return names_lookup(c->names, &key);
 }
 
 bool collector_wants_tick(const struct collector *c)
@@ -483,6 +468,7 @@ int collector_finish(struct collector *c, struct run_result *r)
 	if (attach_files(c) || attach_blocks(c, r) || attach_urings(c, r))
 		err = -ENOMEM;
 	r->nr_slots = tracer_nr_slots(t);
+	r->sampled = tracer_sampled(t);
 	r->page_cache_missing = tracer_hooks_missing(t, HOOKS_PAGE_CACHE);
 	r->direct_io_missing = tracer_hooks_missing(t, HOOKS_DIRECT_IO);
 	r->uring_missing = tracer_hooks_missing(t, HOOKS_URING);

@@ -181,8 +181,7 @@ struct proc_record {
 
 /* What a --trace file holds (user/trace.c): events, and those it could not hold. */
 struct trace_stats {
-	TRACE_FIELDS(FIELD_MEMBER)
-	bool truncated;
+	TRACE_FIELDS(FIELD_MEMBER) /* truncated (in JSON): not_written > 0 */
 };
 
 /* --stacks: a process's call site (its innermost frames outside the C library). */

@@ -23,6 +23,8 @@ struct names {
 		char *text;   /* the latest name */
 		char *others; /* earlier names, each ending with '\n', or NULL */
 	} *slots; /* open addressing by (dev, ino) */
+	struct path_key unnamed[64]; /* files names_resolve found no path for lately (a ring) */
+	unsigned nunnamed;
 };
 
 static const char *const kind_names[FK_KINDS + 1] = {
@@ -323,12 +325,30 @@ static char *path_by_handle(const struct path_key *key)
 	return strdup(path);
 }
 
+const char *names_lookup(struct names *n, const struct path_key *key)
+{
+	const char *others, *name;
+	uint32_t kind;
+	bool deleted;
+
+	name = names_find(n, key, &kind, &deleted, &others);
+	return name ? name : names_resolve(n, key);
+}
+
 const char *names_resolve(struct names *n, const struct path_key *key)
 {
 	struct file_name none = { .kind = FK_FILE, .from_alias = 1 };
-	char *text = path_by_handle(key);
+	const unsigned ring = sizeof(n->unnamed) / sizeof(n->unnamed[0]);
 	struct named *s;
+	char *text;
 
+	/* Opening by handle costs a syscall or two: not again for a file that had no path. */
+	for (unsigned i = 0; i < ring && i < n->nunnamed; i++)
+		if (!memcmp(&n->unnamed[i], key, sizeof(*key)))
+			return NULL;
+	text = path_by_handle(key);
+	if (!text)
+		n->unnamed[n->nunnamed++ % ring] = *key;
 	if (!text || ((n->n + 1) * 10 > n->cap * 7 && grow(n))) {
 		free(text);
 		return NULL;

@@ -34,6 +34,8 @@ const char *names_mark_deleted(struct names *n, const struct path_key *key);
  * found from its inode now and kept; NULL when it cannot be.
  */
 const char *names_resolve(struct names *n, const struct path_key *key);
+/* The name recorded for a file, or else the one names_resolve finds. */
+const char *names_lookup(struct names *n, const struct path_key *key);
 /* The name the kernel side recorded, formatted into a malloc'ed string (NULL: no memory). */
 char *name_format(const struct path_key *key, const struct file_name *name);
 /* "file", "dir", "pipe", "socket", ... ("metadata" for FK_KINDS). */

@@ -450,7 +450,7 @@ static cJSON *trace_json(const struct run_result *r)
 	t = cJSON_CreateObject();
 	cJSON_AddStringToObject(t, "path", r->trace_path);
 	add_fields(t, &trace_fields, &r->trace, NULL, NULL);
-	cJSON_AddBoolToObject(t, "truncated", r->trace.truncated);
+	cJSON_AddBoolToObject(t, "truncated", r->trace.not_written != 0);
 	cJSON_AddBoolToObject(t, "written", !r->trace_failed);
 	return t;
 }

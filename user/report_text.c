@@ -397,7 +397,7 @@ static void print_drops(FILE *out, const struct run_result *r)
 			(unsigned long long)r->trace.io_uring_requests,
 			(unsigned long long)r->trace.flows, (unsigned long long)r->trace.lost_events,
 			(unsigned long long)r->trace.not_written,
-			r->trace.truncated ? " (--trace-max-events: truncated)" : "");
+			r->trace.not_written ? " (--trace-max-events: truncated)" : "");
 	if (r->stacks_path)
 		fprintf(out, "stacks: %s: %llu stacks (%s, by %s) of %llu calls; %llu calls lost, "
 			     "deepest %llu frames, %llu frames unknown\n",

@@ -111,11 +111,6 @@ static int on_trace(void *ctx, void *data, size_t size)
 	return trace_on_event(s->trace, data, size);
 }
 
-static const char *trace_name(void *ctx, uint32_t dev, uint64_t ino, uint32_t igen)
-{
-	return collector_file_name(((struct session *)ctx)->coll, dev, ino, igen);
-}
-
 static void sample_live(uint32_t pid, uint32_t slot, void *ctx)
 {
 	struct session *s = ctx;
@@ -354,19 +349,18 @@ static void close_session(struct session *s)
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 }
 
-/* Names are the collector's while the run goes on, the run result's once it is made. */
-static const char *stacks_name(void *ctx, uint32_t dev, uint64_t ino, uint32_t igen)
+/*
+ * A file's name for --trace and --stacks: the collector's names while the run goes on, the
+ * run result's once it is made (a trace's last requests are written after that).
+ */
+static const char *file_name_of(void *ctx, uint32_t dev, uint64_t ino, uint32_t igen)
 {
 	struct session *s = ctx;
 	struct path_key key = { .dev = dev, .ino = ino, .igen = igen };
-	const char *others, *name;
-	uint32_t kind;
-	bool deleted;
 
 	if (!s->r->names)
 		return collector_file_name(s->coll, dev, ino, igen);
-	name = names_find(s->r->names, &key, &kind, &deleted, &others);
-	return name ? name : names_resolve(s->r->names, &key);
+	return names_lookup(s->r->names, &key);
 }
 
 /* --stacks: the file is made now, so that a bad path fails before the command runs. */
@@ -387,7 +381,7 @@ static int open_stacks(struct session *s, struct tracer_config *cfg)
 	s->stacks = stacks_new(o->stacks_unwind,
 			       o->stacks_by >= 0 ? o->stacks_by
 			       : o->timing ? STACKS_BY_TIME : STACKS_BY_CALLS,
-			       stacks_name, s);
+			       file_name_of, s);
 	if (!s->stacks) {
 		fprintf(stderr, "iotrace: out of memory\n");
 		return -1;
@@ -432,7 +426,7 @@ static int open_trace(struct session *s, struct tracer_config *cfg)
 	struct trace_options to = {
 		.path = s->opt->trace, .min_ns = s->opt->trace_min_ns,
 		.interval_ns = s->opt->trace_interval_ns, .max_events = s->opt->trace_max_events,
-		.name_of = trace_name, .name_ctx = s,
+		.name_of = file_name_of, .name_ctx = s,
 	};
 
 	if (!s->opt->trace)
@@ -444,7 +438,6 @@ static int open_trace(struct session *s, struct tracer_config *cfg)
 	cfg->trace_min_ns = s->opt->trace_min_ns;
 	cfg->on_trace = on_trace;
 	s->r->trace_path = s->opt->trace;
-	s->r->sampled = false; /* every call is timed */
 	return 0;
 }
 
@@ -514,7 +507,6 @@ int run_trace(const struct options *o, struct run_result *r)
 	memset(r, 0, sizeof(*r));
 	r->command = o->command;
 	r->timing = o->timing;
-	r->sampled = o->timing && !o->time_all;
 	if (o->command && (status = spawn_resolve(o->command[0], &s.child.path)))
 		return status;
 	if (o->user && spawn_set_user(&s.child, o->user)) {

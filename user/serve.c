@@ -300,7 +300,6 @@ int serve_main(int argc, char **argv)
 		return 1;
 	c.scrape = (struct scrape_config){
 		.tracer = c.t, .label_comm = o.cfg.label_comm, .timing = o.cfg.timing,
-		.time_all = o.cfg.time_all,
 		.cgroups = o.cgroups, .ncgroups = o.cfg.ncgroups, .cgroup_lock = &c.cgroups,
 	};
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |

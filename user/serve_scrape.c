@@ -218,7 +218,7 @@ struct scrape *scrape_collect(const struct scrape_config *cfg)
 		.nurings = s->nurings,
 		.drops = s->drops,
 		.timing = cfg->timing,
-		.sampled = cfg->timing && !cfg->time_all,
+		.sampled = tracer_sampled(t),
 		.page_cache_missing = tracer_hooks_missing(t, HOOKS_PAGE_CACHE),
 		.direct_io_missing = tracer_hooks_missing(t, HOOKS_DIRECT_IO),
 		.uring_missing = tracer_hooks_missing(t, HOOKS_URING),

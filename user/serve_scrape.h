@@ -12,7 +12,6 @@ struct scrape_config {
 	struct tracer *tracer;
 	bool label_comm; /* --comm: labels carry the process name */
 	bool timing;
-	bool time_all;
 	const struct cgroup_ref *cgroups; /* the -c filters (their paths name their labels) */
 	uint32_t ncgroups;
 	pthread_mutex_t *cgroup_lock; /* the cgroup path cache is shared with the event thread */

@@ -60,12 +60,14 @@ static void write_request(struct trace_writer *w, const struct trace_block *b, b
 	static const char *const via[] = { "task", "io-wq", "sqpoll" };
 	uint32_t disk = disk_pid(w, b->dev);
 	uint64_t begin = b->issue_ns ? b->issue_ns : b->start_ns ? b->start_ns : b->done_ns;
-	const char *op = block_op_names[b->op % BLOCK_OPS], *file = file_name(w, &b->file);
-	struct trace_proc *p = b->tgid ? trace_proc_of(w, b->tgid) : NULL;
+	const char *op = block_op_names[b->op % BLOCK_OPS], *file;
+	struct trace_proc *p;
 	uint64_t id = ++w->seq;
 
 	if (!out_room(w, 2))
-		return;
+		return; /* past --trace-max-events: no name looked up (it may cost a syscall) */
+	file = file_name(w, &b->file);
+	p = b->tgid ? trace_proc_of(w, b->tgid) : NULL;
 	out_begin(w, 'b', op, disk, disk, begin < b->done_ns ? begin : b->done_ns);
 	fprintf(w->f, ",\"cat\":\"block\",\"id\":\"b%llu\"", (unsigned long long)id);
 	if (flow)
@@ -160,10 +162,11 @@ static void on_block(struct trace_writer *w, const struct trace_block *b)
 
 static void on_syscall(struct trace_writer *w, const struct trace_syscall *s)
 {
-	const char *file = file_name(w, &s->files[0]), *file2 = file_name(w, &s->files[1]);
 	bool drawn = out_room(w, 1);
 
 	if (drawn) {
+		const char *file = file_name(w, &s->files[0]), *file2 = file_name(w, &s->files[1]);
+
 		out_begin(w, 'X', syscall_name(s->nr), s->tgid, s->tid, s->start_ns);
 		fputs(",\"cat\":\"syscall\",\"dur\":", w->f);
 		out_us(w->f, s->dur_ns);

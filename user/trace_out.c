@@ -56,8 +56,7 @@ bool out_room(struct trace_writer *w, unsigned n)
 {
 	if (w->st.events + n <= w->o.max_events)
 		return true;
-	w->st.not_written += n;
-	w->st.truncated = true;
+	w->st.not_written += n; /* truncated: not_written > 0 */
 	return false;
 }
 
@@ -232,7 +231,7 @@ static void write_metadata(struct trace_writer *w, const struct run_result *r)
 		(unsigned long long)w->origin_ns, (unsigned long long)w->o.min_ns,
 		(unsigned long long)w->o.interval_ns, (unsigned long long)w->o.max_events,
 		(unsigned long long)w->st.events, (unsigned long long)w->st.not_written,
-		w->st.truncated ? "true" : "false", (unsigned long long)w->st.lost_events,
+		w->st.not_written ? "true" : "false", (unsigned long long)w->st.lost_events,
 		r->partial ? "true" : "false", (unsigned long long)w->st.syscalls,
 		(unsigned long long)w->st.block_requests,
 		(unsigned long long)w->st.io_uring_requests,

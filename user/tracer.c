@@ -450,6 +450,11 @@ uint32_t tracer_pid_max(const struct tracer *t)
 	return t->pid_max;
 }
 
+bool tracer_sampled(const struct tracer *t)
+{
+	return t->skel->rodata->sample_period != 0;
+}
+
 uint32_t tracer_nr_slots(const struct tracer *t)
 {
 	return t->nr_slots;

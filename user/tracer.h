@@ -63,6 +63,8 @@ void tracer_close(struct tracer *t);
 
 uint32_t tracer_pid_max(const struct tracer *t);
 uint32_t tracer_nr_slots(const struct tracer *t);
+/* Whether calls are timed by the sampling rule (timing on, not --time-all, not --trace). */
+bool tracer_sampled(const struct tracer *t);
 /* NULL when the group of hooks is attached, else why not. */
 const char *tracer_hooks_missing(const struct tracer *t, enum tracer_hooks group);
 
