@@ -599,7 +599,6 @@ struct trace_uring {
 	__u64 submit_ns, done_ns;
 	__s32 res;
 	__u32 how;
-	struct trace_file file;
 };
 
 /* Per slot, what the timeline's counter tracks sample (trace_counters, mmapped). */
@@ -620,7 +619,7 @@ struct trace_thread {
 
 _Static_assert(sizeof(struct trace_syscall) == 80, "trace_syscall layout");
 _Static_assert(sizeof(struct trace_block) == 104, "trace_block layout");
-_Static_assert(sizeof(struct trace_uring) == 56, "trace_uring layout");
+_Static_assert(sizeof(struct trace_uring) == 40, "trace_uring layout");
 
 /* ---- where: the user-space stacks of I/O syscalls (--stacks; bpf/stacks.bpf.c) ---- */
 

@@ -145,4 +145,16 @@ static __always_inline __u32 bit_index(__u64 v)
 	return popcount64(v - 1);
 }
 
+/* The thread's xorshift generator: no helper call. */
+static __always_inline __u32 thread_random(struct task_struct *task, struct thread_io *ti)
+{
+	__u32 x = ti->rng ?: task->pid | 1;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	ti->rng = x;
+	return x;
+}
+
 #endif /* IOTRACE_MAPS_BPF_H */

@@ -262,11 +262,11 @@ static __always_inline __u32 read_stack(struct stack_sample *s, __u64 sp, __u64 
 /* DWARF mode: the calls since the last sample add up; this one is sampled, or not. */
 __noinline int stack_dwarf(__u32 slot, __u32 nr, __s64 ret, __u64 weighted_ns, __u32 rnd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	__u32 k = slot * MAX_SYSCALLS + (nr & (MAX_SYSCALLS - 1));
 	struct stack_pending *p = bpf_map_lookup_elem(&stack_pending, &k);
+	struct task_struct *task;
 	struct stack_sample *s;
+	struct pt_regs *regs;
 	__u64 end = 0, size;
 
 	if (!p)
@@ -277,6 +277,8 @@ __noinline int stack_dwarf(__u32 slot, __u32 nr, __s64 ret, __u64 weighted_ns, _
 	__sync_fetch_and_add(&p->time_ns, weighted_ns);
 	if (p->sampled >= STACK_DWARF_WARMUP && (rnd & (STACK_DWARF_PERIOD - 1)))
 		return 0;
+	task = bpf_get_current_task_btf(); /* helper calls only for a sample */
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	s = bpf_ringbuf_reserve(&stack_events, sizeof(*s), 0);
 	if (!s) {
 		__sync_fetch_and_add(&drops[DROP_STACKS], 1);
@@ -323,16 +325,10 @@ static __always_inline void stack_call(void *ctx, struct task_struct *task, stru
 				       struct pt_regs *regs, __u32 slot, __u32 nr, __s64 ret,
 				       __u64 weighted_ns)
 {
-	__u32 x = ti->rng ?: task->pid | 1;
-
 	stack_note_maps(task, slot);
 	if (stacks == STACKS_FP) {
 		stack_fp(ctx, ti, regs, nr, weighted_ns);
 		return;
 	}
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	ti->rng = x;
-	stack_dwarf(slot, nr, ret, weighted_ns, x);
+	stack_dwarf(slot, nr, ret, weighted_ns, thread_random(task, ti));
 }

@@ -66,18 +66,6 @@ __noinline int note_closing_file(__u64 fd)
 	return 0;
 }
 
-/* The thread's xorshift generator: no helper call. */
-static __always_inline __u32 thread_random(struct task_struct *task, struct thread_io *ti)
-{
-	__u32 x = ti->rng ?: task->pid | 1;
-
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	ti->rng = x;
-	return x;
-}
-
 /*
  * Whether to time this call, and the weight of its time (the calls it stands for); 0: not
  * timed. Each CPU's counters of a (process, syscall) time its first SAMPLE_WARMUP calls
@@ -94,12 +82,14 @@ static __always_inline __u32 thread_random(struct task_struct *task, struct thre
 static __always_inline __u32 time_this_call(struct task_struct *task, struct thread_io *ti,
 					    __u32 slot, long id)
 {
-	__u32 nr = (__u64)id < MAX_SYSCALLS ? id : SYSCALL_OTHER, x, period;
-	__u32 key = (bpf_get_smp_processor_id() * nr_slots + (slot & ~SLOT_PENDING)) *
-			    MAX_SYSCALLS + nr;
-	struct syscall_stat *st = bpf_map_lookup_elem(&syscall_stats, &key);
+	__u32 nr = (__u64)id < MAX_SYSCALLS ? id : SYSCALL_OTHER, x, period, key;
+	struct syscall_stat *st;
 
-	if (!sample_period || !st || st->timed < SAMPLE_WARMUP)
+	if (!sample_period) /* --time-all, --trace: every call (the verifier drops the rest) */
+		return 1;
+	key = (bpf_get_smp_processor_id() * nr_slots + (slot & ~SLOT_PENDING)) * MAX_SYSCALLS + nr;
+	st = bpf_map_lookup_elem(&syscall_stats, &key);
+	if (!st || st->timed < SAMPLE_WARMUP)
 		return 1;
 	if (st->calls < (__u64)SAMPLE_WARMUP / 2 * sample_period) {
 		period = 1u << bit_length(st->calls / SAMPLE_WARMUP); /* a real division in BPF */

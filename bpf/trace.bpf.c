@@ -31,10 +31,13 @@ struct {
 	__uint(max_entries, 1 << 12); /* one page; the loader sizes it with --trace */
 } trace_events SEC(".maps");
 
-/* Threads whose name went out (TE_THREAD), so that each is sent once. */
+/*
+ * Threads whose name went out (TE_THREAD), so that each is sent once. An LRU map is
+ * preallocated: one entry unless --trace (the loader sizes it then).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u32);
 } trace_named SEC(".maps");

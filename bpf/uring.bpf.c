@@ -193,12 +193,16 @@ __noinline int count_uring_file(__u32 tgid, __u64 req, __u32 op, __s64 res, __u6
 	return 0;
 }
 
-/* --trace: a request's first completion, an async slice from its submission. */
-static __always_inline void trace_uring_request(struct uring_req *r, __s32 res)
+/*
+ * --trace: a request's first completion, an async slice from its submission; lat_ns from the
+ * clock read that times it for the histogram.
+ */
+static __always_inline void trace_uring_request(struct uring_req *r, __s32 res, __u64 lat_ns)
 {
 	struct trace_uring t = {
 		.kind = TE_URING, .tgid = r->tgid, .tid = r->tid, .op = r->op,
-		.submit_ns = r->start_ns, .done_ns = bpf_ktime_get_ns(), .res = res, .how = r->how,
+		.submit_ns = r->start_ns, .done_ns = r->start_ns + lat_ns, .res = res,
+		.how = r->how,
 	};
 
 	trace_emit(&t, sizeof(t));
@@ -259,7 +263,7 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req, struct io_uring_cq
 	if (st)
 		count_cqe(st, e, res, lat_ns);
 	if (trace && e && !e->seen)
-		trace_uring_request(e, res);
+		trace_uring_request(e, res, lat_ns);
 	if (!serve && uring_file_op[op & (MAX_URING_OPS - 1)])
 		count_uring_file(tgid, key, op, res, lat_ns);
 	if (!e)

@@ -267,7 +267,7 @@ static int start_command(struct session *s)
 		return 1;
 	}
 	if (s->trace)
-		trace_process(s->trace, s->root, basename(s->child.path), now_ns());
+		trace_process(s->trace, s->root, basename(s->child.path));
 	err = spawn_release(&s->child);
 	if (err) {
 		fprintf(stderr, "iotrace: cannot execute %s: %s\n", s->child.path, strerror(err));
@@ -326,7 +326,7 @@ static int attach_pid(struct session *s)
 		return 1;
 	}
 	if (s->trace)
-		trace_process(s->trace, s->root, comm, now_ns());
+		trace_process(s->trace, s->root, comm);
 	fprintf(stderr, "iotrace: attached to pid %d (%s); Ctrl-C to stop\n", s->root, comm);
 	return 0;
 }

@@ -245,7 +245,7 @@ int trace_on_event(struct trace_writer *w, const void *data, size_t size)
 void trace_unseen(struct trace_writer *w, const struct block_rq_info *info, uint64_t now_ns)
 {
 	struct trace_block b = {
-		.kind = TE_BLOCK, .tgid = info->charge != CHARGE_NONE ? info->tgid : 0,
+		.kind = TE_BLOCK, .tgid = info->tgid,
 		.dev = info->dev, .op = info->op, .sector = info->sector, .bytes = info->bytes,
 		.charge = info->charge, .via = info->via, .late = 1, .start_ns = info->start_ns,
 		.issue_ns = info->issue_ns, .done_ns = now_ns,
@@ -253,7 +253,7 @@ void trace_unseen(struct trace_writer *w, const struct block_rq_info *info, uint
 		.sys_tid = info->sys_tid, .sys_start_ns = info->sys_start_ns,
 	};
 
-	if (info->charge != CHARGE_NONE)
+	if (info->charge != CHARGE_NONE) /* others' requests are not in the timeline */
 		on_block(w, &b);
 }
 

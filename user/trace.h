@@ -32,7 +32,7 @@ struct trace_writer *trace_open(const struct trace_options *o);
 /* Timestamps are written relative to origin_ns (CLOCK_MONOTONIC). */
 void trace_start(struct trace_writer *w, uint64_t origin_ns);
 /* A process iotrace registered itself (the command, or -p's process). */
-void trace_process(struct trace_writer *w, uint32_t pid, const char *comm, uint64_t ts_ns);
+void trace_process(struct trace_writer *w, uint32_t pid, const char *comm);
 /* A record of the trace ring buffer other than TE_NAME. */
 int trace_on_event(struct trace_writer *w, const void *data, size_t size);
 /* fork, exec, exit, comm changes: instants and names. */

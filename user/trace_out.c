@@ -134,11 +134,10 @@ struct trace_proc *trace_proc_of(struct trace_writer *w, uint32_t pid)
 	return &w->procs[last = w->nprocs++];
 }
 
-void trace_process(struct trace_writer *w, uint32_t pid, const char *comm, uint64_t ts_ns)
+void trace_process(struct trace_writer *w, uint32_t pid, const char *comm)
 {
 	struct trace_proc *p = trace_proc_of(w, pid);
 
-	(void)ts_ns;
 	if (p)
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 }

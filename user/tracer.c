@@ -90,7 +90,7 @@ static uint32_t round_up_pow2(uint32_t v)
 	return p;
 }
 
-static void *map_mmap(struct bpf_map *map, size_t *len)
+void *map_mmap(struct bpf_map *map, size_t *len)
 {
 	size_t page = sysconf(_SC_PAGESIZE);
 	size_t bytes = (size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);

@@ -29,6 +29,8 @@ struct tracer {
  * only IOTRACE_DISABLE_TRACEPOINTS is honoured and a failed load tells the rest.
  */
 void probe_hooks(struct tracer *t, bool full);
+/* An mmapable array map's values mapped (len: its length, whole pages); NULL, errno set. */
+void *map_mmap(struct bpf_map *map, size_t *len);
 
 /* Returns true to stop the walk. */
 typedef bool (*map_visit_fn)(const void *key, const void *value, void *ctx);

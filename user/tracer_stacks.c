@@ -48,13 +48,9 @@ int map_stacks(struct tracer *t, const struct tracer_config *cfg, void *ctx)
 	if (!cfg->stacks)
 		return 0;
 	if (cfg->stacks == STACKS_DWARF) {
-		t->stack_pending_len = t->nr_slots * MAX_SYSCALLS * sizeof(struct stack_pending);
-		t->stack_pending = mmap(NULL, t->stack_pending_len, PROT_READ | PROT_WRITE,
-					MAP_SHARED, bpf_map__fd(t->skel->maps.stack_pending), 0);
-		if (t->stack_pending == MAP_FAILED) {
-			t->stack_pending = NULL;
+		t->stack_pending = map_mmap(t->skel->maps.stack_pending, &t->stack_pending_len);
+		if (!t->stack_pending)
 			return -errno;
-		}
 	}
 	return ring_buffer__add(t->events, bpf_map__fd(t->skel->maps.stack_events),
 				cfg->on_stack, ctx);
@@ -76,14 +72,13 @@ void tracer_stack_slot(struct tracer *t, uint32_t slot, tracer_pending_fn fn, vo
 	/* The next process in this slot sends its own mappings. */
 	bpf_map_update_elem(bpf_map__fd(t->skel->maps.stack_maps_sent), &slot, &zero, BPF_ANY);
 	for (uint32_t nr = 0; t->stack_pending && nr < MAX_SYSCALLS; nr++) {
-		struct stack_pending *p = &t->stack_pending[slot * MAX_SYSCALLS + nr], got;
+		struct stack_pending *p = &t->stack_pending[slot * MAX_SYSCALLS + nr], got = { 0 };
 
 		if (!__atomic_load_n(&p->calls, __ATOMIC_RELAXED) && !p->sampled)
 			continue;
 		got.calls = __atomic_exchange_n(&p->calls, 0, __ATOMIC_RELAXED);
 		got.bytes = __atomic_exchange_n(&p->bytes, 0, __ATOMIC_RELAXED);
 		got.time_ns = __atomic_exchange_n(&p->time_ns, 0, __ATOMIC_RELAXED);
-		got.sampled = p->sampled;
 		p->sampled = 0;
 		if (got.calls)
 			fn(nr, &got, ctx);

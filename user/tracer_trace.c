@@ -34,6 +34,7 @@ void configure_trace(struct tracer *t, const struct tracer_config *cfg)
 	s->rodata->trace_wake_bytes = TRACE_RING_BYTES / 4;
 	bpf_map__set_max_entries(s->maps.trace_events, TRACE_RING_BYTES);
 	bpf_map__set_max_entries(s->maps.trace_counters, t->nr_slots);
+	bpf_map__set_max_entries(s->maps.trace_named, 16384);
 	/* Names go through the trace's ring then, in order with the events naming them. */
 	bpf_map__set_max_entries(s->maps.name_events, sysconf(_SC_PAGESIZE));
 	for_each_io_call(mark, s);
@@ -43,14 +44,9 @@ int map_trace(struct tracer *t, const struct tracer_config *cfg, void *ctx)
 {
 	if (!cfg->trace)
 		return 0;
-	t->trace_ctr = mmap(NULL, t->nr_slots * TRACE_COUNTERS * sizeof(uint64_t),
-			    PROT_READ | PROT_WRITE, MAP_SHARED,
-			    bpf_map__fd(t->skel->maps.trace_counters), 0);
-	if (t->trace_ctr == MAP_FAILED) {
-		t->trace_ctr = NULL;
+	t->trace_ctr = map_mmap(t->skel->maps.trace_counters, &t->trace_ctr_len);
+	if (!t->trace_ctr)
 		return -errno;
-	}
-	t->trace_ctr_len = t->nr_slots * TRACE_COUNTERS * sizeof(uint64_t);
 	return ring_buffer__add(t->events, bpf_map__fd(t->skel->maps.trace_events), cfg->on_trace,
 				ctx);
 }
