@@ -209,8 +209,11 @@ int collector_tick(struct collector *c)
 	if ((++c->ticks % FILE_BLOCK_TICKS == 0 || tracer_file_blocks_filling(c->tracer)) &&
 	    tracer_take_file_blocks(c->tracer, false, give_file_block, c))
 		c->error = -ENOMEM;
-	/* Files come and go fast (tar, find): tick again soon, a smaller batch each time. */
-	return n >= MAX_FILES / 8 ? 10 : 50;
+	/*
+	 * Files come and go fast (tar, find): tick again soon, a smaller batch each time, and
+	 * while the table stays over half full (its newest entries were too young to take).
+	 */
+	return n >= MAX_FILES / 8 || tracer_files_filling(c->tracer) ? 10 : 50;
 }
 
 void collector_for_each_live(struct collector *c, collector_live_fn fn, void *ctx)

@@ -125,6 +125,8 @@ typedef void (*tracer_file_block_fn)(const struct file_block_key *key,
 int tracer_take_file_blocks(struct tracer *t, bool all, tracer_file_block_fn fn, void *ctx);
 /* The per-file block table gained a quarter of its room since it was last taken. */
 bool tracer_file_blocks_filling(struct tracer *t);
+/* Whether the ledger's table is over half full (what tracer_evict_idle could not take). */
+bool tracer_files_filling(struct tracer *t);
 /*
  * At the end, once the block layer is idle: the charged requests whose completion the
  * kernel skipped (block.md), one request each with its bytes and no latency, handed to fn
