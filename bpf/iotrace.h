@@ -184,7 +184,10 @@ struct thread_io {
 	  "completion ring: not matched to their request (counted in flight)")                     \
 	X(TRACE, trace_events, "--trace events the trace ring buffer had no room for")             \
 	X(STACKS, stacks, "--stacks calls whose stack was not recorded (a table or the ring "     \
-	  "buffer full, or the stack unreadable)")
+	  "buffer full, or the stack unreadable)")                                                 \
+	X(NESTED, nested_runs, "hook runs the kernel skipped because the same program was "        \
+	  "already running on that CPU (an interrupt nested in it); read from the programs' "     \
+	  "recursion_misses, never written by them")
 #define DROP_ENUM_ENTRY(suffix, name, help) DROP_##suffix,
 enum drop_counter { DROP_LIST(DROP_ENUM_ENTRY) DROP_COUNTERS };
 

@@ -388,6 +388,10 @@ static void print_drops(FILE *out, const struct run_result *r)
 			(unsigned long long)d[DROP_BLOCK_INFLIGHT],
 			(unsigned long long)d[DROP_BLOCK_KEYS],
 			(unsigned long long)d[DROP_BLOCK_UNSEEN]);
+	if (d[DROP_NESTED])
+		fprintf(out, "hooks: %llu runs skipped by the kernel (a program nested in itself on "
+			     "one CPU; per program: bpftool prog show, recursion_misses)\n",
+			(unsigned long long)d[DROP_NESTED]);
 	if (r->trace_path)
 		fprintf(out, "trace: %s: %llu events (%llu calls, %llu block requests, %llu io_uring, "
 			     "%llu flows); %llu lost (ring buffer full), %llu not written%s\n",

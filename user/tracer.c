@@ -572,8 +572,20 @@ bool tracer_slot_in_use(struct tracer *t, uint32_t slot)
 
 void tracer_read_drops(struct tracer *t, uint64_t drops[DROP_COUNTERS])
 {
+	struct bpf_program *prog;
+
 	for (int i = 0; i < DROP_COUNTERS; i++)
 		drops[i] = __atomic_load_n(&t->skel->bss->drops[i], __ATOMIC_SEQ_CST);
+	/* The kernel counts the runs it skipped itself, per program (bpftool prog show). */
+	drops[DROP_NESTED] = 0;
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			drops[DROP_NESTED] += info.recursion_misses;
+	}
 }
 
 int tracer_events_fd(struct tracer *t)
