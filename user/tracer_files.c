@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include "files.h"
 #include "tracer_impl.h"
@@ -31,18 +32,23 @@
  * period (membarrier(MEMBARRIER_CMD_GLOBAL) is synchronize_rcu()) took 5 to 50 ms under
  * tar, long enough for tar to fill the ledger's table twice in a row (docs/files.md). The
  * grace period stays the fallback: a CPU this thread may not run on, an affinity call
- * refused, a PREEMPT_RT kernel. nohz_full kernels refuse membarrier too; programs run for microseconds, so a
- * pause will do there.
+ * refused, a PREEMPT_RT kernel, a kernel other than 6.x. nohz_full kernels refuse
+ * membarrier too; programs run for microseconds, so a pause will do there.
  */
 static bool visit_every_cpu(void)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN), visited = 0;
 	cpu_set_t old, one;
+	struct utsname u;
 	bool ok;
 
-	/* PREEMPT_RT runs programs with migration, not preemption, off: there only RCU will do. */
-	if (online < 1 || !access("/sys/kernel/realtime", F_OK) ||
-	    sched_getaffinity(0, sizeof(old), &old))
+	/*
+	 * PREEMPT_RT runs programs with migration, not preemption, off: there only RCU will do.
+	 * The preemption rule was read in 6.x's bpf_trace.c and bpf_probe.h: later kernels get
+	 * the grace period until someone reads theirs.
+	 */
+	if (online < 1 || !access("/sys/kernel/realtime", F_OK) || uname(&u) ||
+	    atoi(u.release) != 6 || sched_getaffinity(0, sizeof(old), &old))
 		return false;
 	for (int cpu = 0; cpu < CPU_SETSIZE && visited < online; cpu++) {
 		CPU_ZERO(&one);
