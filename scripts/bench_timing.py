@@ -160,7 +160,7 @@ def accuracy_lines(acc):
                          f"({c['error_pct']:+.1f}%)" if c["exact"] else "n/a")
         ok = all(r[k]["error_pct"] is not None and abs(r[k]["error_pct"]) <= 5
                  for k in ("p50", "p99"))
-        lines.append(f"| {name} | {r['requests']:,} / {r.get('all_requests', r['requests']):,} | "
+        lines.append(f"| {name} | {r['requests']:,} / {r['all_requests']:,} | "
                      + " | ".join(cells) +
                      f" | {'yes' if ok else 'no'} |")
     lines += ["", "Syscall latency of the sampled default against `--time-all` (every call "
