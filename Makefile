@@ -43,6 +43,10 @@ TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test $(OUTPUT)/tes
 BENCH_PROGS := $(OUTPUT)/bench/floor $(OUTPUT)/bench/cmdtime
 FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers
 
+comma := ,
+empty :=
+space := $(empty) $(empty)
+
 ifeq ($(V),1)
 	Q =
 	msg =
@@ -82,6 +86,21 @@ $(OUTPUT)/iotrace.bpf.o: $(TRACER_BPF_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
+# The same programs built for kernels without some kfuncs (bpf/maps.bpf.h): without the task
+# VMA iterator (before 6.7), and without bpf_rdonly_cast either (6.1). Same maps, programs
+# and globals: the loader opens the build this kernel can load with iotrace.skel.h.
+BPF_VARIANTS := iotrace_noiter iotrace_nokfunc
+BPF_DEFS_noiter := -DHAVE_VMA_ITER=0
+BPF_DEFS_nokfunc := -DHAVE_RDONLY_CAST=0 -DHAVE_VMA_ITER=0
+$(BPF_VARIANTS:%=$(OUTPUT)/bpf/%.bpf.o): $(OUTPUT)/bpf/iotrace_%.bpf.o: bpf/iotrace.bpf.c \
+		$(VMLINUX_H) $(OUTPUT)/.deps | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(BPF_DEFS_$*) -c $< -o $@
+
+$(BPF_VARIANTS:%=$(OUTPUT)/%.bpf.o): $(OUTPUT)/%.bpf.o: $(OUTPUT)/bpf/%.bpf.o
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
@@ -98,16 +117,19 @@ KERNEL_ID := $(shell sha1sum $(KERNEL_NOTES) 2>/dev/null | cut -c1-40)
 $(OUTPUT)/kernel.id: FORCE | $(OUTPUT)
 	$(Q)echo '$(KERNEL_ID)' | cmp -s - $@ || echo '$(KERNEL_ID)' > $@
 
-$(OUTPUT)/min_btf.c: $(OUTPUT)/iotrace.bpf.o $(OUTPUT)/kernel.id scripts/min_btf.py
+MIN_BTF_OBJS := $(OUTPUT)/iotrace.bpf.o $(BPF_VARIANTS:%=$(OUTPUT)/%.bpf.o)
+$(OUTPUT)/min_btf.c: $(MIN_BTF_OBJS) $(OUTPUT)/kernel.id scripts/min_btf.py
 	$(call msg,MINBTF,$@)
-	$(Q)BPFTOOL=$(BPFTOOL) $(PYTHON) scripts/min_btf.py $(VMLINUX_BTF) $(KERNEL_NOTES) $< $@ $(KERNEL_CAST_TYPES)
+	$(Q)BPFTOOL=$(BPFTOOL) $(PYTHON) scripts/min_btf.py $(VMLINUX_BTF) $(KERNEL_NOTES) \
+		$(subst $(space),$(comma),$(strip $(MIN_BTF_OBJS))) $@ $(KERNEL_CAST_TYPES)
 
 $(OUTPUT)/user/min_btf.o: $(OUTPUT)/min_btf.c user/kbtf.h | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Iuser -c $< -o $@
 
-# Every user object may include the skeleton; -MMD tracks the rest.
-$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/iotrace.skel.h | $(OUTPUT)/user
+# Every user object may include the skeletons; -MMD tracks the rest.
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/iotrace.skel.h $(BPF_VARIANTS:%=$(OUTPUT)/%.skel.h) | \
+		$(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 

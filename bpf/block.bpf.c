@@ -149,10 +149,10 @@ static __always_inline __u32 disk_dev(struct request *rq)
 	return (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
 }
 
-/* (dev, ino) of the file behind the request's first page, or ino 0. */
-static __always_inline struct path_key first_page_file(struct request *rq)
+/* (dev, ino) of the file behind the bio's first page, or ino 0. */
+static __always_inline struct path_key first_page_file(struct bio *bio)
 {
-	struct page *page = BPF_CORE_READ(rq, bio, bi_io_vec, bv_page);
+	struct page *page = BPF_CORE_READ(bio, bi_io_vec, bv_page);
 	struct address_space *mapping = BPF_CORE_READ(page, mapping);
 	struct inode *host;
 	struct path_key key = {};
@@ -228,6 +228,20 @@ static __always_inline void trace_request(struct block_rq_info *info, struct blo
  * run_cnt is short by drops.block_completions_unseen). The request shows up again here when
  * its struct is reused: count the old request now, without latencies.
  */
+/*
+ * block_inflight's key for rq: its address as a number of its own. Not &rq: clang may keep
+ * rq itself in that stack slot, and a helper reading a slot that holds a pointer makes
+ * 6.1's verifier forget it is one; rq would be unusable after the lookup. The barrier keeps
+ * clang from merging the two.
+ */
+static __always_inline __u64 rq_key(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+
+	barrier_var(key);
+	return key;
+}
+
 /* The request's bio pointer: with the start sector, it tells a reused request struct. */
 static __always_inline __u64 request_id(struct request *rq)
 {
@@ -239,7 +253,8 @@ static __always_inline __u64 request_id(struct request *rq)
 
 static __always_inline bool known_request(struct request *rq)
 {
-	struct block_rq_info *old = bpf_map_lookup_elem(&block_inflight, &rq);
+	__u64 rqk = rq_key(rq);
+	struct block_rq_info *old = bpf_map_lookup_elem(&block_inflight, &rqk);
 	struct block_key key;
 
 	if (!old)
@@ -260,7 +275,7 @@ static __always_inline bool known_request(struct request *rq)
 	if (trace)
 		trace_request(old, &key, &d, true);
 	__sync_fetch_and_add(&drops[DROP_BLOCK_UNSEEN], 1);
-	bpf_map_delete_elem(&block_inflight, &rq);
+	bpf_map_delete_elem(&block_inflight, &rqk);
 	return false;
 }
 
@@ -299,50 +314,91 @@ static __always_inline void link_syscall(struct task_struct *task, struct block_
 	ti->linked++; /* only this thread's own programs touch its entry */
 }
 
-static __always_inline void start_request(struct request *rq, bool issued)
+/* The charge of I/O started by task now on file: see the top of this file. */
+static __always_inline void charge_file(struct task_struct *task, struct block_rq_info *info,
+					struct path_key *file)
+{
+	struct dirtier_info *who;
+
+	info->ino = file->ino;
+	info->fdev = file->dev;
+	info->igen = file->igen;
+	info->tgid = chargeable_tgid(task);
+	if (info->tgid) {
+		info->charge = CHARGE_SUBMITTER;
+		bpf_get_current_comm(info->comm, sizeof(info->comm));
+		info->via = submit_thread(task, info->comm);
+		if (trace)
+			link_syscall(task, info);
+	} else if (file->ino && (who = bpf_map_lookup_elem(&dirtier, file))) {
+		info->tgid = who->tgid;
+		info->charge = CHARGE_DIRTIER;
+		__builtin_memcpy(info->comm, who->comm, sizeof(info->comm));
+	}
+	if (snoop) {
+		info->cgroup = bpf_get_current_cgroup_id();
+		if (!info->charge) {
+			/* Snoop shows the submitter for everything not charged elsewhere. */
+			info->tgid = task->tgid;
+			bpf_get_current_comm(info->comm, sizeof(info->comm));
+			info->via = submit_thread(task, info->comm);
+		}
+	}
+}
+
+/*
+ * I/O of bio started now by the current task: its start time, who it is charged to and its
+ * file (that of the first page, or of the O_DIRECT call in progress).
+ */
+static __always_inline void charge_start(struct block_rq_info *info, struct bio *bio)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct block_rq_info info = {};
-	struct dirtier_info *who;
-	struct path_key file;
+	struct path_key file = first_page_file(bio);
+
+	info->start_ns = bpf_ktime_get_ns();
+	direct_io_file(task, &file);
+	charge_file(task, info, &file);
+}
+
+/*
+ * Kernels without block_io_start (6.1): block_getrq, in the submitting task just before the
+ * request is made from the bio, notes who started it, keyed by the bio; the request's first
+ * insert or issue finds the note by its first bio (bpf/fallbacks.bpf.c).
+ */
+const volatile bool start_by_bio = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1); /* MAX_BLOCK_INFLIGHT with start_by_bio */
+	__type(key, __u64);     /* struct bio * */
+	__type(value, struct block_rq_info);
+} block_starts SEC(".maps");
+
+static __always_inline void start_request(struct request *rq, bool issued)
+{
+	struct block_rq_info info = {}, *noted = NULL;
+	__u64 bio, rqk;
 
 	if (known_request(rq))
 		return;
-	info.rq_id = request_id(rq);
+	bio = request_id(rq);
+	if (start_by_bio)
+		noted = bpf_map_lookup_elem(&block_starts, &bio);
+	if (noted) {
+		info = *noted;
+		bpf_map_delete_elem(&block_starts, &bio);
+	} else {
+		charge_start(&info, (struct bio *)bio);
+	}
+	info.rq_id = bio;
 	info.bytes = rq->__data_len;
 	info.flags = rq->cmd_flags;
 	info.op = op_of(info.flags);
-	info.start_ns = bpf_ktime_get_ns();
-	info.issue_ns = issued ? info.start_ns : 0;
+	info.issue_ns = issued ? bpf_ktime_get_ns() : 0;
 	info.sector = rq->__sector;
 	info.dev = disk_dev(rq);
-	file = first_page_file(rq);
-	direct_io_file(task, &file);
-	info.ino = file.ino;
-	info.fdev = file.dev;
-	info.igen = file.igen;
-	info.tgid = chargeable_tgid(task);
-	if (info.tgid) {
-		info.charge = CHARGE_SUBMITTER;
-		bpf_get_current_comm(info.comm, sizeof(info.comm));
-		info.via = submit_thread(task, info.comm);
-		if (trace)
-			link_syscall(task, &info);
-	} else if (file.ino && (who = bpf_map_lookup_elem(&dirtier, &file))) {
-		info.tgid = who->tgid;
-		info.charge = CHARGE_DIRTIER;
-		__builtin_memcpy(info.comm, who->comm, sizeof(info.comm));
-	}
-	if (snoop) {
-		info.cgroup = bpf_get_current_cgroup_id();
-		if (!info.charge) {
-			/* Snoop shows the submitter for everything not charged elsewhere. */
-			info.tgid = task->tgid;
-			bpf_get_current_comm(info.comm, sizeof(info.comm));
-			info.via = submit_thread(task, info.comm);
-		}
-	}
-	if (bpf_map_update_elem(&block_inflight, &rq, &info, BPF_NOEXIST))
+	rqk = rq_key(rq);
+	if (bpf_map_update_elem(&block_inflight, &rqk, &info, BPF_NOEXIST))
 		__sync_fetch_and_add(&drops[DROP_BLOCK_INFLIGHT], 1);
 }
 
@@ -363,7 +419,8 @@ int BPF_PROG(handle_block_rq_insert, struct request *rq)
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(handle_block_rq_issue, struct request *rq)
 {
-	struct block_rq_info *info = bpf_map_lookup_elem(&block_inflight, &rq);
+	__u64 rqk = rq_key(rq);
+	struct block_rq_info *info = bpf_map_lookup_elem(&block_inflight, &rqk);
 
 	if (!info) {
 		/* Flushes and passthrough requests skip io_start: start them here. */
@@ -507,7 +564,10 @@ static void emit(struct block_rq_info *info, struct block_key *key, struct done 
  */
 static __always_inline bool empty_flush_shell(struct request *rq, __u32 op, __u32 bytes)
 {
-	__u32 flush_seq = 1U << bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ);
+	/* An enum since 6.11; a #define before (1 << 4 since 2.6.x). */
+	__u32 flush_seq = bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ)
+				  ? 1U << bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ)
+				  : 1U << 4;
 
 	return !bytes && op == BOP_WRITE && (rq->rq_flags & flush_seq);
 }
@@ -516,7 +576,8 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 	     unsigned int nr_bytes)
 {
-	struct block_rq_info *info = bpf_map_lookup_elem(&block_inflight, &rq);
+	__u64 rqk = rq_key(rq);
+	struct block_rq_info *info = bpf_map_lookup_elem(&block_inflight, &rqk);
 	__u32 flags = rq->cmd_flags;
 	__u64 now = bpf_ktime_get_ns();
 	__u64 sector = info ? info->sector : rq->__sector;
@@ -544,6 +605,6 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 			trace_request(info, &key, &d, false);
 	}
 	if (info)
-		bpf_map_delete_elem(&block_inflight, &rq);
+		bpf_map_delete_elem(&block_inflight, &rqk);
 	return 0;
 }

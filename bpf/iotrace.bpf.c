@@ -22,3 +22,4 @@ char LICENSE[] SEC("license") = "GPL";
 #include "pagecache.bpf.c" /* page cache and readahead per (process, file) */
 #include "block.bpf.c"     /* block I/O per process, disk and file */
 #include "uring.bpf.c"     /* io_uring requests per process, opcode and file */
+#include "fallbacks.bpf.c" /* the same events on kernels without some tracepoints */

@@ -46,7 +46,7 @@
  */
 #define KERNEL_CAST_STRUCTS(X)                                                                     \
 	X(address_space) X(file) X(folio) X(inode) X(io_kiocb) X(kiocb) X(task_struct)           \
-	X(vm_area_struct) X(mm_struct)
+	X(vm_area_struct) X(mm_struct) X(readahead_control) X(vm_fault)
 
 #define KT_ENUM_ENTRY(name) KT_##name,
 enum kernel_cast_type { KERNEL_CAST_STRUCTS(KT_ENUM_ENTRY) KERNEL_CAST_TYPES };
@@ -664,7 +664,11 @@ struct stack_pending {
 };
 
 /* What a record of the stack_events ring buffer is: its first __u32. */
-enum stack_event_kind { SE_MAPS = 1, SE_SAMPLE };
+enum stack_event_kind {
+	SE_MAPS = 1,  /* struct stack_maps */
+	SE_SAMPLE,    /* struct stack_sample */
+	SE_MAPS_PROC, /* struct stack_maps without vmas: read /proc/PID/maps (no VMA iterator) */
+};
 
 /* An executable file mapping of a process: [start, end) maps its file from pgoff pages. */
 struct stack_vma {

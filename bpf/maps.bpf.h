@@ -85,6 +85,25 @@ __u64 slot_used[MAX_SLOTS / 64] = {};
 __u64 drops[DROP_COUNTERS] = {};
 
 /*
+ * The kernel side is built three times from this source (Makefile), for what the running
+ * kernel offers; the loader picks the build this kernel can load (user/tracer_hooks.c):
+ * HAVE_RDONLY_CAST: the bpf_rdonly_cast kfunc (kernels since 6.2); HAVE_VMA_ITER: the task
+ * VMA iterator kfuncs (since 6.7). A kfunc the kernel lacks fails the whole object's load
+ * (libbpf resolves every extern; 6.1's verifier refuses an unresolved call even when it is
+ * dead code), hence builds rather than switches. Every build has the same maps, programs
+ * and globals, so one skeleton serves all of them.
+ */
+#ifndef HAVE_RDONLY_CAST
+#define HAVE_RDONLY_CAST 1
+#endif
+#ifndef HAVE_VMA_ITER
+#define HAVE_VMA_ITER HAVE_RDONLY_CAST
+#endif
+
+const volatile __u32 kernel_type_id[KERNEL_CAST_TYPES] = {};
+
+#if HAVE_RDONLY_CAST
+/*
  * A kernel pointer re-typed as "untrusted": loads through it (and through the pointers read
  * from it) become fault-safe PROBE_MEM loads, with no helper call at run time; the call
  * itself is rewritten into a register move by the verifier. Walking fields of a *trusted*
@@ -98,10 +117,23 @@ __u64 drops[DROP_COUNTERS] = {};
  * a constant (read-only data is frozen) and drops the branch not taken.
  */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
-const volatile __u32 kernel_type_id[KERNEL_CAST_TYPES] = {};
 #define UNTRUSTED(name, p)                                                                  \
 	((struct name *)bpf_rdonly_cast((p), kernel_type_id[KT_##name] ?:                   \
 						     bpf_core_type_id_kernel(struct name)))
+/*
+ * A field reached through a pointer that came from a number (an fd table's slot, a global
+ * function's argument) and was re-typed with UNTRUSTED: here a plain load.
+ */
+#define KREAD(src, a, ...) ___arrow(src, a, ##__VA_ARGS__)
+#else
+/*
+ * Without the kfunc (6.1): tp_btf and fentry arguments are walked directly, which costs
+ * that verifier no search (it has no trusted walks), and a pointer that came from a number
+ * is read with bpf_probe_read_kernel, one helper call per field.
+ */
+#define UNTRUSTED(name, p) ((struct name *)(p))
+#define KREAD(src, a, ...) BPF_CORE_READ(src, a, ##__VA_ARGS__)
+#endif
 
 static __always_inline __u16 *slot_entry(__u32 tgid)
 {

@@ -103,8 +103,14 @@ static __always_inline __u64 last_page(struct inode *inode)
 	return size > 0 ? ((__u64)size - 1) >> PAGE_SHIFT : 0;
 }
 
+/* An inode as the ledger keys it, with its address (a thread's cache of its last file). */
+struct inode_ids {
+	__u64 addr, ino;
+	__u32 dev, igen;
+};
+
 static __always_inline struct file_stat *file_stat_lookup(struct task_struct *task,
-							  struct inode *inode, __u32 *idxp)
+							  const struct inode_ids *id, __u32 *idxp)
 {
 	int idx;
 
@@ -116,7 +122,7 @@ static __always_inline struct file_stat *file_stat_lookup(struct task_struct *ta
 
 		owner = entry ? *entry : 0;
 	}
-	idx = file_index_of(owner, inode->i_sb->s_dev, inode->i_ino, inode->i_generation);
+	idx = file_index_of(owner, id->dev, id->ino, id->igen);
 
 	if (idx < 0)
 		return NULL;
@@ -133,11 +139,11 @@ static __always_inline struct inode *mapping_host(struct address_space *m)
  * Counters of (current process, inode). A thread reads one file many times in a row, so
  * it remembers the last inode's index and skips the hash lookup.
  */
-static __always_inline struct file_stat *file_stat_of(struct task_struct *task,
-						      struct thread_state *t, struct inode *inode,
-						      __u32 *idxp)
+static __always_inline struct file_stat *file_stat_of_ids(struct task_struct *task,
+							   struct thread_state *t,
+							   const struct inode_ids *id, __u32 *idxp)
 {
-	if (t && t->cached_inode == inode && t->cached_ino == inode->i_ino) {
+	if (t && (__u64)t->cached_inode == id->addr && t->cached_ino == id->ino) {
 		/* A recycled entry has another gen; a reused tid another owner. */
 		struct file_stat *cached = entry_at(t->cached_idx, t->cached_gen);
 
@@ -145,18 +151,28 @@ static __always_inline struct file_stat *file_stat_of(struct task_struct *task,
 		if (cached && (serve || cached->key.owner == task->tgid))
 			return cached;
 	}
-	struct file_stat *st = file_stat_lookup(task, inode, idxp);
+	struct file_stat *st = file_stat_lookup(task, id, idxp);
 
 	if (!st)
 		return NULL;
 	st->epoch = ledger_epoch;
 	if (t) {
-		t->cached_inode = inode;
-		t->cached_ino = inode->i_ino;
+		t->cached_inode = (void *)id->addr;
+		t->cached_ino = id->ino;
 		t->cached_idx = *idxp;
 		t->cached_gen = st->gen;
 	}
 	return st;
+}
+
+static __always_inline struct file_stat *file_stat_of(struct task_struct *task,
+						      struct thread_state *t, struct inode *inode,
+						      __u32 *idxp)
+{
+	struct inode_ids id = { .addr = (__u64)inode, .ino = inode->i_ino,
+				.dev = inode->i_sb->s_dev, .igen = inode->i_generation };
+
+	return file_stat_of_ids(task, t, &id, idxp);
 }
 
 /* ---- page bitmaps ---- */
@@ -342,6 +358,8 @@ static __always_inline void open_window(struct task_struct *task, struct thread_
 	t->win_active = 1;
 	t->pending = 0;
 	st = file_stat_of(task, t, inode, &idx);
+	/* Checked where it indexes: 6.1's verifier loses a bound kept across the call. */
+	barrier_var(kind);
 	if (!st || kind >= RA_KINDS)
 		return;
 	st->ra_windows[kind]++;
@@ -349,9 +367,8 @@ static __always_inline void open_window(struct task_struct *task, struct thread_
 	st->window_hist[log2_bucket(end > start ? end - start : 0)]++;
 }
 
-SEC("tp_btf/page_cache_ra_order")
-int BPF_PROG(handle_page_cache_ra_order, struct inode *inode, unsigned long index,
-	     struct file_ra_state *ra)
+/* A readahead window of pages from index (page_cache_ra_order). */
+static __always_inline void ra_order(struct inode *inode, __u64 index, __u64 pages)
 {
 	struct task_struct *task = traced_task();
 	struct thread_state *t;
@@ -359,16 +376,22 @@ int BPF_PROG(handle_page_cache_ra_order, struct inode *inode, unsigned long inde
 
 	inode = UNTRUSTED(inode, inode);
 	if (!task || !regular_file(inode) || !(t = thread_state(task)))
-		return 0;
+		return;
 	/* No sync/async announcement: the mmap fault path's read-around. */
 	kind = t->pending && t->mapping == inode->i_mapping ? t->pending - 1 : RA_MMAP;
-	open_window(task, t, inode, index, ra->size, kind);
+	open_window(task, t, inode, index, pages, kind);
+}
+
+SEC("tp_btf/page_cache_ra_order")
+int BPF_PROG(handle_page_cache_ra_order, struct inode *inode, unsigned long index,
+	     struct file_ra_state *ra)
+{
+	ra_order(inode, index, ra->size);
 	return 0;
 }
 
-SEC("tp_btf/page_cache_ra_unbounded")
-int BPF_PROG(handle_page_cache_ra_unbounded, struct inode *inode, unsigned long index,
-	     unsigned long nr_to_read, unsigned long lookahead_size)
+/* Pages read ahead without the window logic, or order-0 pages of a window (fallback). */
+static __always_inline void ra_unbounded(struct inode *inode, __u64 index, __u64 nr_to_read)
 {
 	struct task_struct *task = traced_task();
 	struct thread_state *t;
@@ -379,25 +402,43 @@ int BPF_PROG(handle_page_cache_ra_unbounded, struct inode *inode, unsigned long 
 	inode = UNTRUSTED(inode, inode);
 	mapping = inode->i_mapping;
 	if (!task || !regular_file(inode) || !(t = thread_state(task)))
-		return 0;
+		return;
 	if (t->win_active && t->mapping == mapping && index >= t->win_start &&
 	    index < t->win_end) {
 		/* page_cache_ra_order() fell back to order-0 pages: the same window again. */
 		st = file_stat_of(task, t, inode, &idx);
 		if (st)
 			st->ra_fallbacks++;
-		return 0;
+		return;
 	}
 	open_window(task, t, inode, index, nr_to_read,
 		    t->pending == RA_SYNC + 1 && t->mapping == mapping ? RA_FORCED_SYNC : RA_FORCED);
+}
+
+SEC("tp_btf/page_cache_ra_unbounded")
+int BPF_PROG(handle_page_cache_ra_unbounded, struct inode *inode, unsigned long index,
+	     unsigned long nr_to_read, unsigned long lookahead_size)
+{
+	ra_unbounded(inode, index, nr_to_read);
 	return 0;
 }
 
 /* ---- insertion and requests ---- */
 
+/* struct folio before 6.4 (6.1): flags a plain word, the order a byte of its own. */
+struct folio___v61 {
+	unsigned long flags;
+	unsigned char _folio_order;
+} __attribute__((preserve_access_index));
+
 static __always_inline __u32 folio_order(struct folio *folio)
 {
-	if (!(folio->flags.f & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
+	__u64 head = 1UL << bpf_core_enum_value(enum pageflags, PG_head);
+	struct folio___v61 *old = (void *)folio;
+
+	if (bpf_core_field_exists(old->_folio_order))
+		return old->flags & head ? old->_folio_order : 0;
+	if (!(folio->flags.f & head))
 		return 0;
 	return folio->_flags_1 & 0xff;
 }
@@ -466,9 +507,8 @@ static __always_inline __u64 overlap(__u64 s, __u64 e, __u64 first, __u64 last)
 	return e > s ? e - s : 0;
 }
 
-SEC("tp_btf/mm_filemap_get_pages")
-int BPF_PROG(handle_mm_filemap_get_pages, struct address_space *mapping, unsigned long index,
-	     unsigned long last_index)
+/* A read's request for pages [index, last_index] (the end not clamped to the file's). */
+static __always_inline void get_pages(struct address_space *mapping, __u64 index, __u64 last_index)
 {
 	struct task_struct *task = traced_task();
 	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
@@ -479,10 +519,10 @@ int BPF_PROG(handle_mm_filemap_get_pages, struct address_space *mapping, unsigne
 	bool continuation;
 
 	if (!task || !regular_file(host) || !(t = thread_state(task)))
-		return 0;
+		return;
 	st = file_stat_of(task, t, host, &idx);
 	if (!st)
-		return 0;
+		return;
 	/* The request is not clamped to the end of the file. */
 	last = last_index;
 	if (last > last_page(host))
@@ -528,11 +568,18 @@ int BPF_PROG(handle_mm_filemap_get_pages, struct address_space *mapping, unsigne
 	t->fault_mapping = NULL;
 	if (index <= last)
 		mark_used(t, st, idx, mapping, index - early, last);
+}
+
+SEC("tp_btf/mm_filemap_get_pages")
+int BPF_PROG(handle_mm_filemap_get_pages, struct address_space *mapping, unsigned long index,
+	     unsigned long last_index)
+{
+	get_pages(mapping, index, last_index);
 	return 0;
 }
 
-SEC("tp_btf/mm_filemap_fault")
-int BPF_PROG(handle_mm_filemap_fault, struct address_space *mapping, unsigned long index)
+/* A page fault on page index of the file that reached the page cache. */
+static __always_inline void filemap_fault(struct address_space *mapping, __u64 index)
 {
 	struct task_struct *task = traced_task();
 	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
@@ -541,10 +588,10 @@ int BPF_PROG(handle_mm_filemap_fault, struct address_space *mapping, unsigned lo
 	__u32 idx;
 
 	if (!task || !regular_file(host) || !(t = thread_state(task)))
-		return 0;
+		return;
 	st = file_stat_of(task, t, host, &idx);
 	if (!st)
-		return 0;
+		return;
 	__sync_fetch_and_add(&st->faults, 1);
 	st->i_size = host->i_size;
 	t->win_active = 0;
@@ -553,12 +600,17 @@ int BPF_PROG(handle_mm_filemap_fault, struct address_space *mapping, unsigned lo
 	t->fault_mapping = mapping;
 	t->fault_idx = index;
 	mark_pages(idx, index, index, MARK_USED);
+}
+
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(handle_mm_filemap_fault, struct address_space *mapping, unsigned long index)
+{
+	filemap_fault(mapping, index);
 	return 0;
 }
 
-SEC("tp_btf/mm_filemap_map_pages")
-int BPF_PROG(handle_mm_filemap_map_pages, struct address_space *mapping, unsigned long start,
-	     unsigned long end)
+/* Pages [start, end] offered to fault-around. */
+static __always_inline void map_pages(struct address_space *mapping, __u64 start, __u64 end)
 {
 	struct task_struct *task = traced_task();
 	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
@@ -567,55 +619,77 @@ int BPF_PROG(handle_mm_filemap_map_pages, struct address_space *mapping, unsigne
 	__u32 idx;
 
 	if (!task || !regular_file(host))
-		return 0;
+		return;
 	/* The thread's state only as file_stat_of's cache: ~50 fault-arounds per exec. */
 	st = file_stat_of(task, thread_state(task), host, &idx);
 	if (!st)
-		return 0;
+		return;
 	last = end > last_page(host) ? last_page(host) : end;
 	if (start > last)
-		return 0;
+		return;
 	/* The fault-around candidates: some may not be mapped, so "used" over-approximates. */
 	__sync_fetch_and_add(&st->map_pages, last - start + 1);
 	mark_pages(idx, start, last, MARK_USED);
+}
+
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(handle_mm_filemap_map_pages, struct address_space *mapping, unsigned long start,
+	     unsigned long end)
+{
+	map_pages(mapping, start, end);
 	return 0;
 }
 
 /* ---- O_DIRECT (iomap filesystems: ext4, xfs, btrfs) ---- */
 
-SEC("tp_btf/iomap_dio_rw_begin")
-int BPF_PROG(handle_iomap_dio_rw_begin, struct kiocb *iocb, struct iov_iter *iter,
-	     unsigned int dio_flags, size_t done_before)
+/*
+ * An O_DIRECT call of bytes on a regular file starts. Its file comes as plain values: a
+ * kprobe (bpf/fallbacks.bpf.c) has no BTF pointers to walk.
+ */
+static __always_inline void dio_begin(const struct inode_ids *id, __s64 i_size, __u64 bytes,
+				      bool write)
 {
 	struct task_struct *task = traced_task();
-	struct inode *inode = UNTRUSTED(kiocb, iocb)->ki_filp->f_inode;
-	__u64 bytes = iter->count;
 	struct thread_state *t;
 	struct file_stat *st;
 	__u32 idx;
 
-	if (!task || !regular_file(inode))
-		return 0;
+	if (!task)
+		return;
 	t = thread_state(task);
-	st = file_stat_of(task, t, inode, &idx);
+	st = file_stat_of_ids(task, t, id, &idx);
 	if (!st)
-		return 0;
+		return;
 	if (t) {
 		/* Its block requests follow in this thread (block.bpf.c, direct_io_file). */
-		t->dio_dev = inode->i_sb->s_dev;
-		t->dio_ino = inode->i_ino;
-		t->dio_gen = inode->i_generation;
+		t->dio_dev = id->dev;
+		t->dio_ino = id->ino;
+		t->dio_gen = id->igen;
 	}
 	st->advice |= ADVICE_DIRECT;
-	st->i_size = inode->i_size;
-	/* data_source: the iterator supplies data, i.e. a write. */
-	if (iter->data_source) {
+	st->i_size = i_size;
+	if (write) {
 		__sync_fetch_and_add(&st->direct_writes, 1);
 		__sync_fetch_and_add(&st->direct_write_bytes, bytes);
 	} else {
 		__sync_fetch_and_add(&st->direct_reads, 1);
 		__sync_fetch_and_add(&st->direct_read_bytes, bytes);
 	}
+}
+
+SEC("tp_btf/iomap_dio_rw_begin")
+int BPF_PROG(handle_iomap_dio_rw_begin, struct kiocb *iocb, struct iov_iter *iter,
+	     unsigned int dio_flags, size_t done_before)
+{
+	struct inode *inode = UNTRUSTED(kiocb, iocb)->ki_filp->f_inode;
+	struct inode_ids id;
+
+	if (!regular_file(inode))
+		return 0;
+	id = (struct inode_ids){ .addr = (__u64)inode, .ino = inode->i_ino,
+				 .dev = inode->i_sb->s_dev, .igen = inode->i_generation };
+	/* data_source: the iterator supplies data, i.e. a write. */
+	dio_begin(&id, inode->i_size, iter->count, iter->data_source);
 	return 0;
 }
 

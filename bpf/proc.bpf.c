@@ -276,27 +276,31 @@ static __always_inline bool exit_wakes(__u32 slot, __u64 now)
 	return true;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
+/* The process's last thread is exiting: retire its slot and tell the loader. */
+static __always_inline void process_exited(struct task_struct *p)
 {
-	__u16 *entry;
+	__u16 *entry = slot_entry(p->tgid);
 	struct iot_proc_event *e;
 	__u32 slot;
 
-	/* Only the last thread ends the process; earlier threads' syscalls are all counted. */
-	if (!group_dead)
-		return 0;
-	entry = slot_entry(p->tgid);
 	if (!entry || !*entry)
-		return 0;
+		return;
 	slot = *entry & ~SLOT_PENDING;
 	*entry = 0;
 	if (serve)
-		return 0;
+		return;
 	e = reserve_event(EV_EXIT, p, slot);
 	if (!e)
-		return 0;
+		return;
 	e->exit_code = p->exit_code;
 	submit_event(e, exit_wakes(slot, e->ts_ns));
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
+{
+	/* Only the last thread ends the process; earlier threads' syscalls are all counted. */
+	if (group_dead)
+		process_exited(p);
 	return 0;
 }

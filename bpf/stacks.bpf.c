@@ -80,6 +80,7 @@ struct {
 
 static const struct stack_val zero_stack_val;
 
+#if HAVE_VMA_ITER
 extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
 				 __u64 addr) __ksym;
 extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym;
@@ -124,6 +125,28 @@ __noinline int stack_send_maps(void)
 	bpf_ringbuf_submit(m, 0);
 	return 0;
 }
+#else
+/*
+ * A kernel without the task VMA iterator (before 6.7): user space reads /proc/PID/maps
+ * when this arrives, so a process must still be running for its frames to get names.
+ */
+__noinline int stack_send_maps(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct stack_maps *m = bpf_ringbuf_reserve(&stack_events, sizeof(*m), 0);
+
+	if (!m) {
+		__sync_fetch_and_add(&drops[DROP_STACKS], 1);
+		return 0;
+	}
+	m->kind = SE_MAPS_PROC;
+	m->tgid = task->tgid;
+	m->exec_id = task->self_exec_id;
+	m->n = 0;
+	bpf_ringbuf_submit(m, 0);
+	return 0;
+}
+#endif
 
 /* Sends the mappings when the process has none sent or has changed them since. */
 static __always_inline void stack_note_maps(struct task_struct *task, __u32 slot)
@@ -251,9 +274,15 @@ static __always_inline __u32 read_stack(struct stack_sample *s, __u64 sp, __u64 
 		return size;
 	if (first > size)
 		first = size;
+	/* (never taken: bounds for a verifier that lost them, as 6.1's does here) */
+	barrier_var(first);
+	if (first > PAGE)
+		return 0;
 	if (bpf_probe_read_user(s->stack, first, (void *)sp))
 		return 0;
-	second = size - first < PAGE ? size - first : PAGE;
+	second = size - first;
+	if (second > PAGE)
+		second = PAGE;
 	if (bpf_probe_read_user(s->stack + first, second, (void *)(sp + first)))
 		return first;
 	return first + second;

@@ -25,6 +25,17 @@ struct iovec_user {
 	__u64 len;
 };
 
+/*
+ * A syscall number (below MAX_SYSCALLS) as an array index the verifier can bound wherever it
+ * was kept: 6.1's verifier forgets the bounds of a number spilled to the stack, and clang
+ * would drop a mask it can prove useless, so the mask comes after an optimisation barrier.
+ */
+static __always_inline __u32 syscall_index(__u64 nr)
+{
+	barrier_var(nr);
+	return nr & (MAX_SYSCALLS - 1);
+}
+
 /* Traced slot of the current task, or 0. */
 static __always_inline __u32 current_slot(struct task_struct *task, __u16 **entryp)
 {
@@ -124,7 +135,7 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	ti->close_idx = 0;
 	if (!serve && !(slot & SLOT_PENDING) && (__u64)id < MAX_SYSCALLS &&
-	    fd_arg[file_op_of[id] & (FILE_OP_SLOTS - 1)] == FD_ENTER)
+	    fd_arg[file_op_of[syscall_index(id)] & (FILE_OP_SLOTS - 1)] == FD_ENTER)
 		note_closing_file(regs->di);
 	ti->weight = time_this_call(task, ti, slot, id);
 	ti->skipped = !ti->weight;
@@ -137,10 +148,32 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
-static __always_inline __u64 requested_bytes(struct pt_regs *regs, __u32 kind, bool *known)
+/* Requested bytes that could not be read (an iovec array too long, or unreadable). */
+#define IOV_UNKNOWN (~0ULL)
+
+/*
+ * The bytes an iovec array of cnt entries at addr asks for, or IOV_UNKNOWN. Global, out of
+ * sys_exit's frame: its 128-byte array there made the deepest call chain (sys_exit, the
+ * second file of a copy, naming a file) pass the verifier's 512-byte limit on 6.1, which
+ * counts global functions' frames in it.
+ */
+__noinline __u64 iovec_bytes(__u64 addr, __u64 cnt)
 {
 	struct iovec_user iov[IOV_READ_MAX];
-	__u64 cnt, sum = 0;
+	__u64 sum = 0;
+
+	if (cnt > IOV_READ_MAX ||
+	    bpf_probe_read_user(iov, cnt * sizeof(iov[0]) & (sizeof(iov) * 2 - 1), (void *)addr))
+		return IOV_UNKNOWN;
+	for (int i = 0; i < IOV_READ_MAX; i++)
+		if (i < cnt)
+			sum += iov[i].len;
+	return sum;
+}
+
+static __always_inline __u64 requested_bytes(struct pt_regs *regs, __u32 kind, bool *known)
+{
+	__u64 sum;
 
 	*known = true;
 	switch (io_request_arg[kind & (IO_KINDS - 1)]) {
@@ -152,17 +185,9 @@ static __always_inline __u64 requested_bytes(struct pt_regs *regs, __u32 kind, b
 		return regs->r8;
 	}
 	/* REQ_IOVEC: (fd, iov, iovcnt, ...) */
-	cnt = regs->dx;
-	if (cnt > IOV_READ_MAX ||
-	    bpf_probe_read_user(iov, cnt * sizeof(iov[0]) & (sizeof(iov) * 2 - 1),
-				(void *)regs->si)) {
-		*known = false;
-		return 0;
-	}
-	for (int i = 0; i < IOV_READ_MAX; i++)
-		if (i < cnt)
-			sum += iov[i].len;
-	return sum;
+	sum = iovec_bytes(regs->si, regs->dx);
+	*known = sum != IOV_UNKNOWN;
+	return *known ? sum : 0;
 }
 
 /* What a call did, for the counters it goes to. */
@@ -254,10 +279,8 @@ static __always_inline __u64 fd_value(struct pt_regs *regs, __u32 arg, long ret)
 static __always_inline void count_file(struct task_struct *task, struct thread_io *ti,
 				       __u32 op, __u64 fd, __u32 which)
 {
-	struct call c = { .ret = ti->ret, .lat_ns = ti->lat_ns, .timed = ti->lat_ns != 0,
-			  .weight = ti->weight,
-			  .req = ti->req, .known = ti->req != REQ_UNKNOWN, .data = op < FOP_fsync };
 	struct file_stat *st;
+	struct call c;
 	__u32 idx;
 
 	op &= FILE_OP_SLOTS - 1;
@@ -272,6 +295,10 @@ static __always_inline void count_file(struct task_struct *task, struct thread_i
 	}
 	if (!st)
 		return;
+	/* Made here, not before the lookup: live across it, it took room in the frame. */
+	c = (struct call){ .ret = ti->ret, .lat_ns = ti->lat_ns, .timed = ti->lat_ns != 0,
+			   .weight = ti->weight, .req = ti->req, .known = ti->req != REQ_UNKNOWN,
+			   .data = op < FOP_fsync };
 	count_row(st, idx, op, &c);
 	if (trace)
 		trace_file_of(&ti->trace_files[which & 1], st->key.dev, st->key.ino, st->key.igen);
@@ -297,7 +324,7 @@ __noinline int count_second_file(__u32 op, __u64 fd)
 static __always_inline void account_files(struct task_struct *task, struct thread_io *ti,
 					  struct pt_regs *regs, __u32 nr, struct call *c)
 {
-	__u32 op = file_op_of[nr] & (FILE_OP_SLOTS - 1);
+	__u32 op = file_op_of[syscall_index(nr)] & (FILE_OP_SLOTS - 1);
 
 	if (!op)
 		return;
@@ -453,7 +480,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		st->total_ns += c.lat_ns * c.weight;
 		st->timed++;
 	}
-	kind = io_kind_of[nr];
+	kind = io_kind_of[syscall_index(nr)];
 	if (kind) {
 		c.data = true;
 		c.req = requested_bytes(regs, kind, &c.known);

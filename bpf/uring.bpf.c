@@ -71,8 +71,8 @@ static __always_inline struct uring_stat *uring_stat_of(__u32 owner, __u32 op)
 	return lookup_or_init(&uring_stats, &key, &zero_uring, DROP_URING_KEYS, NULL);
 }
 
-SEC("tp_btf/io_uring_submit_req")
-int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
+/* A request submitted (its SQE read and the request made from it). */
+static __always_inline void uring_submit(struct io_kiocb *req)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct io_kiocb *r = UNTRUSTED(io_kiocb, req);
@@ -83,7 +83,7 @@ int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
 	__u64 key = (__u64)req;
 
 	if (!e.owner)
-		return 0;
+		return;
 	e.op = r->opcode;
 	st = uring_stat_of(e.owner, e.op);
 	if (st) {
@@ -92,7 +92,7 @@ int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
 			__sync_fetch_and_add(&st->sqpoll_ops, 1);
 	}
 	if (r->flags & IOSQE_CQE_SKIP_SUCCESS)
-		return 0;
+		return;
 	/* A request recycled while we still held it: its CQE was never matched (overflow). */
 	old = bpf_map_lookup_elem(&uring_inflight, &key);
 	if (old && !old->seen) {
@@ -103,13 +103,19 @@ int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
 	e.start_ns = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&uring_inflight, &key, &e, BPF_ANY)) {
 		__sync_fetch_and_add(&drops[DROP_URING_INFLIGHT], 1);
-		return 0;
+		return;
 	}
 	if (uring_multishot_op[e.op & (MAX_URING_OPS - 1)]) {
 		struct uring_data_key dk = { .ctx = (__u64)r->ctx, .user_data = r->cqe.user_data };
 
 		bpf_map_update_elem(&uring_multishot, &dk, &key, BPF_ANY);
 	}
+}
+
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
+{
+	uring_submit(req);
 	return 0;
 }
 
@@ -177,7 +183,7 @@ __noinline int count_uring_file(__u32 tgid, __u64 req, __u32 op, __s64 res, __u6
 	bpf_probe_read_kernel(&file_addr, sizeof(file_addr),
 			      (void *)(req + bpf_core_field_offset(struct io_kiocb, file)));
 	file = UNTRUSTED(file, (void *)file_addr);
-	inode = file_addr ? file->f_inode : NULL;
+	inode = file_addr ? KREAD(file, f_inode) : NULL;
 	if (!inode)
 		return 0;
 	file_key_of(inode, file, &pk);
@@ -227,22 +233,22 @@ static __always_inline void count_cqe(struct uring_stat *st, struct uring_req *e
 	__sync_fetch_and_add(&st->lat_hist[fine_bucket(lat_ns)], 1);
 }
 
-SEC("tp_btf/io_uring_complete")
-int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req, struct io_uring_cqe *cqe)
+/* A CQE posted for req (NULL: a multishot request's, or an auxiliary one) of ring ctx_. */
+static __always_inline void uring_complete(void *ctx_, void *req, __u64 user_data, __s32 res,
+					   __u32 cflags)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct uring_data_key dk = { .ctx = (__u64)ctx_, .user_data = cqe->user_data };
+	struct uring_data_key dk = { .ctx = (__u64)ctx_, .user_data = user_data };
 	__u64 key = (__u64)req, lat_ns = 0, *multishot = NULL;
 	__u32 owner, tgid, op;
 	struct uring_req *e;
 	struct uring_stat *st;
-	__s32 res = cqe->res;
 
 	if (!req) {
 		/* A multishot request's CQE, or an auxiliary one (a message from another ring). */
 		multishot = bpf_map_lookup_elem(&uring_multishot, &dk);
 		if (!multishot)
-			return 0;
+			return;
 		key = *multishot;
 	}
 	e = bpf_map_lookup_elem(&uring_inflight, &key);
@@ -255,9 +261,10 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req, struct io_uring_cq
 		/* Not followed (CQE_SKIP failing, table full): still this process's CQE. */
 		owner = chargeable_tgid(task);
 		tgid = task->tgid;
-		op = req ? UNTRUSTED(io_kiocb, req)->opcode : 0;
+		/* req is a void * of the tracepoint: a number, not a BTF pointer */
+		op = req ? KREAD(UNTRUSTED(io_kiocb, req), opcode) : 0;
 		if (!owner || !req)
-			return 0;
+			return;
 	}
 	st = uring_stat_of(owner, op);
 	if (st)
@@ -267,14 +274,20 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req, struct io_uring_cq
 	if (!serve && uring_file_op[op & (MAX_URING_OPS - 1)])
 		count_uring_file(tgid, key, op, res, lat_ns);
 	if (!e)
-		return 0;
-	if (cqe->flags & IORING_CQE_F_MORE) {
+		return;
+	if (cflags & IORING_CQE_F_MORE) {
 		e->seen = 1;
 	} else {
 		bpf_map_delete_elem(&uring_inflight, &key);
 		if (uring_multishot_op[op & (MAX_URING_OPS - 1)])
 			bpf_map_delete_elem(&uring_multishot, &dk);
 	}
+}
+
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req, struct io_uring_cqe *cqe)
+{
+	uring_complete(ctx_, req, cqe->user_data, cqe->res, cqe->flags);
 	return 0;
 }
 

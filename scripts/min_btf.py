@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Cut the kernel BTF down to what iotrace's programs relocate against, for the loader.
 
-usage: min_btf.py VMLINUX_BTF NOTES BPF_OBJECT OUT.c TYPE...
+usage: min_btf.py VMLINUX_BTF NOTES BPF_OBJECT[,BPF_OBJECT...] OUT.c TYPE...
 
 libbpf's CO-RE step searches the whole kernel BTF (~127k types) once per struct the
 programs use: ~18 ms of iotrace's start-up. `bpftool gen min_core_btf` keeps only the
-types and members those relocations need (a few KiB). The result is valid for the kernel
+types and members those relocations need (a few KiB), for every build of the programs
+(bpf/maps.bpf.h: one per set of kfuncs a kernel may offer). The result is valid for the kernel
 it was cut from and no other, so OUT.c also records that kernel's GNU build ID (from
 NOTES, /sys/kernel/notes) and the size of its BTF; the loader uses the minimal BTF only
 when both match the running kernel, and relocates against the full BTF otherwise.
@@ -104,7 +105,7 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "min.btf")
-        res = subprocess.run([BPFTOOL, "gen", "min_core_btf", vmlinux, path, obj],
+        res = subprocess.run([BPFTOOL, "gen", "min_core_btf", vmlinux, path, *obj.split(",")],
                              capture_output=True, text=True)
         if res.returncode:
             reason = (res.stderr.strip().splitlines() or ["failed"])[-1].replace('"', "'")

@@ -14,6 +14,8 @@
 #include "kbtf.h"
 #include "syscall_table.h"
 #include "tracer_impl.h"
+#include "iotrace_noiter.skel.h"
+#include "iotrace_nokfunc.skel.h"
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 #define NOTES_PATH "/sys/kernel/notes"
@@ -285,30 +287,63 @@ static void print_verifier_stats(struct iotrace_bpf *s, char (*logs)[STATS_LOG_S
 	}
 }
 
+/* Each build's programs have the same maps, programs and globals as the full one's. */
+_Static_assert(sizeof(*((struct iotrace_bpf *)0)->rodata) ==
+		       sizeof(*((struct iotrace_nokfunc_bpf *)0)->rodata) &&
+	       sizeof(*((struct iotrace_bpf *)0)->rodata) ==
+		       sizeof(*((struct iotrace_noiter_bpf *)0)->rodata) &&
+	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
+		       sizeof(*((struct iotrace_nokfunc_bpf *)0)->bss) &&
+	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
+		       sizeof(*((struct iotrace_noiter_bpf *)0)->bss),
+	       "every build of the programs has the same globals");
+
+/* The skeleton of iotrace.skel.h over the object of build b (same names, same layout). */
+static struct iotrace_bpf *open_build(enum tracer_build b, const struct bpf_object_open_opts *opts)
+{
+	struct iotrace_bpf *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = iotrace_bpf__create_skeleton(s);
+	if (!err && b == BUILD_NOITER)
+		s->skeleton->data = iotrace_noiter_bpf__elf_bytes(&s->skeleton->data_sz);
+	else if (!err && b == BUILD_NOKFUNC)
+		s->skeleton->data = iotrace_nokfunc_bpf__elf_bytes(&s->skeleton->data_sz);
+	err = err ?: bpf_object__open_skeleton(s->skeleton, opts);
+	if (err) {
+		iotrace_bpf__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
 /* Opens the skeleton and sets everything that must be set before loading. */
 static int open_configured(struct tracer *t, const struct tracer_config *cfg,
 			   const struct bpf_object_open_opts *opts, const uint32_t *ids,
-			   bool full_probe)
+			   const struct btf *btf)
 {
-	t->skel = iotrace_bpf__open_opts(opts);
+	t->skel = open_build(t->build, opts);
 	if (!t->skel)
 		return -errno;
 	configure(t, cfg);
 	/* The minimal BTF renumbers types: bpf_rdonly_cast needs the kernel's (maps.bpf.h). */
 	memcpy((void *)t->skel->rodata->kernel_type_id, ids, KERNEL_CAST_TYPES * sizeof(*ids));
-	probe_hooks(t, full_probe);
-	return 0;
+	return probe_hooks(t, btf) ? -ENOTSUP : 0;
 }
 
-static int open_and_load(struct tracer *t, const struct tracer_config *cfg, bool full_probe)
+static int open_and_load(struct tracer *t, const struct tracer_config *cfg, const char *btf_path,
+			 const uint32_t *ids, const struct btf *btf)
 {
-	uint32_t ids[KERNEL_CAST_TYPES] = { 0 };
-	char path[64];
-	int btf_fd = choose_core_btf(cfg, path, sizeof(path), ids), err;
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_fd >= 0 ? path : NULL);
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_path);
 	char (*logs)[STATS_LOG_SIZE];
+	int err;
 
-	err = open_configured(t, cfg, &opts, ids, full_probe);
+	err = open_configured(t, cfg, &opts, ids, btf);
 	if (err || !cfg->verbose) {
 		err = err ?: iotrace_bpf__load(t->skel);
 		goto out;
@@ -322,11 +357,9 @@ static int open_and_load(struct tracer *t, const struct tracer_config *cfg, bool
 		/* libbpf prints a failing program's verifier log only when no log buffer was
 		 * given: load once more without the statistics buffers, for that log. */
 		iotrace_bpf__destroy(t->skel);
-		err = open_configured(t, cfg, &opts, ids, full_probe) ?: iotrace_bpf__load(t->skel);
+		err = open_configured(t, cfg, &opts, ids, btf) ?: iotrace_bpf__load(t->skel);
 	}
 out:
-	if (btf_fd >= 0)
-		close(btf_fd);
 	return err;
 }
 
@@ -367,19 +400,51 @@ static int size_tracer(struct tracer *t, const struct tracer_config *cfg)
 	return 0;
 }
 
-/* Opens and loads the object; a kernel without some tracepoint fails the first load. */
+/* One line on what the kernel lacks that iotrace cannot do without. */
+static void report_missing(const struct tracer *t)
+{
+	for (int g = 0; g < TRACER_HOOK_GROUPS; g++)
+		if (t->missing[g] && (g == HOOKS_CORE || g == HOOKS_BLOCK))
+			fprintf(stderr, "iotrace: this kernel cannot trace %s: %s\n",
+				tracer_group_names[g], t->missing[g]);
+}
+
+/*
+ * Asks the kernel's BTF what it has (~10 ms to parse), picks the build and every event's way,
+ * and loads: the kernel it was built on skips the asking and takes the full build and every
+ * tracepoint, unless that load fails.
+ */
 static int load(struct tracer *t, const struct tracer_config *cfg)
 {
-	int err = open_and_load(t, cfg, false);
+	uint32_t ids[KERNEL_CAST_TYPES] = { 0 };
+	char path[64];
+	int btf_fd = choose_core_btf(cfg, path, sizeof(path), ids), err;
+	const char *btf_path = btf_fd >= 0 ? path : NULL;
+	struct btf *btf = NULL;
 
-	/* Find which tracepoints are missing, switch their programs off, retry. */
-	if (err && err != -EPERM && err != -EACCES) {
+	t->build_why = "the kernel iotrace was built on";
+	if (btf_fd < 0 || cfg->probe_all) {
+		btf = btf__load_vmlinux_btf();
+		t->probed = btf != NULL;
+	}
+	t->build = choose_build(btf, &t->build_why);
+	err = open_and_load(t, cfg, btf_path, ids, btf);
+	if (err && !btf && err != -EPERM && err != -EACCES && err != -ENOTSUP) {
+		/* Not quite the kernel it was built on: ask its BTF, choose again, retry. */
 		iotrace_bpf__destroy(t->skel);
 		t->skel = NULL;
 		last_libbpf_warning[0] = '\0';
-		err = open_and_load(t, cfg, true);
+		btf = btf__load_vmlinux_btf();
+		t->probed = btf != NULL;
+		t->build = choose_build(btf, &t->build_why);
+		err = open_and_load(t, cfg, btf_path, ids, btf);
 	}
-	if (err)
+	btf__free(btf);
+	if (btf_fd >= 0)
+		close(btf_fd);
+	if (err == -ENOTSUP)
+		report_missing(t);
+	else if (err)
 		report_failure(t->skel ? "load the BPF programs" : "open the BPF object", err);
 	return err;
 }
@@ -462,6 +527,7 @@ uint32_t tracer_nr_slots(const struct tracer *t)
 
 const char *tracer_hooks_missing(const struct tracer *t, enum tracer_hooks group)
 {
+	/* (the numbers a group of a missing hook would give are n/a) */
 	return group < TRACER_HOOK_GROUPS ? t->missing[group] : NULL;
 }
 

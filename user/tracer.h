@@ -20,6 +20,7 @@ struct tracer_config {
 	bool timing;
 	bool time_all; /* with timing: every call, not the sampling rule (SAMPLE_* in iotrace.h) */
 	bool verbose;
+	bool probe_all; /* ask the kernel's BTF even on the kernel iotrace was built on */
 	uint32_t max_procs; /* concurrent per-process slots; 0 = default */
 	/* Snoop mode: only the block programs, streaming struct block_event to on_event. */
 	bool snoop;
@@ -47,8 +48,34 @@ struct tracer_config {
 	tracer_event_fn on_stack;
 };
 
-/* Hook groups that can be missing on a kernel (then their numbers are "n/a"). */
-enum tracer_hooks { HOOKS_PAGE_CACHE, HOOKS_DIRECT_IO, HOOKS_URING, TRACER_HOOK_GROUPS };
+/*
+ * Groups of hooks. Page cache, direct I/O and io_uring can be missing on a kernel (then their
+ * numbers are "n/a"); without syscalls, processes or block I/O iotrace does not start.
+ */
+enum tracer_hooks {
+	HOOKS_PAGE_CACHE, HOOKS_DIRECT_IO, HOOKS_URING, HOOKS_CORE, HOOKS_BLOCK,
+	TRACER_HOOK_GROUPS
+};
+extern const char *const tracer_group_names[TRACER_HOOK_GROUPS];
+
+/* The events the programs use (named after their tracepoints; tracer_hooks.c). */
+#define NR_HOOKS 27
+/* Builds of the programs for the kfuncs a kernel has (bpf/maps.bpf.h). */
+enum tracer_build { BUILD_FULL, BUILD_NOITER, BUILD_NOKFUNC, TRACER_BUILDS };
+extern const char *const tracer_build_names[TRACER_BUILDS];
+
+/* How this kernel gives event i: its tracepoint's name, the way taken, or why none. */
+struct tracer_hook_info {
+	const char *event;
+	enum tracer_hooks group;
+	bool wanted;        /* used in this mode */
+	const char *kind;   /* tp_btf, fentry, fexit, kprobe, kretprobe; NULL: none */
+	const char *target; /* the tracepoint or function */
+	const char *why;    /* why better ways were not taken ("" when the first was) */
+};
+void tracer_hook_info(const struct tracer *t, int i, struct tracer_hook_info *out);
+/* The build loaded and why. */
+enum tracer_build tracer_build(const struct tracer *t, const char **why);
 
 typedef void (*tracer_label_fn)(const struct label_key *key, uint32_t slot, void *ctx);
 

@@ -4,11 +4,28 @@
 #define IOTRACE_TRACER_IMPL_H
 
 #include <bpf/libbpf.h>
+#include <bpf/btf.h>
 #include "iotrace.skel.h"
 #include "tracer.h"
 
+/* How the running kernel gives one event (tracer_hooks.c). */
+#define HOOK_WAYS 3
+#define HOOK_WHY_LEN 320
+struct hook_choice {
+	int way;       /* index of the way taken, -1: none */
+	bool wanted;   /* this mode uses the event */
+	char kind[16]; /* the way's program kind: tp_btf, fentry, fexit, kprobe, kretprobe */
+	char target[64];
+	char why[HOOK_WHY_LEN]; /* why the better ways (or all) could not be taken */
+};
+
 struct tracer {
 	struct iotrace_bpf *skel;
+	enum tracer_build build;
+	const char *build_why;
+	bool probed;  /* the kernel's BTF was asked (not the build kernel's defaults) */
+	struct hook_choice hooks[NR_HOOKS];
+	char missing_why[TRACER_HOOK_GROUPS][HOOK_WHY_LEN];
 	struct ring_buffer *events;
 	uint16_t *proc_slot;          /* mmap of proc_slot: u16 per tgid */
 	struct syscall_stat *sc;      /* mmap of syscall_stats */
@@ -24,11 +41,14 @@ struct tracer {
 };
 
 /*
- * Switches off the programs whose tracepoint this kernel lacks and records why in
- * t->missing (tracer_hooks.c). full: parse the kernel's BTF to know (~12 ms); otherwise
- * only IOTRACE_DISABLE_TRACEPOINTS is honoured and a failed load tells the rest.
+ * Chooses each event's way from the kernel's BTF (btf NULL: every event's first way, as on
+ * the kernel iotrace was built on; a failed load then makes the caller ask the BTF), switches
+ * the other ways' programs off and records what is missing in t->missing (tracer_hooks.c).
+ * Returns -1 when syscalls, processes or block I/O cannot be traced.
  */
-void probe_hooks(struct tracer *t, bool full);
+int probe_hooks(struct tracer *t, const struct btf *btf);
+/* The build of the programs this kernel can load (btf NULL: the full one), and why. */
+enum tracer_build choose_build(const struct btf *btf, const char **why);
 /* An mmapable array map's values mapped (len: its length, whole pages); NULL, errno set. */
 void *map_mmap(struct bpf_map *map, size_t *len);
 

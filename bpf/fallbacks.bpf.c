@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Part of bpf/iotrace.bpf.c, which builds every part into one object.
+ *
+ * The same events on kernels that lack a tracepoint the other parts use. Each program here
+ * stands in for one of theirs and calls the same code: fentry or fexit on the function the
+ * tracepoint sits in (same task, same moment), a kprobe where fentry cannot attach (6.1's
+ * trampolines take at most six arguments), or an older tracepoint. The loader chooses, for
+ * each hook, the first way this kernel offers (user/tracer_hooks.c: its BTF, a test attach
+ * of fentry, kallsyms); the programs not chosen are never loaded. Which way each hook went
+ * is in `iotrace info` and the JSON report's "kernel" section (docs/kernels.md).
+ */
+
+/* ---- readahead (no tracepoints in 6.1) ---- */
+
+SEC("fentry/page_cache_sync_ra")
+int BPF_PROG(handle_page_cache_sync_ra_fn, struct readahead_control *ractl,
+	     unsigned long req_count)
+{
+	ractl = UNTRUSTED(readahead_control, ractl);
+	announce(ractl->mapping->host, ractl->ra, RA_SYNC);
+	return 0;
+}
+
+#define PG_WRITEBACK_BIT bpf_core_enum_value(enum pageflags, PG_writeback)
+
+/* The tracepoint sits after two early returns: readahead off, a folio under writeback. */
+SEC("fentry/page_cache_async_ra")
+int BPF_PROG(handle_page_cache_async_ra_fn, struct readahead_control *ractl,
+	     struct folio *folio, unsigned long req_count)
+{
+	struct folio___v61 *old = (void *)UNTRUSTED(folio, folio);
+	__u64 flags;
+
+	ractl = UNTRUSTED(readahead_control, ractl);
+	if (bpf_core_field_exists(old->_folio_order))
+		flags = old->flags;
+	else
+		flags = UNTRUSTED(folio, folio)->flags.f;
+	if (!ractl->ra->ra_pages || (flags & (1UL << PG_WRITEBACK_BIT)))
+		return 0;
+	announce(ractl->mapping->host, ractl->ra, RA_ASYNC);
+	return 0;
+}
+
+SEC("fentry/page_cache_ra_order")
+int BPF_PROG(handle_page_cache_ra_order_fn, struct readahead_control *ractl,
+	     struct file_ra_state *ra)
+{
+	ractl = UNTRUSTED(readahead_control, ractl);
+	ra_order(ractl->mapping->host, ractl->_index, ractl->ra->size);
+	return 0;
+}
+
+SEC("fentry/page_cache_ra_unbounded")
+int BPF_PROG(handle_page_cache_ra_unbounded_fn, struct readahead_control *ractl,
+	     unsigned long nr_to_read)
+{
+	ractl = UNTRUSTED(readahead_control, ractl);
+	ra_unbounded(ractl->mapping->host, ractl->_index, nr_to_read);
+	return 0;
+}
+
+/* ---- page-cache lookups and faults (no tracepoints in 6.1) ---- */
+
+/*
+ * The tracepoint fires where filemap_get_pages succeeds, with the read's first page and
+ * last page (not clamped to the file); the fexit also counts the two other ways it returns
+ * 0 (a partial batch, a page it created itself), which the tracepoint skips.
+ */
+static __always_inline void get_pages_returned(struct kiocb *iocb, __u64 count, int ret)
+{
+	__u64 pos;
+
+	iocb = UNTRUSTED(kiocb, iocb);
+	pos = iocb->ki_pos;
+	if (!ret && count)
+		get_pages(iocb->ki_filp->f_mapping, pos >> PAGE_SHIFT,
+			  (pos + count - 1) >> PAGE_SHIFT);
+}
+
+/* 6.1's filemap_get_pages(iocb, iter, fbatch). */
+SEC("fexit/filemap_get_pages")
+int BPF_PROG(handle_filemap_get_pages_fn, struct kiocb *iocb, struct iov_iter *iter,
+	     struct folio_batch *fbatch, int ret)
+{
+	get_pages_returned(iocb, iter->count, ret);
+	return 0;
+}
+
+/* Later kernels': filemap_get_pages(iocb, count, fbatch, need_uptodate). */
+SEC("fexit/filemap_get_pages")
+int BPF_PROG(handle_filemap_get_pages_count_fn, struct kiocb *iocb, size_t count,
+	     struct folio_batch *fbatch, bool need_uptodate, int ret)
+{
+	get_pages_returned(iocb, count, ret);
+	return 0;
+}
+
+SEC("fentry/filemap_fault")
+int BPF_PROG(handle_filemap_fault_fn, struct vm_fault *vmf)
+{
+	struct address_space *mapping;
+	__u64 index;
+
+	vmf = UNTRUSTED(vm_fault, vmf);
+	mapping = vmf->vma->vm_file->f_mapping;
+	index = vmf->pgoff;
+	/* The tracepoint comes after the check for a fault past the end of the file. */
+	if (index > last_page(mapping->host))
+		return 0;
+	filemap_fault(mapping, index);
+	return 0;
+}
+
+/* At its end, as the tracepoint (which a fault-around that found no page skips). */
+SEC("fexit/filemap_map_pages")
+int BPF_PROG(handle_filemap_map_pages_fn, struct vm_fault *vmf, unsigned long start,
+	     unsigned long end)
+{
+	vmf = UNTRUSTED(vm_fault, vmf);
+	map_pages(vmf->vma->vm_file->f_mapping, start, end);
+	return 0;
+}
+
+/* ---- O_DIRECT (no tracepoints in 6.1) ---- */
+
+SEC("fentry/__iomap_dio_rw")
+int BPF_PROG(handle_iomap_dio_rw_fn, struct kiocb *iocb, struct iov_iter *iter)
+{
+	struct inode *inode = UNTRUSTED(kiocb, iocb)->ki_filp->f_inode;
+	struct inode_ids id;
+
+	if (!regular_file(inode))
+		return 0;
+	id = (struct inode_ids){ .addr = (__u64)inode, .ino = inode->i_ino,
+				 .dev = inode->i_sb->s_dev, .igen = inode->i_generation };
+	dio_begin(&id, inode->i_size, iter->count, iter->data_source);
+	return 0;
+}
+
+/* Its requests are submitted when it returns, whether it waited for them or queued. */
+SEC("fexit/__iomap_dio_rw")
+int BPF_PROG(handle_iomap_dio_rw_exit_fn)
+{
+	direct_io_done();
+	return 0;
+}
+
+/*
+ * __iomap_dio_rw has seven arguments: 6.1's fentry trampolines take six, so there the
+ * kprobe. Its arguments are plain numbers: every field is read with a helper call (once
+ * per O_DIRECT call).
+ */
+SEC("kprobe/__iomap_dio_rw")
+int BPF_KPROBE(handle_iomap_dio_rw_kprobe, struct kiocb *iocb, struct iov_iter *iter)
+{
+	struct inode *inode = BPF_CORE_READ(iocb, ki_filp, f_inode);
+	struct inode_ids id;
+
+	if (!inode || (BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG)
+		return 0;
+	id = (struct inode_ids){ .addr = (__u64)inode, .ino = BPF_CORE_READ(inode, i_ino),
+				 .dev = BPF_CORE_READ(inode, i_sb, s_dev),
+				 .igen = BPF_CORE_READ(inode, i_generation) };
+	dio_begin(&id, BPF_CORE_READ(inode, i_size), BPF_CORE_READ(iter, count),
+		  BPF_CORE_READ(iter, data_source));
+	return 0;
+}
+
+SEC("kretprobe/__iomap_dio_rw")
+int BPF_KRETPROBE(handle_iomap_dio_rw_kretprobe)
+{
+	direct_io_done();
+	return 0;
+}
+
+/* ---- block: a request's start (no block_io_start in 6.1) ---- */
+
+/*
+ * block_getrq: a new request for bio, in the submitting task, just before the kernel fills
+ * the request from the bio and accounts its start (where block_io_start fires since).
+ */
+SEC("tp_btf/block_getrq")
+int BPF_PROG(handle_block_getrq, struct bio *bio)
+{
+	struct block_rq_info info = {};
+	__u64 key = (__u64)bio;
+
+	charge_start(&info, bio);
+	bpf_map_update_elem(&block_starts, &key, &info, BPF_ANY);
+	return 0;
+}
+
+/* ---- io_uring (the older tracepoints' arguments) ---- */
+
+/* io_uring_submit_req's older name (6.1), with an argument more. */
+SEC("tp_btf/io_uring_submit_sqe")
+int BPF_PROG(handle_io_uring_submit_sqe, struct io_kiocb *req, bool force_nonblock)
+{
+	uring_submit(req);
+	return 0;
+}
+
+/* In 6.1 the CQE's fields come one by one, not as a struct io_uring_cqe. */
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(handle_io_uring_complete_fields, void *ctx_, void *req, __u64 user_data, int res,
+	     unsigned int cflags)
+{
+	uring_complete(ctx_, req, user_data, res, cflags);
+	return 0;
+}
+
+/* ---- processes ---- */
+
+/*
+ * sched_process_exit without group_dead (6.1 has none; 6.18 has it): do_exit has taken the
+ * thread off signal->live by then, so the last thread finds it at 0. (Two threads exiting
+ * at once may both find 0: the first one retires the process, the second finds no slot.)
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_sched_process_exit_nogroup, struct task_struct *p)
+{
+	if (!BPF_CORE_READ(p, signal, live.counter))
+		process_exited(p);
+	return 0;
+}
