@@ -183,11 +183,13 @@ def copy_with_libs(root, binary, dest):
 
 
 def iotrace_files():
-    """The tree's files the guest needs: iotrace and the built workloads (ELF only)."""
+    """The tree's files the guest needs: iotrace, the built workloads and the bench helpers
+    (cmdtime, floor), ELF files only."""
     files = [ROOT / "iotrace"]
-    for p in sorted((ROOT / "workloads").iterdir()):
-        if p.is_file() and os.access(p, os.X_OK) and p.read_bytes()[:4] == b"\x7fELF":
-            files.append(p)
+    for d in (ROOT / "workloads", OUTPUT / "bench"):
+        for p in sorted(d.iterdir()) if d.is_dir() else []:
+            if p.is_file() and os.access(p, os.X_OK) and p.read_bytes()[:4] == b"\x7fELF":
+                files.append(p)
     return files
 
 
@@ -212,7 +214,7 @@ def build_initramfs(flavour, out):
             order.append(ko.name)
         (root / "lib/modules/order").write_text("\n".join(order) + "\n")
         for f in iotrace_files():
-            rel = f.relative_to(ROOT)
+            rel = f.relative_to(OUTPUT if f.is_relative_to(OUTPUT) else ROOT)
             copy_with_libs(root, f, f"/iotrace/{rel}")
         for tool in TOOLS:
             path = shutil.which(tool)

@@ -325,7 +325,7 @@ static struct iotrace_bpf *open_build(enum tracer_build b, const struct bpf_obje
 /* Opens the skeleton and sets everything that must be set before loading. */
 static int open_configured(struct tracer *t, const struct tracer_config *cfg,
 			   const struct bpf_object_open_opts *opts, const uint32_t *ids,
-			   const struct btf *btf)
+			   const struct btf_index *btf)
 {
 	t->skel = open_build(t->build, opts);
 	if (!t->skel)
@@ -337,7 +337,7 @@ static int open_configured(struct tracer *t, const struct tracer_config *cfg,
 }
 
 static int open_and_load(struct tracer *t, const struct tracer_config *cfg, const char *btf_path,
-			 const uint32_t *ids, const struct btf *btf)
+			 const uint32_t *ids, const struct btf_index *btf)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_path);
 	char (*logs)[STATS_LOG_SIZE];
@@ -421,24 +421,28 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 	int btf_fd = choose_core_btf(cfg, path, sizeof(path), ids), err;
 	const char *btf_path = btf_fd >= 0 ? path : NULL;
 	struct btf *btf = NULL;
+	struct btf_index *ix = NULL;
 
 	t->build_why = "the kernel iotrace was built on";
 	if (btf_fd < 0 || cfg->probe_all) {
 		btf = btf__load_vmlinux_btf();
-		t->probed = btf != NULL;
+		ix = btf_index_new(btf);
+		t->probed = ix != NULL;
 	}
-	t->build = choose_build(btf, &t->build_why);
-	err = open_and_load(t, cfg, btf_path, ids, btf);
-	if (err && !btf && err != -EPERM && err != -EACCES && err != -ENOTSUP) {
+	t->build = choose_build(ix, &t->build_why);
+	err = open_and_load(t, cfg, btf_path, ids, ix);
+	if (err && !ix && err != -EPERM && err != -EACCES && err != -ENOTSUP) {
 		/* Not quite the kernel it was built on: ask its BTF, choose again, retry. */
 		iotrace_bpf__destroy(t->skel);
 		t->skel = NULL;
 		last_libbpf_warning[0] = '\0';
 		btf = btf__load_vmlinux_btf();
-		t->probed = btf != NULL;
-		t->build = choose_build(btf, &t->build_why);
-		err = open_and_load(t, cfg, btf_path, ids, btf);
+		ix = btf_index_new(btf);
+		t->probed = ix != NULL;
+		t->build = choose_build(ix, &t->build_why);
+		err = open_and_load(t, cfg, btf_path, ids, ix);
 	}
+	btf_index_free(ix);
 	btf__free(btf);
 	if (btf_fd >= 0)
 		close(btf_fd);
@@ -499,6 +503,10 @@ struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_e
 	err = iotrace_bpf__attach(t->skel);
 	if (err) {
 		report_failure("attach the BPF programs", err);
+		goto fail;
+	}
+	if (attach_hooks(t)) {
+		report_missing(t);
 		goto fail;
 	}
 	if (cfg->verbose)

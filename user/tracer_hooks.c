@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/perf_event.h>
-#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include "tracer_impl.h"
@@ -104,6 +102,78 @@ static bool disabled_by_env(const char *event)
 
 /* ---- what the kernel has ---- */
 
+/*
+ * The kernel's functions and typedefs (btf_trace_X: its tracepoints) by name, indexed in one
+ * pass: btf__find_by_name_kind walks every type for each name asked, and the ~60 questions
+ * took seconds on a kernel booted under emulation.
+ */
+struct btf_index {
+	const struct btf *btf;
+	uint32_t mask;
+	uint32_t *ids; /* open addressing by the name's hash; 0: empty */
+};
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* An index of btf's functions and typedefs, or NULL (no BTF, or no memory). */
+struct btf_index *btf_index_new(const struct btf *btf)
+{
+	uint32_t n = btf ? btf__type_cnt(btf) : 0, size = 1;
+	struct btf_index *ix;
+
+	if (!btf)
+		return NULL;
+	while (size < 2 * n)
+		size <<= 1;
+	ix = calloc(1, sizeof(*ix));
+	if (ix)
+		ix->ids = calloc(size, sizeof(*ix->ids));
+	if (!ix || !ix->ids) {
+		free(ix);
+		return NULL;
+	}
+	ix->btf = btf;
+	ix->mask = size - 1;
+	for (uint32_t id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		uint32_t h;
+
+		if (!btf_is_func(t) && !btf_is_typedef(t))
+			continue;
+		h = name_hash(btf__name_by_offset(btf, t->name_off)) & ix->mask;
+		while (ix->ids[h])
+			h = (h + 1) & ix->mask;
+		ix->ids[h] = id;
+	}
+	return ix;
+}
+
+void btf_index_free(struct btf_index *ix)
+{
+	if (ix)
+		free(ix->ids);
+	free(ix);
+}
+
+/* The id of the function or typedef named name, or -1. */
+static int btf_index_find(const struct btf_index *ix, const char *name, bool func)
+{
+	for (uint32_t h = name_hash(name) & ix->mask; ix->ids[h]; h = (h + 1) & ix->mask) {
+		const struct btf_type *t = btf__type_by_id(ix->btf, ix->ids[h]);
+
+		if (btf_is_func(t) == func && !strcmp(btf__name_by_offset(ix->btf, t->name_off), name))
+			return ix->ids[h];
+	}
+	return -1;
+}
+
 /* A function's or tracepoint's argument count from its BTF prototype, or -1. */
 static int proto_args(const struct btf *btf, int id)
 {
@@ -114,72 +184,15 @@ static int proto_args(const struct btf *btf, int id)
 	return t && btf_is_func_proto(t) ? btf_vlen(t) : -1;
 }
 
-static int tracepoint_args(const struct btf *btf, const char *tp)
+static int tracepoint_args(const struct btf_index *ix, const char *tp)
 {
 	char name[128];
 	int id;
 
 	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
+	id = btf_index_find(ix, name, false);
 	/* The prototype's first argument is the tracepoint's data pointer. */
-	return id < 0 ? -1 : proto_args(btf, id) - 1;
-}
-
-#define BPF_INSN(op, k) { .code = (op), .imm = (k) }
-
-/*
- * Whether fentry/fexit can attach to the function: loads a program that does nothing and
- * attaches it (the kernel builds the trampoline at attach, and may refuse then: 6.1 takes
- * at most six arguments). 0, or the error.
- */
-static int test_trampoline(int func_id, enum bpf_attach_type type)
-{
-	const struct bpf_insn insns[] = { BPF_INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0),
-					  BPF_INSN(BPF_JMP | BPF_EXIT, 0) };
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type,
-		    .attach_btf_id = func_id);
-	int prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "iotrace_probe", "GPL", insns, 2, &opts);
-	int link, err;
-
-	if (prog < 0)
-		return -errno;
-	link = bpf_raw_tracepoint_open(NULL, prog);
-	err = link < 0 ? -errno : 0;
-	if (link >= 0)
-		close(link);
-	close(prog);
-	return err;
-}
-
-/* The kprobe PMU's type (sysfs; no tracefs needed), or -1. */
-static int kprobe_pmu_type(void)
-{
-	FILE *f = fopen("/sys/bus/event_source/devices/kprobe/type", "r");
-	int type = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &type) != 1)
-			type = -1;
-		fclose(f);
-	}
-	return type;
-}
-
-/* Whether a kprobe can be put on func: a perf kprobe event made and closed. 0 or error. */
-static int test_kprobe(const char *func)
-{
-	struct perf_event_attr attr = { .size = sizeof(attr) };
-	int type = kprobe_pmu_type(), fd;
-
-	if (type < 0)
-		return -ENOENT;
-	attr.type = type;
-	attr.config1 = (__u64)(unsigned long)func; /* kprobe_func */
-	fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	return 0;
+	return id < 0 ? -1 : proto_args(ix->btf, id) - 1;
 }
 
 /* ---- ways ---- */
@@ -193,16 +206,22 @@ static void split_section(const char *sec, char *kind, size_t klen, const char *
 	*target = sec[n] ? sec + n + 1 : "";
 }
 
-/* Whether this kernel can run one program of a way; why not in why. */
-static bool prog_available(struct bpf_program *prog, const struct btf *btf, int nargs,
+/*
+ * Whether this kernel may run a program of a way, from its BTF: the tracepoint or function
+ * is there, with the arguments the program expects. (Whether fentry or a kprobe attaches is
+ * known only by attaching: 6.1's trampolines take six arguments at most.) Why not, in why.
+ */
+static bool prog_available(struct bpf_program *prog, const struct btf_index *btf, int nargs,
 			   char *why, size_t len)
 {
 	const char *target;
 	char kind[16];
-	int id, n, err;
+	int id, n;
 
 	split_section(bpf_program__section_name(prog), kind, sizeof(kind), &target);
 	if (!btf) /* no BTF to ask: the default, and the load will tell */
+		return true;
+	if (!strcmp(kind, "kprobe") || !strcmp(kind, "kretprobe"))
 		return true;
 	if (!strcmp(kind, "tp_btf")) {
 		n = tracepoint_args(btf, target);
@@ -213,25 +232,13 @@ static bool prog_available(struct bpf_program *prog, const struct btf *btf, int 
 				 nargs);
 		return n >= 0 && (!nargs || n == nargs);
 	}
-	if (!strcmp(kind, "kprobe") || !strcmp(kind, "kretprobe")) {
-		err = test_kprobe(target);
-		if (err)
-			snprintf(why, len, "kprobe on %s: %s", target, strerror(-err));
-		return !err;
-	}
-	id = btf__find_by_name_kind(btf, target, BTF_KIND_FUNC);
-	n = id < 0 ? -1 : proto_args(btf, id);
-	if (id >= 0 && nargs && n != nargs) {
+	id = btf_index_find(btf, target, true);
+	n = id < 0 ? -1 : proto_args(btf->btf, id);
+	if (id < 0)
+		snprintf(why, len, "%s %s: not in the kernel's BTF", kind, target);
+	else if (nargs && n != nargs)
 		snprintf(why, len, "%s has %d arguments here, not %d", target, n, nargs);
-		return false;
-	}
-	err = id < 0 ? -ENOENT
-		     : test_trampoline(id, !strcmp(kind, "fexit") ? BPF_TRACE_FEXIT
-								 : BPF_TRACE_FENTRY);
-	if (err)
-		snprintf(why, len, "%s on %s: %s", kind, target,
-			 id < 0 ? "not in the kernel's BTF" : strerror(-err));
-	return !err;
+	return id >= 0 && (!nargs || n == nargs);
 }
 
 static struct bpf_program *prog_of(struct tracer *t, const char *name)
@@ -239,34 +246,50 @@ static struct bpf_program *prog_of(struct tracer *t, const char *name)
 	return name ? bpf_object__find_program_by_name(t->skel->obj, name) : NULL;
 }
 
-/* The first way this kernel offers for hook h; its index, or -1 with the reasons in c->why. */
-static int choose_way(struct tracer *t, const struct hook_def *h, const struct btf *btf,
+static void add_why(struct hook_choice *c, const char *why)
+{
+	size_t used = strlen(c->why);
+
+	if (why[0] && used + 3 < sizeof(c->why))
+		snprintf(c->why + used, sizeof(c->why) - used, "%s%s", used ? "; " : "", why);
+}
+
+static bool is_tracepoint(struct tracer *t, const struct way *w)
+{
+	return !strncmp(bpf_program__section_name(prog_of(t, w->progs[0])), "tp_btf/", 7);
+}
+
+/*
+ * The ways this kernel may offer for hook h, best first, in c->cands: up to the first
+ * tracepoint (which attaches where it exists); before it, functions (fentry, kprobes),
+ * which are known to attach only when they do (attach_hooks tries them in turn).
+ */
+static void find_ways(struct tracer *t, const struct hook_def *h, const struct btf_index *btf,
 		      struct hook_choice *c)
 {
-	size_t used = 0;
-
 	c->why[0] = '\0';
+	c->ncands = 0;
 	if (disabled_by_env(h->event)) {
 		snprintf(c->why, sizeof(c->why), "tracepoint %s disabled by "
 			 "IOTRACE_DISABLE_TRACEPOINTS", h->event);
-		return -1;
+		return;
 	}
 	for (int w = 0; w < HOOK_WAYS && h->ways[w].progs[0]; w++) {
 		bool ok = true;
 
 		for (int p = 0; p < 2 && h->ways[w].progs[p] && ok; p++) {
-			char why[128] = "";
+			char why[160] = "";
 
 			ok = prog_available(prog_of(t, h->ways[w].progs[p]), btf, h->ways[w].nargs,
 					    why, sizeof(why));
-			if (!ok && used < sizeof(c->why))
-				used += snprintf(c->why + used, sizeof(c->why) - used, "%s%s",
-						 used ? "; " : "", why);
+			add_why(c, why);
 		}
-		if (ok)
-			return w;
+		if (!ok)
+			continue;
+		c->cands[c->ncands++] = w;
+		if (!btf || is_tracepoint(t, &h->ways[w]))
+			break;
 	}
-	return -1;
 }
 
 /* Names what way w of h is, e.g. "fentry page_cache_sync_ra" (for `info` and JSON). */
@@ -301,50 +324,146 @@ static void configure_ways(struct tracer *t)
 	}
 }
 
+/* The first reason a group lost a hook is the group's. */
+static void note_missing(struct tracer *t, enum tracer_hooks g, const char *why)
+{
+	if (t->missing[g])
+		return;
+	snprintf(t->missing_why[g], HOOK_WHY_LEN, "%s", why);
+	t->missing[g] = t->missing_why[g];
+}
+
+static bool required_missing(const struct tracer *t)
+{
+	return t->missing[HOOKS_CORE] || t->missing[HOOKS_BLOCK];
+}
+
+/* Every program of hook h's ways loaded (candidates only) or not; none attached by libbpf. */
+static void set_loading(struct tracer *t, const struct hook_def *h, const struct hook_choice *c)
+{
+	for (int w = 0; w < HOOK_WAYS; w++) {
+		bool cand = false;
+
+		for (int k = 0; k < c->ncands; k++)
+			cand = cand || c->cands[k] == w;
+		for (int p = 0; p < 2 && h->ways[w].progs[p]; p++) {
+			bpf_program__set_autoload(prog_of(t, h->ways[w].progs[p]), cand);
+			bpf_program__set_autoattach(prog_of(t, h->ways[w].progs[p]), false);
+		}
+	}
+}
+
 /*
- * Chooses every hook's way (btf NULL: the first way of each, unchecked) and switches the
- * other ways' programs off. A hook whose primary program the mode switched off (snoop,
- * --no-time) stays off. Returns -1 when a hook of a group iotrace cannot do without is
- * missing (t->missing says which).
+ * Finds every hook's ways (btf NULL: the first way of each, unchecked) and loads only
+ * theirs; the way itself is settled when attaching (attach_hooks). A hook whose primary
+ * program the mode switched off (snoop, --no-time) stays off. Returns -1 when a hook of a
+ * group iotrace cannot do without has no way (t->missing says which).
  */
-int probe_hooks(struct tracer *t, const struct btf *btf)
+int probe_hooks(struct tracer *t, const struct btf_index *btf)
 {
 	for (int g = 0; g < TRACER_HOOK_GROUPS; g++)
 		t->missing[g] = NULL;
 	for (int i = 0; i < NR_HOOKS; i++) {
 		const struct hook_def *h = &hook_defs[i];
 		struct hook_choice *c = &t->hooks[i];
-		bool wanted = bpf_program__autoload(prog_of(t, h->ways[0].progs[0]));
 
-		c->way = wanted ? choose_way(t, h, btf, c) : -1;
-		c->wanted = wanted;
-		for (int w = 0; w < HOOK_WAYS; w++)
-			for (int p = 0; p < 2 && h->ways[w].progs[p]; p++)
-				bpf_program__set_autoload(prog_of(t, h->ways[w].progs[p]),
-							  w == c->way);
-		if (c->way >= 0)
-			describe_way(t, h, c->way, c);
-		else if (wanted && !t->missing[h->group]) {
-			snprintf(t->missing_why[h->group], HOOK_WHY_LEN, "%s", c->why);
-			t->missing[h->group] = t->missing_why[h->group];
-		}
+		c->wanted = bpf_program__autoload(prog_of(t, h->ways[0].progs[0]));
+		c->ncands = 0;
+		if (c->wanted)
+			find_ways(t, h, btf, c);
+		c->way = c->ncands ? c->cands[0] : -1;
+		set_loading(t, h, c);
+		if (c->wanted && !c->ncands)
+			note_missing(t, h->group, c->why);
 	}
 	configure_ways(t);
-	for (int g = 0; g < TRACER_HOOK_GROUPS; g++)
-		if (t->missing[g] && (g == HOOKS_CORE || g == HOOKS_BLOCK))
-			return -1;
-	/* The group's other programs would count half a story: off with it. */
+	if (required_missing(t))
+		return -1;
 	for (int i = 0; i < NR_HOOKS; i++)
-		if (t->missing[hook_defs[i].group] && t->hooks[i].way >= 0) {
-			for (int p = 0; p < 2 && hook_defs[i].ways[t->hooks[i].way].progs[p]; p++)
-				bpf_program__set_autoload(
-					prog_of(t, hook_defs[i].ways[t->hooks[i].way].progs[p]),
-					false);
-			t->hooks[i].way = -1;
-			snprintf(t->hooks[i].why, sizeof(t->hooks[i].why), "off: %s",
-				 t->missing[hook_defs[i].group]);
-		}
+		if (t->missing[hook_defs[i].group]) /* half a story: the group's other hooks off */
+			set_loading(t, &hook_defs[i], &(struct hook_choice){ .ncands = 0 });
 	return 0;
+}
+
+/* The skeleton's link slot of prog, so that detaching and destroying close what we attach. */
+static struct bpf_link **link_slot(struct tracer *t, struct bpf_program *prog)
+{
+	for (int i = 0; i < t->skel->skeleton->prog_cnt; i++)
+		if (*t->skel->skeleton->progs[i].prog == prog)
+			return t->skel->skeleton->progs[i].link;
+	return NULL;
+}
+
+static void unlink_way(struct tracer *t, const struct way *w)
+{
+	for (int p = 0; p < 2 && w->progs[p]; p++) {
+		struct bpf_link **slot = link_slot(t, prog_of(t, w->progs[p]));
+
+		if (slot && *slot) {
+			bpf_link__destroy(*slot);
+			*slot = NULL;
+		}
+	}
+}
+
+/* Attaches every program of way w of h; 0, or the error (nothing left attached). */
+static int link_way(struct tracer *t, const struct hook_def *h, int w, struct hook_choice *c)
+{
+	for (int p = 0; p < 2 && h->ways[w].progs[p]; p++) {
+		struct bpf_program *prog = prog_of(t, h->ways[w].progs[p]);
+		struct bpf_link **slot = link_slot(t, prog);
+		struct bpf_link *link = bpf_program__attach(prog);
+		char why[160];
+
+		if (!link || !slot) {
+			int err = -errno;
+
+			bpf_link__destroy(link);
+			unlink_way(t, &h->ways[w]);
+			snprintf(why, sizeof(why), "%s: %s", bpf_program__section_name(prog),
+				 strerror(-err));
+			add_why(c, why);
+			return err ?: -EINVAL;
+		}
+		*slot = link;
+	}
+	return 0;
+}
+
+/*
+ * Attaches each hook's first way that attaches (a fentry the kernel refuses gives its place
+ * to the kprobe after it). Returns 0, or the first error when syscalls, processes or block
+ * I/O could not be attached; a page-cache, O_DIRECT or io_uring hook that cannot makes its
+ * group n/a and detaches the group's other hooks.
+ */
+int attach_hooks(struct tracer *t)
+{
+	int first_err = 0;
+
+	for (int i = 0; i < NR_HOOKS; i++) {
+		const struct hook_def *h = &hook_defs[i];
+		struct hook_choice *c = &t->hooks[i];
+		int err = -ENOENT;
+
+		if (!c->wanted || !c->ncands || t->missing[h->group])
+			continue;
+		for (int k = 0; k < c->ncands && err; k++)
+			if (!(err = link_way(t, h, c->cands[k], c)))
+				c->way = c->cands[k];
+		if (!err) {
+			describe_way(t, h, c->way, c);
+			continue;
+		}
+		c->way = -1;
+		first_err = first_err ?: err;
+		note_missing(t, h->group, c->why);
+	}
+	for (int i = 0; i < NR_HOOKS; i++)
+		if (t->hooks[i].way >= 0 && t->missing[hook_defs[i].group]) {
+			unlink_way(t, &hook_defs[i].ways[t->hooks[i].way]);
+			t->hooks[i].way = -1;
+		}
+	return required_missing(t) ? first_err : 0;
 }
 
 void tracer_hook_info(const struct tracer *t, int i, struct tracer_hook_info *out)
@@ -372,18 +491,18 @@ const char *const tracer_build_names[TRACER_BUILDS] = {
 };
 
 /* The build of the programs this kernel can load: the kfuncs it has (maps.bpf.h). */
-enum tracer_build choose_build(const struct btf *btf, const char **why)
+enum tracer_build choose_build(const struct btf_index *btf, const char **why)
 {
 	if (!btf) {
 		*why = "the build kernel's";
 		return BUILD_FULL;
 	}
-	if (btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) < 0) {
+	if (btf_index_find(btf, "bpf_rdonly_cast", true) < 0) {
 		*why = "kfunc bpf_rdonly_cast not in this kernel: fields of kernel pointers "
 		       "read with bpf_probe_read_kernel";
 		return BUILD_NOKFUNC;
 	}
-	if (btf__find_by_name_kind(btf, "bpf_iter_task_vma_new", BTF_KIND_FUNC) < 0) {
+	if (btf_index_find(btf, "bpf_iter_task_vma_new", true) < 0) {
 		*why = "kfunc bpf_iter_task_vma_new not in this kernel: --stacks reads "
 		       "/proc/PID/maps, exited processes' frames unnamed";
 		return BUILD_NOITER;

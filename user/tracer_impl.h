@@ -13,6 +13,7 @@
 #define HOOK_WHY_LEN 320
 struct hook_choice {
 	int way;       /* index of the way taken, -1: none */
+	int cands[HOOK_WAYS], ncands; /* the ways this kernel may offer, best first */
 	bool wanted;   /* this mode uses the event */
 	char kind[16]; /* the way's program kind: tp_btf, fentry, fexit, kprobe, kretprobe */
 	char target[64];
@@ -46,9 +47,15 @@ struct tracer {
  * the other ways' programs off and records what is missing in t->missing (tracer_hooks.c).
  * Returns -1 when syscalls, processes or block I/O cannot be traced.
  */
-int probe_hooks(struct tracer *t, const struct btf *btf);
+struct btf_index;
+int probe_hooks(struct tracer *t, const struct btf_index *btf);
+/* After loading: attaches each hook's first way that attaches (tracer_hooks.c). */
+int attach_hooks(struct tracer *t);
 /* The build of the programs this kernel can load (btf NULL: the full one), and why. */
-enum tracer_build choose_build(const struct btf *btf, const char **why);
+enum tracer_build choose_build(const struct btf_index *btf, const char **why);
+/* The kernel's functions and tracepoints by name (btf NULL or no memory: NULL). */
+struct btf_index *btf_index_new(const struct btf *btf);
+void btf_index_free(struct btf_index *ix);
 /* An mmapable array map's values mapped (len: its length, whole pages); NULL, errno set. */
 void *map_mmap(struct bpf_map *map, size_t *len);
 

@@ -1,0 +1,184 @@
+# The kernel matrix's scenarios, run inside a booted guest (scripts/guest.py) by busybox sh.
+# tests/test_kernels.py prepends CASES="name ..." and checks what each case leaves in
+# $OUT/NAME/ on the host, against references taken here in the same guest (strace, fincore,
+# /sys/block/vda/stat, the workloads' own output). Inputs come on the work disk: $W.
+IOT=/iotrace/iotrace
+WL=/iotrace/workloads
+BENCH=/iotrace/bench
+W=/mnt/work
+OUT=/mnt/out
+
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+disk_stat() { cat /sys/block/vda/stat > "$1"; }
+
+# ---- what the kernel offers ----
+
+case_info() {
+	$IOT info > info.txt 2>&1
+	$IOT info --json > info.json
+	cat /proc/version > version.txt
+}
+
+# ---- syscalls: strace -f -c of a separate run of the same deterministic command ----
+
+counted() { # counted NAME [stdin] -- CMD...: the report and strace's table
+	name=$1 stdin=$2
+	shift 3
+	$IOT --json -o "$name.json" -- "$@" < "$stdin" > /dev/null 2> "$name.err"
+	echo $? > "$name.rc"
+	strace -f -c -o "$name.strace" "$@" < "$stdin" > /dev/null 2>&1
+	echo $? > "$name.strace-rc"
+}
+
+case_syscalls() {
+	counted tr2u $W/in.bin -- $WL/tr2u abc xyz
+	counted copy /dev/null -- $WL/copy -m rw -b 4k $W/in.bin /tmp/copy.out
+	counted readall /dev/null -- $WL/readall -m grow $W/in.bin
+	counted pipeline /dev/null -- /bin/sh -c "cat $W/in.bin | wc -c"
+	counted tar /dev/null -- tar cf /tmp/t.tar -C $W tree
+	counted notime-tr2u $W/in.bin -- $IOT --no-time --json -o /tmp/notime.json -- \
+		$WL/tr2u abc xyz
+	cp /tmp/notime.json notime.json
+}
+
+# ---- files: strace -ff -yy in the same run ----
+
+case_files() {
+	$IOT --json -o true.json -- strace -f -ff -s0 -yy -e trace=$FILE_CALLS -o true.st true
+	$IOT --json -o tar.json -- strace -f -ff -s0 -yy -e trace=$FILE_CALLS -o tar.st \
+		tar czf /tmp/f.tgz -C $W tree
+	$IOT --json -o sqlite.json -- strace -f -ff -s0 -yy -e trace=$FILE_CALLS -o sqlite.st \
+		sqlite3 /tmp/db.sqlite "create table t(x); insert into t values (1), (2);
+		select count(*) from t;"
+	$IOT --json -o copy.json -- strace -f -ff -s0 -yy -e trace=$FILE_CALLS -o copy.st \
+		$WL/copy -m rw -b 8k $W/in.bin /tmp/copied
+}
+
+# ---- page cache and readahead: lab note 004 with read_ahead_kb 128 ----
+
+case_readahead() {
+	old=$(cat /sys/block/vda/queue/read_ahead_kb)
+	echo 128 > /sys/block/vda/queue/read_ahead_kb
+	for mode in normal sequential random direct; do
+		case $mode in
+		normal) opt= ;; sequential) opt=-s ;; random) opt=-r ;; direct) opt=-i ;;
+		esac
+		drop_caches
+		$IOT --json -o $mode.json -- $WL/read-file $opt -n 64m $W/big.bin > $mode.out
+		fincore -b -n -o RES $W/big.bin > $mode.fincore
+	done
+	echo "$old" > /sys/block/vda/queue/read_ahead_kb
+}
+
+# ---- block I/O: /sys/block/vda/stat deltas, O_DIRECT, writeback to the dirtier ----
+
+case_block() {
+	drop_caches
+	disk_stat cold.before
+	$IOT --json -o cold.json -- $WL/read-file -n 32m $W/big.bin > /dev/null
+	disk_stat cold.after
+	$IOT --json -o direct.json -- $WL/read-file -i -b 64k -n 8m $W/big.bin > /dev/null
+	$IOT --json --sync -o dirty.json -- dd if=/dev/zero of=/mnt/dirty bs=1M count=16 \
+		2> /dev/null
+	rm -f /mnt/dirty
+}
+
+# ---- io_uring: the workload prints what it issued ----
+
+case_uring() {
+	$IOT --json -o uring.json -- $WL/uring -n 64 -w 32 -b 4k -f 2 /mnt/uring.dat > uring.out
+	$IOT --json -o async.json -- $WL/uring -w 16 -a -d /mnt/uring.dat > async.out
+	rm -f /mnt/uring.dat
+}
+
+# ---- snoop, serve, compare ----
+
+case_snoop() {
+	$IOT snoop -j -d vda 25 > snoop.ndjson 2> snoop.err &
+	spid=$!
+	sleep 12 # start-up takes seconds under TCG
+	dd if=$W/big.bin of=/dev/null bs=64k count=64 iflag=direct 2> dd.err
+	echo "dd $(cat /proc/sys/kernel/ns_last_pid 2>/dev/null)" > dd.pid
+	wait $spid
+	echo $? > snoop.rc
+}
+
+case_serve() {
+	mkdir -p /sys/fs/cgroup/served
+	$IOT serve --listen 127.0.0.1:9435 -c /sys/fs/cgroup/served > serve.out 2>&1 &
+	spid=$!
+	i=0
+	until wget -q -O /dev/null http://127.0.0.1:9435/metrics 2>/dev/null || [ $i -ge 120 ]; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+	sh -c "echo \$\$ > /sys/fs/cgroup/served/cgroup.procs; exec $WL/tr2b abc xyz" \
+		< $W/in.bin > /dev/null
+	sleep 1
+	wget -q -O metrics.txt http://127.0.0.1:9435/metrics
+	kill $spid
+	wait $spid
+	echo $? > serve.rc
+	strace -f -c -o tr2b.strace $WL/tr2b abc xyz < $W/in.bin > /dev/null
+	rmdir /sys/fs/cgroup/served
+}
+
+case_compare() {
+	$IOT compare --json -o compare.json -l u -l b -- "$WL/tr2u a b < $W/in.bin" \
+		"$WL/tr2b a b < $W/in.bin" > compare.out 2> compare.err
+	echo $? > compare.rc
+}
+
+# ---- --trace and --stacks ----
+
+case_trace() {
+	$IOT --json -o report.json --trace trace.json --trace-min 0 -- $WL/tr2u a b \
+		< $W/in.bin > /dev/null 2> trace.err
+}
+
+case_stacks() {
+	for b in callsites-fp:fp callsites-fp:dwarf callsites:dwarf; do
+		bin=${b%%:*} unwind=${b##*:}
+		$IOT --json -o $bin-$unwind.json --stacks $bin-$unwind.folded --stacks-by calls \
+			--stacks-unwind $unwind -- $WL/$bin $W/in.bin > $bin-$unwind.out \
+			2> $bin-$unwind.err
+	done
+}
+
+# ---- the ledger at scale (membarrier's grace period on PREEMPT_RT) ----
+
+case_many_files() {
+	$IOT --json -o many.json -- tar cf /dev/null -C $W many > /dev/null 2> many.err
+	echo $? > many.rc
+	find $W/many -type f | wc -l > many.count
+}
+
+# ---- cost: the program's own time, untraced, with the no-op floor and with iotrace ----
+
+case_cost() {
+	for run in 1 2 3; do
+		$BENCH/cmdtime plain.$run -- $WL/tr2u a b < $W/in.bin > /dev/null
+		$BENCH/floor -- $BENCH/cmdtime floor.$run -- $WL/tr2u a b < $W/in.bin > /dev/null
+		$IOT -o /dev/null -- $BENCH/cmdtime iotrace.$run -- $WL/tr2u a b \
+			< $W/in.bin > /dev/null
+		$IOT --no-time -o /dev/null -- $BENCH/cmdtime notime.$run -- $WL/tr2u a b \
+			< $W/in.bin > /dev/null
+	done
+	# start-up: from iotrace's exec to the command's (the command records its start)
+	for run in 1 2 3; do
+		$IOT -v -o /dev/null -- true 2>&1 | grep "open+load" > startup.$run
+	done
+}
+
+FILE_CALLS=read,write,pread64,pwrite64,readv,writev,preadv,pwritev,preadv2,pwritev2,sendfile,copy_file_range,splice,fsync,fdatasync,sync_file_range,fallocate,ftruncate,open,openat,openat2,creat,close,mmap,lseek,getdents64,fadvise64,readahead
+
+for c in $CASES; do
+	mkdir -p $OUT/$c
+	cd $OUT/$c || exit 1
+	start=$(cut -d' ' -f1 /proc/uptime)
+	echo "== case $c"
+	case_$c > case.log 2>&1
+	echo $? > case.rc
+	end=$(cut -d' ' -f1 /proc/uptime)
+	echo "$start $end" > case.time
+done
