@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "kbtf.h"
+#include "kernel/kbtf.h"
 
 static const unsigned char fake_btf[] = "not really BTF";
 static const unsigned char fake_id[20] = { 0xab, 0xf9, 0xec, 0x0e, 0xc5, 0x94, 0x66, 0x00, 0xc9, 0x06,

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "util.h"
+#include "util/util.h"
 #include "sizearg.h"
 
 #define CHECK(cond)                                                                      \

@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
 #include "compare.h"
-#include "compare_table.h"
-#include "util.h"
+#include "report/compare_table.h"
+#include "util/util.h"
 
 struct compare_opts {
 	bool drop_caches;

@@ -10,14 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include "report.h"
+#include "report/report.h"
 #include "run.h"
 #include "snoop.h"
-#include "util.h"
+#include "util/util.h"
 #include "compare.h"
 #include "serve.h"
-#include "fields.h"
-#include "stacks.h"
+#include "model/fields.h"
+#include "collect/stacks.h"
 
 const char *argp_program_version = "iotrace " IOTRACE_VERSION;
 const char *argp_program_bug_address = "the project's issue tracker";

@@ -13,13 +13,13 @@
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include "collect.h"
+#include "collect/collect.h"
 #include "run.h"
-#include "names.h"
+#include "model/names.h"
 #include "spawn.h"
-#include "stacks.h"
-#include "trace.h"
-#include "tracer.h"
+#include "collect/stacks.h"
+#include "report/trace.h"
+#include "kernel/tracer.h"
 
 struct session {
 	const struct options *opt;

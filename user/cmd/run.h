@@ -3,8 +3,8 @@
 #ifndef IOTRACE_RUN_H
 #define IOTRACE_RUN_H
 
-#include "model.h"
-#include "options.h"
+#include "model/model.h"
+#include "model/options.h"
 
 /*
  * Returns 0 with r filled, or the exit status iotrace should end with after a failure

@@ -19,14 +19,14 @@
 #include <unistd.h>
 #include <sys/signalfd.h>
 #include <microhttpd.h>
-#include "cgroup.h"
+#include "util/cgroup.h"
 #include "privdrop.h"
-#include "prom.h"
+#include "report/prom.h"
 #include "serve.h"
-#include "serve_scrape.h"
-#include "syscall_table.h"
-#include "tracer.h"
-#include "util.h"
+#include "collect/serve_scrape.h"
+#include "model/syscall_table.h"
+#include "kernel/tracer.h"
+#include "util/util.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9435"
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"

@@ -17,11 +17,11 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <cjson/cJSON.h>
-#include "residency.h"
+#include "util/residency.h"
 #include "snoop.h"
-#include "tracer.h"
-#include "util.h"
-#include "cgroup.h"
+#include "kernel/tracer.h"
+#include "util/util.h"
+#include "util/cgroup.h"
 
 struct snoop_opts {
 	struct tracer_config cfg;

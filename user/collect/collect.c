@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "collect.h"
-#include "files.h"
-#include "names.h"
-#include "uring.h"
+#include "model/files.h"
+#include "model/names.h"
+#include "model/uring.h"
 
 struct collector {
 	struct tracer *tracer;

@@ -8,8 +8,8 @@
 #define IOTRACE_COLLECT_H
 
 #include <sys/types.h>
-#include "model.h"
-#include "tracer.h"
+#include "model/model.h"
+#include "kernel/tracer.h"
 
 struct collector;
 

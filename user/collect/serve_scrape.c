@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "files.h"
+#include "model/files.h"
 #include "serve_scrape.h"
 
 struct label {

@@ -4,9 +4,9 @@
 #define IOTRACE_SERVE_SCRAPE_H
 
 #include <pthread.h>
-#include "cgroup.h"
-#include "prom.h"
-#include "tracer.h"
+#include "util/cgroup.h"
+#include "report/prom.h"
+#include "kernel/tracer.h"
 
 struct scrape_config {
 	struct tracer *tracer;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "iotrace.h"
-#include "model.h"
+#include "model/model.h"
 
 struct stacks;
 

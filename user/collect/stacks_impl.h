@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The stacks' insides, shared by user/stacks.c (gathering) and user/stacks_out.c (output). */
+/* The stacks' insides, shared by stacks.c (gathering) and stacks_out.c (output). */
 #ifndef IOTRACE_STACKS_IMPL_H
 #define IOTRACE_STACKS_IMPL_H
 
 #include "stacks.h"
-#include "sym.h"
+#include "util/sym.h"
 
 /* One stack of one (process, syscall): its frames and what its calls add up to. */
 struct stack_agg {

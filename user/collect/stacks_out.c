@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "stacks_impl.h"
-#include "syscall_table.h"
+#include "model/syscall_table.h"
 
 #define SITE_FRAMES 3 /* frames of a call site: the caller of the C library and two more */
 #define TOP_SITES 5

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Whether the minimal BTF cut at build time fits the running kernel (user/kbtf.h). */
+/* Whether the minimal BTF cut at build time fits the running kernel (kbtf.h). */
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "kbtf.h"
-#include "util.h"
+#include "util/util.h"
 
 /* The kernel's notes are a few hundred bytes; anything near this is not them. */
 #define NOTES_MAX 65536

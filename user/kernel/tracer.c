@@ -12,7 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include "kbtf.h"
-#include "syscall_table.h"
+#include "model/syscall_table.h"
 #include "tracer_impl.h"
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
@@ -216,7 +216,7 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 static const char *const cast_types[KERNEL_CAST_TYPES] = { KERNEL_CAST_STRUCTS(KT_NAME_ENTRY) };
 
 /*
- * CO-RE against the minimal BTF cut from this very kernel at build time (user/kbtf.h) when
+ * CO-RE against the minimal BTF cut from this very kernel at build time (kbtf.h) when
  * it is that kernel: libbpf then searches a few dozen types instead of the kernel's ~127k
  * once per struct (~18 ms). Otherwise, or with IOTRACE_FULL_BTF=1, the kernel's own BTF.
  * Returns the minimal BTF's descriptor and sets ids[] to the kernel's ids of cast_types,

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "model.h"
+#include "model/model.h"
 
 struct tracer;
 

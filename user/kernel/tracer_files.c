@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
-#include "files.h"
+#include "model/files.h"
 #include "tracer_impl.h"
 
 /*

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
-#include "syscall_table.h"
+#include "model/syscall_table.h"
 #include "tracer_impl.h"
 
 /* DWARF samples are ~8.3 KiB each: the ring holds ~4,000 between two drains. */

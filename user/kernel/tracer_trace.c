@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include "syscall_table.h"
+#include "model/syscall_table.h"
 #include "tracer_impl.h"
 
 /* The ring of trace events: at ~100 bytes an event, 320,000 events between two drains. */

@@ -14,7 +14,7 @@
 #include "iotrace.h"
 #include "fields.h"
 #include "hist.h"
-#include "residency.h"
+#include "util/residency.h"
 
 /* One syscall's totals in a profile (only syscalls that were called are kept). */
 struct sc_row {
@@ -179,7 +179,7 @@ struct proc_record {
 	struct page_cache_sum pc; /* its files summed */
 };
 
-/* What a --trace file holds (user/trace.c): events, and those it could not hold. */
+/* What a --trace file holds (report/trace.c): events, and those it could not hold. */
 struct trace_stats {
 	TRACE_FIELDS(FIELD_MEMBER) /* truncated (in JSON): not_written > 0 */
 };

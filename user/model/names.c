@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include "names.h"
-#include "residency.h"
+#include "util/residency.h"
 
 struct names {
 	size_t cap, n;

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 #include <cjson/cJSON.h>
-#include "model.h"
+#include "model/model.h"
 
 /* JSON numbers are doubles: counts stay exact up to 2^53, far beyond any run. */
 void add_u64(cJSON *obj, const char *key, uint64_t v);

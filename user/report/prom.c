@@ -12,12 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "hist.h"
+#include "model/hist.h"
 #include "prom.h"
-#include "syscall_table.h"
-#include "uring.h"
-#include "residency.h"
-#include "syscall_table.h"
+#include "model/syscall_table.h"
+#include "model/uring.h"
+#include "util/residency.h"
+#include "model/syscall_table.h"
 
 #ifndef IOTRACE_VERSION
 #define IOTRACE_VERSION "unknown"

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "model.h"
+#include "model/model.h"
 
 /* The labels of one group of series; NULL leaves that label out. */
 struct prom_labels {

@@ -4,8 +4,8 @@
 #define IOTRACE_REPORT_H
 
 #include <stdio.h>
-#include "model.h"
-#include "options.h"
+#include "model/model.h"
+#include "model/options.h"
 
 void report_text(FILE *out, const struct run_result *r, const struct options *o);
 /* A process's files table under title (report_files.c). */

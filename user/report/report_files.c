@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cells.h"
-#include "files.h"
-#include "names.h"
+#include "model/files.h"
+#include "model/names.h"
 #include "report.h"
-#include "residency.h"
-#include "syscall_table.h"
+#include "util/residency.h"
+#include "model/syscall_table.h"
 
 /* Width of the file column; a longer name is shortened in its middle. */
 #define NAME_COLUMN 22

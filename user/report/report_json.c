@@ -8,12 +8,12 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
-#include "files.h"
-#include "names.h"
+#include "model/files.h"
+#include "model/names.h"
 #include "report.h"
-#include "syscall_table.h"
+#include "model/syscall_table.h"
 #include "json_cells.h"
-#include "uring.h"
+#include "model/uring.h"
 
 static cJSON *exit_json(bool known, int status)
 {

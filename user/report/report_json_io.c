@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include "json_cells.h"
 #include "report.h"
-#include "syscall_table.h"
-#include "uring.h"
+#include "model/syscall_table.h"
+#include "model/uring.h"
 
 /* ---- block ---- */
 

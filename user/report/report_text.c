@@ -10,9 +10,9 @@
 #include <sys/wait.h>
 #include "cells.h"
 #include "report.h"
-#include "residency.h"
-#include "syscall_table.h"
-#include "uring.h"
+#include "util/residency.h"
+#include "model/syscall_table.h"
+#include "model/uring.h"
 
 /* Above this many processes the text report lists them one line each. */
 #define DETAILED_PROCS_MAX 8

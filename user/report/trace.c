@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include "syscall_table.h"
-#include "trace_out.h"
+#include "model/syscall_table.h"
+#include "trace_out_impl.h"
 
 static const char *file_name(struct trace_writer *w, const struct trace_file *f)
 {

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "residency.h"
-#include "syscall_table.h"
-#include "trace_out.h"
+#include "util/residency.h"
+#include "model/syscall_table.h"
+#include "trace_out_impl.h"
 
 /* Counter tracks' names (args of the "io" counter event), by COUNTER_TRACKS index. */
 static const char *const track_names[COUNTER_TRACKS] = {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The trace writer's insides, shared by user/trace.c (events, flows) and
- * user/trace_out.c (the JSON document, counter tracks, names, the end).
+ * The trace writer's insides, shared by trace.c (events, flows) and
+ * trace_out.c (the JSON document, counter tracks, names, the end).
  */
 #ifndef IOTRACE_TRACE_OUT_H
 #define IOTRACE_TRACE_OUT_H
