@@ -2,7 +2,7 @@
 /* The field tables the renderers walk, made from the lists in fields.h. */
 #include <stddef.h>
 #include "fields.h"
-#include "model.h"
+#include "records.h"
 
 /* The list's column argument arrives expanded to two: header, width (COL in fields.h). */
 #define FIELD_ENTRY(type, name, column, width, metric, label, value, unit, flags, help)            \

@@ -2,7 +2,7 @@
 /*
  * Every number iotrace reports, declared once: its C member (also its JSON key), text column,
  * Prometheus metric and unit. The X-macro lists below make both the members of the model's
- * structs (model.h) and the tables the renderers walk (fields.c), so a new number is one line
+ * structs (records.h) and the tables the renderers walk (fields.c), so a new number is one line
  * here, and `grep NAME user/model/fields.h` finds all its names. docs/ describe every field
  * (tests/test_fields.py checks that against `iotrace fields`).
  *

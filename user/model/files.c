@@ -164,6 +164,29 @@ static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
 	return sparse_hist_add(&io->lat, lat);
 }
 
+void page_cache_add_raw(struct page_cache_view *v, const struct file_stat *st)
+{
+	v->requested_pages += st->requested_pages;
+	v->hit_pages += st->requested_pages - st->miss_pages;
+	v->miss_pages += st->miss_pages;
+	v->added_pages += st->added_pages;
+	v->dirtied_pages += st->dirtied_pages;
+	/* Read ahead of any request: window pages minus those the triggering read needed. */
+	v->readahead_pages += st->ra_pages - st->ra_requested_pages;
+	v->readahead_window_added_pages += st->ra_pages;
+	v->readahead_fallbacks += st->ra_fallbacks;
+	v->faults += st->faults;
+	v->fault_around_pages += st->map_pages;
+	v->direct_reads += st->direct_reads;
+	v->direct_read_bytes += st->direct_read_bytes;
+	v->direct_writes += st->direct_writes;
+	v->direct_write_bytes += st->direct_write_bytes;
+	for (int k = 0; k < RA_KINDS; k++) {
+		v->ra_windows[k] += st->ra_windows[k];
+		v->ra_window_pages[k] += st->ra_window_pages[k];
+	}
+}
+
 int files_add_entry(struct proc_record *p, const struct ledger_entry *e)
 {
 	struct path_key k = { .dev = e->st.key.dev, .ino = e->st.key.ino, .igen = e->st.key.igen };

@@ -7,7 +7,7 @@
 #ifndef IOTRACE_FILES_H
 #define IOTRACE_FILES_H
 
-#include "model.h"
+#include "records.h"
 
 /* One kernel ledger entry as read: raw counters, page bitmaps and syscall rows. */
 struct ledger_entry {
@@ -25,6 +25,8 @@ void ledger_entry_free(struct ledger_entry *e);
 /* Readahead pages in the bitmaps that their process never requested. */
 uint64_t page_bits_unused(const struct page_bits *bits);
 
+/* A file view's derived page-cache numbers from a ledger entry's raw counters, added. */
+void page_cache_add_raw(struct page_cache_view *v, const struct file_stat *st);
 /* p's record of a file, created (kind FK_FILE, no name yet) when new; NULL out of memory. */
 struct file_record *files_get(struct proc_record *p, const struct path_key *k);
 /* Adds an entry's counters into p's record of its file; -1 out of memory. */

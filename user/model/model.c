@@ -234,29 +234,6 @@ const char *page_cache_field_unknown(const struct field *f, const struct page_ca
 	return NULL;
 }
 
-void page_cache_add_raw(struct page_cache_view *v, const struct file_stat *st)
-{
-	v->requested_pages += st->requested_pages;
-	v->hit_pages += st->requested_pages - st->miss_pages;
-	v->miss_pages += st->miss_pages;
-	v->added_pages += st->added_pages;
-	v->dirtied_pages += st->dirtied_pages;
-	/* Read ahead of any request: window pages minus those the triggering read needed. */
-	v->readahead_pages += st->ra_pages - st->ra_requested_pages;
-	v->readahead_window_added_pages += st->ra_pages;
-	v->readahead_fallbacks += st->ra_fallbacks;
-	v->faults += st->faults;
-	v->fault_around_pages += st->map_pages;
-	v->direct_reads += st->direct_reads;
-	v->direct_read_bytes += st->direct_read_bytes;
-	v->direct_writes += st->direct_writes;
-	v->direct_write_bytes += st->direct_write_bytes;
-	for (int k = 0; k < RA_KINDS; k++) {
-		v->ra_windows[k] += st->ra_windows[k];
-		v->ra_window_pages[k] += st->ra_window_pages[k];
-	}
-}
-
 /* ---- block ---- */
 
 void block_record_add(struct block_record *dst, const struct block_record *src)

@@ -3,7 +3,7 @@
 #ifndef IOTRACE_URING_H
 #define IOTRACE_URING_H
 
-#include "model.h"
+#include "records.h"
 
 /* Adds src's counters into dst (same opcode, or any when summing). */
 void uring_record_add(struct uring_record *dst, const struct uring_record *src);
