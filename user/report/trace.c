@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "model/syscall_table.h"
+#include "trace.h"
 #include "trace_out_impl.h"
 
 static const char *file_name(struct trace_writer *w, const struct trace_file *f)
@@ -258,7 +259,7 @@ void trace_unseen(struct trace_writer *w, const struct block_rq_info *info, uint
 }
 
 /* The requests still waiting for their call's event (lost, or the run cut short). */
-void trace_flush_links(struct trace_writer *w)
+static void flush_links(struct trace_writer *w)
 {
 	for (size_t i = 0; i < w->nlinks; i++) {
 		for (size_t k = 0; k < w->links[i].nwaiting; k++)
@@ -268,6 +269,13 @@ void trace_flush_links(struct trace_writer *w)
 	free(w->links);
 	w->links = NULL;
 	w->nlinks = 0;
+}
+
+int trace_finish(struct trace_writer *w, const struct run_result *r, uint64_t end_ns,
+		 uint64_t lost, struct trace_stats *out)
+{
+	flush_links(w);
+	return trace_end(w, r, end_ns, lost, out);
 }
 
 void trace_on_proc(struct trace_writer *w, const struct iot_proc_event *e)

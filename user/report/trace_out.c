@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The trace document (trace.h): {"traceEvents": [...], "displayTimeUnit": "ns",
+ * The trace document (trace_out.h): {"traceEvents": [...], "displayTimeUnit": "ns",
  * "metadata": {...}}, written as events come, so a run of any length needs no memory for
  * them; counter tracks; process and disk names and lifetimes; the end, on any way out of a
  * run (a second Ctrl-C too), so the file is always valid JSON.
@@ -237,12 +237,11 @@ static void write_metadata(struct trace_writer *w, const struct run_result *r)
 		(unsigned long long)w->st.flows);
 }
 
-int trace_finish(struct trace_writer *w, const struct run_result *r, uint64_t end_ns,
-		 uint64_t lost, struct trace_stats *out)
+int trace_end(struct trace_writer *w, const struct run_result *r, uint64_t end_ns,
+	      uint64_t lost, struct trace_stats *out)
 {
 	int err;
 
-	trace_flush_links(w);
 	trace_sample(w, end_ns);
 	trace_sample(w, end_ns); /* the zeros that end the tracks still showing */
 	for (size_t i = 0; i < r->nprocs; i++)

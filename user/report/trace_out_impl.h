@@ -3,11 +3,11 @@
  * The trace writer's insides, shared by trace.c (events, flows) and
  * trace_out.c (the JSON document, counter tracks, names, the end).
  */
-#ifndef IOTRACE_TRACE_OUT_H
-#define IOTRACE_TRACE_OUT_H
+#ifndef IOTRACE_TRACE_OUT_IMPL_H
+#define IOTRACE_TRACE_OUT_IMPL_H
 
 #include <stdio.h>
-#include "trace.h"
+#include "trace_out.h"
 
 /* Counter tracks of a process: the kernel's (enum trace_counter), then block bytes. */
 enum { CT_BLOCK_READ = TRACE_COUNTERS, CT_BLOCK_WRITE, COUNTER_TRACKS };
@@ -61,7 +61,12 @@ void out_us(FILE *f, uint64_t ns);
 /* A flow's id between a call and its requests ("bind_id"). */
 uint64_t flow_id(uint32_t tid, uint64_t start_ns);
 struct trace_proc *trace_proc_of(struct trace_writer *w, uint32_t pid);
-/* Writes the requests still waiting for their call's event, without flows (trace.c). */
-void trace_flush_links(struct trace_writer *w);
+/*
+ * The document's end: the last samples, names, lifetimes and the metadata; closes the file
+ * and frees the writer. Returns 0, or -1 (one line printed) when the file could not be
+ * written. trace_finish() calls it once the events are all out.
+ */
+int trace_end(struct trace_writer *w, const struct run_result *r, uint64_t end_ns,
+	      uint64_t lost, struct trace_stats *out);
 
 #endif
