@@ -99,7 +99,7 @@ static const int allowed[] = {
 static const int bpf_cmds[] = {
 	BPF_MAP_LOOKUP_ELEM,
 	BPF_MAP_GET_NEXT_KEY,
-	BPF_MAP_LOOKUP_BATCH, /* the readers' map walker (kernel/tracer_read.c) */
+	BPF_MAP_LOOKUP_BATCH, /* the readers' map walker (kernel/tracer.c) */
 	BPF_OBJ_GET_INFO_BY_FD, /* the programs' recursion_misses (tracer_read_drops) */
 };
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The kernel side, behind an opaque handle: configure, load, attach (tracer.c) and read its
- * maps into the model's plain records (tracer_read.c). Only these two files talk to libbpf.
+ * The kernel side, behind an opaque handle: configure, load, attach (tracer_load.c), slots
+ * (tracer.c), and its maps read into the model's plain records (tracer_read.c,
+ * tracer_files.c; --trace's and --stacks' in tracer_trace.c, tracer_stacks.c). Only kernel/
+ * talks to libbpf.
  */
 #ifndef IOTRACE_TRACER_H
 #define IOTRACE_TRACER_H

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The tracer's insides, shared by tracer*.c only (the libbpf layer). */
+/*
+ * The tracer's insides, shared by tracer*.c only (the libbpf layer). tracer.c owns them and
+ * the helpers every part uses (map_mmap, map_walk, tracer_for_each_inflight); the parts below
+ * are set up by tracer_load.c alone, so no part calls up into the loading.
+ */
 #ifndef IOTRACE_TRACER_IMPL_H
 #define IOTRACE_TRACER_IMPL_H
 
@@ -36,8 +40,8 @@ void *map_mmap(struct bpf_map *map, size_t *len);
 typedef bool (*map_visit_fn)(const void *key, const void *value, void *ctx);
 
 /*
- * Calls visit on every element of a hash map, read in batches (tracer_read.c); elements
- * added or removed meanwhile may or may not be seen, as with any walk of a live map.
+ * Calls visit on every element of a hash map, read in batches; elements added or removed
+ * meanwhile may or may not be seen, as with any walk of a live map.
  */
 int map_walk(int fd, uint32_t ksize, uint32_t vsize, map_visit_fn visit, void *ctx);
 #define MAP_WALK(t, map, visit, ctx)                                                          \

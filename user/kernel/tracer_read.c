@@ -2,93 +2,12 @@
 /*
  * Readers: the kernel's maps copied into the model's plain records. No arithmetic on what
  * they read (sums over CPUs and conversions are the model's: dense_add_counters, files.c);
- * one walker for every hash map. The per-file ledger's readers are in tracer_files.c.
+ * one walker for every hash map (map_walk, tracer.c). The per-file ledger's readers are in
+ * tracer_files.c.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/bpf.h>
 #include "tracer_impl.h"
-
-/* Elements per bpf() call of the walker; a hash bucket longer than this makes it grow. */
-#define WALK_BATCH 256
-
-/* The fallback for kernels or maps without batch lookups: one key at a time. */
-static int walk_by_key(int fd, uint32_t ksize, char *key, char *value, map_visit_fn visit,
-		       void *ctx)
-{
-	char *next = malloc(ksize);
-	void *prev = NULL;
-
-	if (!next)
-		return -ENOMEM;
-	while (!bpf_map_get_next_key(fd, prev, next)) {
-		memcpy(key, next, ksize);
-		prev = key;
-		if (!bpf_map_lookup_elem(fd, key, value) && visit(key, value, ctx))
-			break;
-	}
-	free(next);
-	return 0;
-}
-
-/* Doubles the walker's buffers (a hash bucket longer than the batch). */
-static int grow_batch(char **keys, char **values, uint32_t *cap, uint32_t ksize, uint32_t vsize)
-{
-	char *k = realloc(*keys, (size_t)*cap * 2 * ksize), *v;
-
-	if (!k)
-		return -ENOMEM;
-	*keys = k;
-	v = realloc(*values, (size_t)*cap * 2 * vsize);
-	if (!v)
-		return -ENOMEM;
-	*values = v;
-	*cap *= 2;
-	return 0;
-}
-
-/*
- * Calls visit on every element of a hash map, read WALK_BATCH at a time with
- * BPF_MAP_LOOKUP_BATCH (one syscall per batch instead of two per element). Elements added
- * or removed meanwhile may or may not be seen, as with any walk of a live map.
- */
-int map_walk(int fd, uint32_t ksize, uint32_t vsize, map_visit_fn visit, void *ctx)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	uint32_t cap = WALK_BATCH;
-	char *keys = malloc((size_t)cap * ksize), *values = malloc((size_t)cap * vsize);
-	__u64 token_in = 0, token_out = 0; /* a hash map's batch token is a bucket number */
-	bool first = true, stop = false;
-	int err = keys && values ? 0 : -ENOMEM;
-
-	while (!err && !stop) {
-		__u32 count = cap;
-
-		err = bpf_map_lookup_batch(fd, first ? NULL : &token_in, &token_out, keys, values,
-					   &count, &opts);
-		if (err == -ENOSPC) {
-			err = grow_batch(&keys, &values, &cap, ksize, vsize);
-			continue;
-		}
-		if (err && err != -ENOENT) {
-			if (first) /* no batch lookups here */
-				err = walk_by_key(fd, ksize, keys, values, visit, ctx);
-			break;
-		}
-		for (uint32_t i = 0; i < count && !stop; i++)
-			stop = visit(keys + (size_t)i * ksize, values + (size_t)i * vsize, ctx);
-		if (err == -ENOENT) { /* that was the last batch */
-			err = 0;
-			break;
-		}
-		token_in = token_out;
-		first = false;
-	}
-	free(keys);
-	free(values);
-	return err;
-}
 
 /* ---- syscall counters ---- */
 
@@ -127,27 +46,6 @@ int tracer_for_each_label(struct tracer *t, tracer_label_fn fn, void *ctx)
 	struct label_walk w = { fn, ctx };
 
 	return MAP_WALK(t, label_slots, visit_label, &w);
-}
-
-/* ---- block requests in flight ---- */
-
-struct inflight_walk {
-	inflight_visit_fn visit;
-	void *ctx;
-};
-
-static bool visit_inflight(const void *key, const void *value, void *ctx)
-{
-	struct inflight_walk *w = ctx;
-
-	return w->visit(value, w->ctx);
-}
-
-void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *ctx)
-{
-	struct inflight_walk w = { visit, ctx };
-
-	MAP_WALK(t, block_inflight, visit_inflight, &w);
 }
 
 /* ---- block ---- */
