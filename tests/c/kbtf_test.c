@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit test of the kernel identity check in user/kbtf.c, against fake kernel files: the
+ * Unit test of the kernel identity check in user/kernel/kbtf.c, against fake kernel files: the
  * minimal BTF is handed out only for the build kernel's build ID and BTF size.
  * tests/test_startup.py runs it; it prints one line per case and exits 0 if all pass.
  */
