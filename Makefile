@@ -1,6 +1,6 @@
 # iotrace build. `make` builds ./iotrace and ./workloads/*; `make V=1` shows full commands.
 # Chain for the BPF side (libbpf-bootstrap style):
-#   clang -target bpf → bpftool gen object (static link) → bpftool gen skeleton → user/*.c
+#   clang -target bpf → bpftool gen object (static link) → bpftool gen skeleton → user/*/*.c
 
 OUTPUT := .output
 CLANG ?= clang
@@ -21,7 +21,9 @@ CFLAGS ?= -O2 -g
 # Warnings are errors in the default build and CI; `make WERROR=` for other compilers.
 WERROR ?= -Werror
 CFLAGS += -Wall -Wextra -Wno-unused-parameter $(WERROR) -std=gnu11 -MMD -MP
-USER_CFLAGS := $(CPPFLAGS) $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf \
+# user/'s folders are its stages (docs/design.md); an include names the folder of another
+# stage's header ("model/model.h") and finds it through -Iuser.
+USER_CFLAGS := $(CPPFLAGS) $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser \
 	-DIOTRACE_VERSION='"$(VERSION)"'
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX_H)) -Ibpf \
 	-Wall -Wno-unused-function $(WERROR) -MMD -MP
@@ -30,8 +32,10 @@ LIBS := -lbpf -ldw -lelf -lz -lcjson -lseccomp -lmicrohttpd -lm
 # The tracer's kernel programs: one file per concern, compiled as one unit (bpf/iotrace.bpf.c
 # includes the others; -MMD tracks them).
 TRACER_BPF_OBJS := $(OUTPUT)/bpf/iotrace.bpf.o
-USER_SRCS := $(wildcard user/*.c)
-USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/user/min_btf.o
+USER_STAGES := cmd collect kernel report model util
+USER_SRCS := $(wildcard $(USER_STAGES:%=user/%/*.c))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/user/kernel/min_btf.o
+USER_OBJ_DIRS := $(USER_STAGES:%=$(OUTPUT)/user/%)
 # Structs the programs pass to bpf_rdonly_cast: KERNEL_CAST_STRUCTS in bpf/iotrace.h.
 # (continuation lines joined first).
 KERNEL_CAST_TYPES := $(shell sed -e ':a' -e '/\\$$/N; s/\\\n//; ta' bpf/iotrace.h | \
@@ -70,7 +74,7 @@ $(OUTPUT)/.deps: scripts/deps.sh | $(OUTPUT)
 deps:
 	$(Q)scripts/deps.sh
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/bench:
+$(OUTPUT) $(OUTPUT)/bpf $(USER_OBJ_DIRS) $(OUTPUT)/tests $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
 vmlinux:
@@ -111,7 +115,7 @@ $(OUTPUT)/probe.bpf.o $(OUTPUT)/floor.bpf.o: $(OUTPUT)/%.bpf.o: $(OUTPUT)/bpf/%.
 	$(Q)$(BPFTOOL) gen object $@ $^
 
 # The kernel BTF cut down to what the programs relocate against, with the identity of the
-# kernel it was cut from (scripts/min_btf.py; the loader checks it: user/kbtf.c). Remade
+# kernel it was cut from (scripts/min_btf.py; the loader checks it: user/kernel/kbtf.c). Remade
 # when the objects change or the build runs on another kernel.
 KERNEL_ID := $(shell sha1sum $(KERNEL_NOTES) 2>/dev/null | cut -c1-40)
 $(OUTPUT)/kernel.id: FORCE | $(OUTPUT)
@@ -123,13 +127,13 @@ $(OUTPUT)/min_btf.c: $(MIN_BTF_OBJS) $(OUTPUT)/kernel.id scripts/min_btf.py
 	$(Q)BPFTOOL=$(BPFTOOL) $(PYTHON) scripts/min_btf.py $(VMLINUX_BTF) $(KERNEL_NOTES) \
 		$(subst $(space),$(comma),$(strip $(MIN_BTF_OBJS))) $@ $(KERNEL_CAST_TYPES)
 
-$(OUTPUT)/user/min_btf.o: $(OUTPUT)/min_btf.c user/kbtf.h | $(OUTPUT)/user
+$(OUTPUT)/user/kernel/min_btf.o: $(OUTPUT)/min_btf.c user/kernel/kbtf.h | $(OUTPUT)/user/kernel
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Iuser -c $< -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
 # Every user object may include the skeletons; -MMD tracks the rest.
 $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/iotrace.skel.h $(BPF_VARIANTS:%=$(OUTPUT)/%.skel.h) | \
-		$(OUTPUT)/user
+		$(USER_OBJ_DIRS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
@@ -137,13 +141,20 @@ iotrace: $(USER_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
-$(OUTPUT)/tests/kbtf_test: tests/c/kbtf_test.c user/kbtf.c user/util.c user/kbtf.h | $(OUTPUT)/tests
+# Unit tests of user/ code, linked with its objects: each source has its own -MMD file (one
+# compile of several sources writes only the last one's dependencies, naming that source).
+$(OUTPUT)/tests/kbtf_test: tests/c/kbtf_test.c $(OUTPUT)/user/kernel/kbtf.o \
+		$(OUTPUT)/user/util/util.o | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Iuser tests/c/kbtf_test.c user/kbtf.c user/util.c -o $@
+	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -o $@
 
-$(OUTPUT)/tests/hist_test: tests/c/hist_test.c user/hist.c user/hist.h bpf/buckets.h | $(OUTPUT)/tests
+$(OUTPUT)/tests/hist_test: tests/c/hist_test.c $(OUTPUT)/user/model/hist.o | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Iuser tests/c/hist_test.c user/hist.c -o $@
+	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -o $@
+
+# The dependency files of a tree built before user/ had folders name these sources of the
+# unit tests' compiles at their old paths: gone, they only make the tests build again.
+user/hist.c user/util.c:
 
 $(OUTPUT)/tests/%: tests/c/%.c $(OUTPUT)/probe.skel.h | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -193,11 +204,11 @@ test: deps all
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-D_GNU_SOURCE -Iuser -Iworkloads
-$(OUTPUT)/fuzz/fuzz_parsers: tests/fuzz/fuzz_parsers.c user/util.c user/util.h \
+$(OUTPUT)/fuzz/fuzz_parsers: tests/fuzz/fuzz_parsers.c user/util/util.c user/util/util.h \
 		workloads/sizearg.h $(OUTPUT)/.deps
 	$(Q)mkdir -p $(@D)
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz/fuzz_parsers.c user/util.c -o $@ -lm
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz/fuzz_parsers.c user/util/util.c -o $@ -lm
 
 fuzz: deps $(OUTPUT)/fuzz/fuzz_parsers
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
@@ -292,4 +303,4 @@ clean:
 	$(call msg,CLEAN,)
 	$(Q)rm -rf $(OUTPUT) iotrace $(WORKLOADS) workloads/readall-go
 
--include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/*.d)
+-include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/*.d $(USER_OBJ_DIRS:%=%/*.d))

@@ -384,7 +384,8 @@ def main():
             print(json.dumps({k: extra[k] for k in ("command_time", "program_ns")}, indent=1))
             return
         extra = {"startup_ms": startup_ms(9),
-                 # CO-RE against the whole kernel BTF instead of the minimal one (user/kbtf.h)
+                 # CO-RE against the whole kernel BTF instead of the minimal one
+                 # (user/kernel/kbtf.h)
                  "startup_full_btf_ms": startup_ms(9, {**os.environ, "IOTRACE_FULL_BTF": "1"})}
         extra.update(memory(tr2u or wls[-1]))
         extra["program_ns"] = prog_ns

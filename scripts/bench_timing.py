@@ -20,7 +20,7 @@ QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
 
 
 def exact_quantile(values, q):
-    """The value of rank ceil(q * n), as iotrace ranks within a histogram (user/hist.c)."""
+    """The value of rank ceil(q * n), as iotrace ranks within a histogram (user/model/hist.c)."""
     values = sorted(values)
     return values[max(0, min(len(values) - 1, math.ceil(q * len(values)) - 1))]
 

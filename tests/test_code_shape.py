@@ -1,14 +1,26 @@
-"""The code's own limits (issue 14): no C function over 80 lines, no user/*.c over 600."""
+"""The code's own limits (issue 14): no C function over 80 lines, no user/*/*.c over 600; and
+its shape (issue 29): user/'s folders are stages, and an include goes only to a stage below."""
 import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted(list((ROOT / "user").glob("*.c")) + list((ROOT / "bpf").glob("*.c")) +
+SOURCES = sorted(list((ROOT / "user").glob("*/*.c")) + list((ROOT / "bpf").glob("*.c")) +
                  list((ROOT / "workloads").glob("*.c")) + list((ROOT / "bench").glob("*.c")))
 MAX_FUNCTION = 80
 MAX_USER_FILE = 600
+USER = ROOT / "user"
+# Each stage of user/ and the stages below it, the only ones it may include (docs/design.md):
+# renderers never reach the collector or the kernel side, and nothing below calls up.
+STAGES_BELOW = {
+    "cmd": {"collect", "report", "kernel", "model", "util"},
+    "collect": {"report", "kernel", "model", "util"},
+    "report": {"model", "util"},
+    "kernel": {"model", "util"},
+    "model": {"util"},
+    "util": set(),
+}
 
 
 def functions(text):
@@ -38,6 +50,55 @@ def test_no_long_function(path):
 
 
 def test_no_long_user_file():
-    long = [(p.name, n) for p in (ROOT / "user").glob("*.c")
+    long = [(str(p.relative_to(ROOT)), n) for p in (ROOT / "user").glob("*/*.c")
             if (n := len(p.read_text().splitlines())) > MAX_USER_FILE]
     assert not long, long
+
+
+def user_includes(path, user):
+    """The files of user that path includes: a quoted name, found beside path or below user
+    (-Iuser); other headers (bpf/, the skeleton, the system's) are left out."""
+    found = []
+    for name in re.findall(r'^\s*#\s*include\s*"([^"]+)"', path.read_text(), re.M):
+        for base in (path.parent, user):
+            if (base / name).is_file():
+                found.append((base / name).resolve())
+                break
+    return found
+
+
+def includes_between_stages(user):
+    """(including file, included file, whether the stage order allows it) for every include
+    from one folder of user into another."""
+    out = []
+    for path in sorted(user.glob("*/*.[ch]")):
+        for target in user_includes(path, user):
+            stage, below = path.parent.name, target.parent.name
+            if target.parent.parent == user.resolve() and below != stage:
+                out.append((path.relative_to(user), target.relative_to(user.resolve()),
+                            below in STAGES_BELOW.get(stage, set())))
+    return out
+
+
+def test_the_include_check_sees_a_wrong_way(tmp_path):
+    for name, text in {"model/a.h": "", "util/b.h": "", "cmd/c.h": "",
+                       "model/a.c": '#include "a.h"\n#include "util/b.h"\n#include "cmd/c.h"\n',
+                       "util/b.c": '#include "b.h"\n#include "iotrace.h"\n'}.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = {(str(a), str(b), ok) for a, b, ok in includes_between_stages(tmp_path)}
+    assert found == {("model/a.c", "util/b.h", True), ("model/a.c", "cmd/c.h", False)}
+
+
+def test_user_files_stand_in_stages():
+    assert {p.name for p in USER.iterdir() if p.is_dir()} == set(STAGES_BELOW)
+    loose = [str(p.relative_to(ROOT)) for p in USER.rglob("*")
+             if p.is_file() and (p.parent.parent != USER or p.suffix not in (".c", ".h"))]
+    assert not loose, loose
+
+
+def test_includes_go_down_the_stages():
+    found = includes_between_stages(USER)
+    wrong = [f"{a} includes {b}" for a, b, ok in found if not ok]
+    assert len(found) > 50, found  # the check reads the includes at all
+    assert not wrong, wrong

@@ -1,6 +1,6 @@
-"""Every number the reports carry is declared once (user/fields.h) and documented: `iotrace
-fields` lists them, and each one's JSON key must be in its group's page of docs/, each
-Prometheus family in docs/prometheus.md."""
+"""Every number the reports carry is declared once (user/model/fields.h) and documented:
+`iotrace fields` lists them, and each one's JSON key must be in its group's page of docs/,
+each Prometheus family in docs/prometheus.md."""
 import re
 import subprocess
 

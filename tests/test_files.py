@@ -545,7 +545,7 @@ def read_write_table(sec):
 
 
 def cell_bytes(v):
-    """user/cells.c cell_bytes."""
+    """user/report/cells.c cell_bytes."""
     x, unit = float(v), -1
     while x >= 1024 and unit < 4:
         x, unit = x / 1024, unit + 1
@@ -553,7 +553,7 @@ def cell_bytes(v):
 
 
 def cell_ns(cell):
-    """The time a cell of the time column shows (user/cells.c cell_time), in ns."""
+    """The time a cell of the time column shows (user/report/cells.c cell_time), in ns."""
     if cell == "0":
         return 0
     value, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", cell).groups()

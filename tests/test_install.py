@@ -195,9 +195,9 @@ def test_man_page_renders_without_warnings_and_documents_every_option():
     assert documented_options(sections["COMMON OPTIONS"]) == COMMON
     # Every IOTRACE_* variable the code reads is documented.
     variables = set(re.findall(r'getenv\("(IOTRACE_\w+)"\)', "".join(
-        p.read_text() for p in (ROOT / "user").glob("*.c"))))
+        p.read_text() for p in (ROOT / "user").glob("*/*.c"))))
     variables |= set(re.findall(r'#define \w+_ENV "(IOTRACE_\w+)"', "".join(
-        p.read_text() for p in (ROOT / "user").glob("*.h"))))
+        p.read_text() for p in (ROOT / "user").glob("*/*.h"))))
     assert variables and all(v in sections["ENVIRONMENT"] for v in variables), variables
 
 

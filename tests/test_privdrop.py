@@ -1,5 +1,5 @@
 """serve, least privileged (issue 21): once attached, serve runs as --user with no
-capability, no_new_privs and a seccomp allow-list, in every thread (user/privdrop.c).
+capability, no_new_privs and a seccomp allow-list, in every thread (user/cmd/privdrop.c).
 
 References: the kernel's own view of each thread (/proc/PID/task/*/status), the passwd
 database (pwd), run mode's JSON for the counts, and the kernel's verdict on a syscall

@@ -1,4 +1,4 @@
-"""Start-up (issue 7): CO-RE against the minimal BTF cut at build time (user/kbtf.h).
+"""Start-up (issue 7): CO-RE against the minimal BTF cut at build time (user/kernel/kbtf.h).
 
 The minimal BTF must relocate every program exactly as the kernel's full BTF does, be used
 only on the kernel it was cut from, and hand bpf_rdonly_cast the kernel's own type ids.

@@ -17,7 +17,7 @@ import pytest
 from helpers import (IOTRACE, MIB, ROOT, assert_no_new_bpf_objects, bpf_object_ids,
                      mkinput, parse_strace_c, real_processes, run, wl)
 
-# The syscalls the timeline shows (user/tracer_trace.c): the read/write family, sync
+# The syscalls the timeline shows (user/kernel/tracer_trace.c): the read/write family, sync
 # calls, opens, io_uring_enter.
 TRACED = {"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
           "preadv2", "pwritev2", "sendfile", "copy_file_range", "splice", "fsync",

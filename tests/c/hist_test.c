@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <linux/types.h>
 #include "iotrace.h"
-#include "hist.h"
+#include "model/hist.h"
 
 static int failures;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit test of the kernel identity check in user/kbtf.c, against fake kernel files: the
+ * Unit test of the kernel identity check in user/kernel/kbtf.c, against fake kernel files: the
  * minimal BTF is handed out only for the build kernel's build ID and BTF size.
  * tests/test_startup.py runs it; it prints one line per case and exits 0 if all pass.
  */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "kbtf.h"
+#include "kernel/kbtf.h"
 
 static const unsigned char fake_btf[] = "not really BTF";
 static const unsigned char fake_id[20] = { 0xab, 0xf9, 0xec, 0x0e, 0xc5, 0x94, 0x66, 0x00, 0xc9, 0x06,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target for the command-line value parsers: parse_uint, parse_seconds and
- * parse_listen (user/util.c) and the workloads' parse_size (workloads/sizearg.h), and for
- * notes_build_id (user/util.c), which reads the kernel's ELF notes.
+ * parse_listen (user/util/util.c) and the workloads' parse_size (workloads/sizearg.h), and for
+ * notes_build_id (user/util/util.c), which reads the kernel's ELF notes.
  *
  * Each accepted/rejected answer is checked against a model written independently here
  * (digit by digit, with overflow tracked in 128 bits), so the fuzzer finds wrong answers,
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "util.h"
+#include "util/util.h"
 #include "sizearg.h"
 
 #define CHECK(cond)                                                                      \

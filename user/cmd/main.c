@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0
+/* iotrace: the whole I/O story of a command. Option parsing and dispatch only. */
+#include <argp.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <unistd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "report/report.h"
+#include "run.h"
+#include "snoop.h"
+#include "util/util.h"
+#include "compare.h"
+#include "serve.h"
+#include "model/fields.h"
+#include "collect/stacks.h"
+
+const char *argp_program_version = "iotrace " IOTRACE_VERSION;
+const char *argp_program_bug_address = "the project's issue tracker";
+
+static const char doc[] =
+	"iotrace -- every syscall of a command and its children, counted exactly in the "
+	"kernel, with read/write sizes and latencies.\n"
+	"\v"
+	"EXAMPLES:\n"
+	"  sudo iotrace -- ./workloads/tr2u a b < in > out\n"
+	"        syscall profile of tr2u; the report goes to stderr, out is untouched\n"
+	"  sudo iotrace -o report.txt -- make -j2\n"
+	"        every process make starts, one section each (a list above 8 processes)\n"
+	"  sudo iotrace --json -o run.json -- sh -c 'cat f | wc -l'\n"
+	"        the same numbers as JSON (schema in docs/json.md)\n"
+	"  sudo iotrace --no-time -- ./workloads/copy -b 1 in out\n"
+	"        counts, errors and sizes only: the cheapest trace\n"
+	"  sudo iotrace --prom-file /var/lib/node_exporter/textfile/job.prom -- ./job\n"
+	"        also the totals as Prometheus metrics, for node_exporter's textfile collector\n"
+	"  sudo iotrace serve --listen 127.0.0.1:9435 --comm\n"
+	"        every process, counted by cgroup and name, on /metrics (iotrace serve --help)\n"
+	"  sudo iotrace -p 1234\n"
+	"        attach to a running process and its future children until it exits or Ctrl-C\n"
+	"  sudo iotrace --sync -- cp big /mnt/usb/\n"
+	"        flush at the end, so the writeback of what cp wrote is charged to cp\n"
+	"  sudo iotrace snoop [-p PID] [-c CGROUP] [-d DISK] [-Q] [-j] [DURATION]\n"
+	"        block I/O requests live, one line each (iotrace snoop --help)\n"
+	"  sudo iotrace compare --drop-caches --repeat 3 -- 'CMD A' 'CMD B'\n"
+	"        variants side by side, medians of interleaved runs (iotrace compare --help)\n"
+	"  iotrace fields\n"
+	"        every number the reports carry: JSON key, text column, metric, unit, meaning\n"
+	"\n"
+	"The exit status is the command's; 128+N if a signal N killed it; 126/127 if it could "
+	"not be run; 1 if iotrace itself failed.";
+
+static const char args_doc[] = "[--] CMD [ARGS...]";
+
+enum { OPT_MAX_PROCS = 0x100, OPT_JSON, OPT_SYNC, OPT_PROM_FILE, OPT_FILES, OPT_WIDE,
+       OPT_TIME_ALL, OPT_TRACE, OPT_TRACE_MIN, OPT_TRACE_INTERVAL, OPT_TRACE_MAX, OPT_STACKS,
+       OPT_STACKS_BY, OPT_STACKS_UNWIND };
+
+/* --trace's defaults: calls of 1 ms or more, counters every 10 ms, 4 million events. */
+#define TRACE_MIN_NS 1000000ULL
+#define TRACE_INTERVAL_NS 10000000ULL
+#define TRACE_MAX_EVENTS 4000000ULL
+
+/* Rows of each process's files table by default (--files). */
+#define DEFAULT_FILES 10
+
+static const struct argp_option opts[] = {
+	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of stderr", 0 },
+	{ "json", OPT_JSON, NULL, 0, "Report as one JSON document", 0 },
+	{ "no-time", 'T', NULL, 0, "Do not time calls (counts, errors and sizes stay exact)", 0 },
+	{ "time-all", OPT_TIME_ALL, NULL, 0,
+	  "Time every call (default: each syscall of a process until 1,000 were timed, then one "
+	  "in 2, 4 ... 64 as its calls double; totals are estimated from them)", 0 },
+	{ "no-hist", 'H', NULL, 0, "Leave the size and latency histograms out of the text", 0 },
+	{ "summary", 's', NULL, 0, "Only the totals, no per-process sections", 0 },
+	{ "pid", 'p', "PID", 0, "Attach to a running process (and its future children)", 0 },
+	{ "user", 'u', "USER", 0, "Run CMD as USER (uid, gid and groups), like strace -u", 0 },
+	{ "max-procs", OPT_MAX_PROCS, "N", 0,
+	  "Live processes with their own counters (default depends on CPUs; more share one)", 0 },
+	{ "sync", OPT_SYNC, NULL, 0,
+	  "When the command ends, flush dirty data (sync) before the report, so its writeback "
+	  "is counted", 0 },
+	{ "prom-file", OPT_PROM_FILE, "PATH", 0,
+	  "Also write the totals in Prometheus text format to PATH, atomically (for "
+	  "node_exporter's textfile collector; metrics in docs/prometheus.md)", 0 },
+	{ "files", OPT_FILES, "N|all", 0,
+	  "Rows of each process's files table (default 10; all: every file, mapped ones too)", 0 },
+	{ "wide", OPT_WIDE, NULL, 0,
+	  "Every column of the files table, exact numbers, and each file's details", 0 },
+	{ "trace", OPT_TRACE, "FILE", 0,
+	  "Also write a timeline of the run to FILE (Trace Event Format: Perfetto UI, "
+	  "chrome://tracing, speedscope; docs/trace.md); every call is timed", 0 },
+	{ "trace-min", OPT_TRACE_MIN, "DURATION", 0,
+	  "Calls in the timeline: those that took at least DURATION (default 1ms; 0: all)", 0 },
+	{ "trace-interval", OPT_TRACE_INTERVAL, "DURATION", 0,
+	  "Counter tracks sampled every DURATION (default 10ms)", 0 },
+	{ "trace-max-events", OPT_TRACE_MAX, "N", 0,
+	  "At most N events in the timeline (default 4000000); beyond, it says it was truncated",
+	  0 },
+	{ "stacks", OPT_STACKS, "FILE", 0,
+	  "Also write the user-space call stacks of the I/O syscalls to FILE, as folded stacks "
+	  "(flamegraph.pl, speedscope; docs/stacks.md), and each process's top call sites", 0 },
+	{ "stacks-by", OPT_STACKS_BY, "calls|bytes|time", 0,
+	  "What the folded stacks count (default time, or calls with --no-time)", 0 },
+	{ "stacks-unwind", OPT_STACKS_UNWIND, "fp|dwarf", 0,
+	  "How stacks are unwound: frame pointers (default), or DWARF call-frame information "
+	  "for code built without them (each syscall's first 1024 calls, then 1 in 64)", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
+	{},
+};
+
+/* Options that make sense alone but not together. */
+static void check_options(struct argp_state *state, const struct options *o)
+{
+	if (o->command && o->pid)
+		argp_failure(state, 1, 0, "give either -p PID or a command, not both");
+	if (o->user && o->pid)
+		argp_failure(state, 1, 0, "-u applies to a command iotrace starts, not to -p");
+	if (!o->command && !o->pid)
+		argp_failure(state, 1, 0,
+			     "no command given (usage: iotrace [OPTIONS] -- CMD [ARGS...])");
+	if (o->time_all && !o->timing)
+		argp_failure(state, 1, 0, "--time-all and --no-time contradict each other");
+	if (o->trace && !o->timing)
+		argp_failure(state, 1, 0, "--trace times every call: it contradicts --no-time");
+	if ((o->stacks_by >= 0 || o->stacks_unwind != STACKS_FP) && !o->stacks)
+		argp_failure(state, 1, 0, "--stacks-by and --stacks-unwind need --stacks FILE");
+	if (o->stacks_by == STACKS_BY_TIME && !o->timing)
+		argp_failure(state, 1, 0, "--stacks-by time needs timing: it contradicts --no-time");
+}
+
+/* --trace-min, --trace-interval: a duration with its unit. */
+static uint64_t duration_arg(struct argp_state *state, const char *opt, const char *arg,
+			     bool zero_ok)
+{
+	uint64_t ns;
+
+	if (parse_duration_ns(arg, 3600ULL * 1000000000ULL, &ns) || (!zero_ok && !ns))
+		argp_failure(state, 1, 0, "invalid %s '%s': expected a duration such as 1ms, "
+					  "250us or 2s%s", opt, arg, zero_ok ? ", or 0" : "");
+	return ns;
+}
+
+/* --stacks-by, --stacks-unwind: a word of a list. */
+static int word_arg(struct argp_state *state, const char *opt, const char *arg,
+		    const char *const *words, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(arg, words[i]))
+			return i;
+	argp_failure(state, 1, 0, "invalid %s '%s': expected %s%s%s", opt, arg, words[0],
+		     n > 2 ? ", " : " or ", n > 2 ? "bytes or time" : words[1]);
+	return 0;
+}
+
+/* --trace, --stacks and their options (ARGP_ERR_UNKNOWN for any other key). */
+static error_t parse_trace_opt(int key, char *arg, struct argp_state *state, struct options *o)
+{
+	static const char *const by[] = { "calls", "bytes", "time" };
+	static const char *const unwind[] = { "fp", "dwarf" };
+	unsigned long v;
+
+	switch (key) {
+	case OPT_STACKS:
+		if (!*arg)
+			argp_failure(state, 1, 0, "--stacks needs a path");
+		o->stacks = arg;
+		break;
+	case OPT_STACKS_BY:
+		o->stacks_by = word_arg(state, "--stacks-by", arg, by, 3);
+		break;
+	case OPT_STACKS_UNWIND:
+		o->stacks_unwind = STACKS_FP + word_arg(state, "--stacks-unwind", arg, unwind, 2);
+		break;
+	case OPT_TRACE:
+		if (!*arg)
+			argp_failure(state, 1, 0, "--trace needs a path");
+		o->trace = arg;
+		break;
+	case OPT_TRACE_MIN:
+		o->trace_min_ns = duration_arg(state, "--trace-min", arg, true);
+		break;
+	case OPT_TRACE_INTERVAL:
+		o->trace_interval_ns = duration_arg(state, "--trace-interval", arg, false);
+		break;
+	case OPT_TRACE_MAX:
+		if (parse_uint(arg, UINT32_MAX, &v))
+			argp_failure(state, 1, 0, "invalid --trace-max-events '%s': expected a count",
+				     arg);
+		o->trace_max_events = v;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct options *o = state->input;
+	unsigned long v;
+
+	switch (key) {
+	case 'o':
+		o->output = arg;
+		break;
+	case OPT_JSON:
+		o->json = true;
+		break;
+	case OPT_SYNC:
+		o->sync = true;
+		break;
+	case OPT_PROM_FILE:
+		if (!*arg)
+			argp_failure(state, 1, 0, "--prom-file needs a path");
+		o->prom_file = arg;
+		break;
+	case 'T':
+		o->timing = false;
+		break;
+	case OPT_TIME_ALL:
+		o->time_all = true;
+		break;
+	case OPT_FILES:
+		if (!strcmp(arg, "all"))
+			o->files = 0;
+		else if (parse_uint(arg, UINT32_MAX, &v))
+			argp_failure(state, 1, 0, "invalid --files '%s': expected a count or all",
+				     arg);
+		else
+			o->files = (uint32_t)v;
+		break;
+	case OPT_WIDE:
+		o->wide = true;
+		break;
+	case 'H':
+		o->hist = false;
+		break;
+	case 's':
+		o->summary_only = true;
+		break;
+	case 'u':
+		o->user = arg;
+		break;
+	case 'v':
+		o->verbose = true;
+		break;
+	case 'p':
+		if (parse_uint(arg, INT_MAX, &v))
+			argp_failure(state, 1, 0, "invalid pid '%s': expected a positive integer", arg);
+		o->pid = (pid_t)v;
+		break;
+	case OPT_MAX_PROCS:
+		if (parse_uint(arg, MAX_SLOTS - 2, &v))
+			argp_failure(state, 1, 0, "invalid --max-procs '%s': expected 1..%d", arg,
+				     MAX_SLOTS - 2);
+		o->max_procs = (uint32_t)v;
+		break;
+	case ARGP_KEY_ARG:
+		/* The first operand starts the command: its own options are not ours. */
+		o->command = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		check_options(state, o);
+		break;
+	default:
+		return parse_trace_opt(key, arg, state, o);
+	}
+	return 0;
+}
+
+/* --prom-file's directory must take the temporary file: fail before the command runs. */
+static int prom_dir_check(const char *path)
+{
+	char *copy = strdup(path);
+	const char *dir = copy ? dirname(copy) : ".";
+	int err = access(dir, W_OK | X_OK);
+
+	if (err)
+		fprintf(stderr, "iotrace: cannot write %s: directory %s: %s\n", path, dir,
+			strerror(errno));
+	free(copy);
+	return err;
+}
+
+/* The shell's convention for the status of a command that ended by a signal. */
+static int exit_code_of(const struct run_result *r)
+{
+	if (!r->exit_known)
+		return r->partial ? 128 + (r->stop_signal ? r->stop_signal : SIGINT) : 0;
+	if (WIFSIGNALED(r->exit_status))
+		return 128 + WTERMSIG(r->exit_status);
+	return WEXITSTATUS(r->exit_status);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .timing = true, .hist = true, .files = DEFAULT_FILES,
+			     .trace_min_ns = TRACE_MIN_NS, .trace_interval_ns = TRACE_INTERVAL_NS,
+			     .trace_max_events = TRACE_MAX_EVENTS, .stacks_by = -1,
+			     .stacks_unwind = STACKS_FP };
+	const struct argp argp = { opts, parse_opt, args_doc, doc, NULL, NULL, NULL };
+	struct run_result r;
+	FILE *out = stderr;
+	char exit[64];
+	int status;
+
+	argp_err_exit_status = 1;
+	if (argc > 1 && !strcmp(argv[1], "snoop"))
+		return snoop_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "compare"))
+		return compare_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "serve"))
+		return serve_main(argc - 1, argv + 1);
+	if (argc == 2 && !strcmp(argv[1], "fields")) {
+		fields_print(stdout);
+		return 0;
+	}
+	/* argp names the program by argv[0]; error lines should start with "iotrace: ". */
+	argv[0] = "iotrace";
+	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o);
+	if (o.output) {
+		/* Opened before the run so a bad path fails before the command starts. */
+		out = fopen(o.output, "w");
+		if (!out) {
+			fprintf(stderr, "iotrace: cannot write %s: %s\n", o.output, strerror(errno));
+			return 1;
+		}
+	}
+	if (o.prom_file && prom_dir_check(o.prom_file))
+		return 1;
+	status = run_trace(&o, &r);
+	if (status) {
+		if (out != stderr)
+			fclose(out);
+		return status;
+	}
+	if (r.exit_known && WIFSIGNALED(r.exit_status)) {
+		format_exit(exit, sizeof(exit), true, r.exit_status);
+		fprintf(stderr, "iotrace: %s %s\n", o.command ? o.command[0] : "process", exit);
+	}
+	if (o.json)
+		report_json(out, &r);
+	else
+		report_text(out, &r, &o);
+	status = exit_code_of(&r);
+	if (r.trace_failed || r.stacks_failed)
+		status = 1;
+	if (o.prom_file && report_prom_file(o.prom_file, &r)) {
+		fprintf(stderr, "iotrace: writing %s: %s\n", o.prom_file, strerror(errno));
+		status = 1;
+	}
+	run_result_free(&r);
+	if (out != stderr && fclose(out)) {
+		fprintf(stderr, "iotrace: writing %s: %s\n", o.output, strerror(errno));
+		return 1;
+	}
+	return status;
+}

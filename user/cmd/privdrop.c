@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/* serve's privilege drop: user, capabilities, no_new_privs, seccomp (privdrop.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <linux/capability.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <seccomp.h>
+#include "privdrop.h"
+
+int privdrop_resolve(const char *user, struct privdrop_user *out, const char **why)
+{
+	size_t digits = strspn(user, "0123456789");
+	struct passwd *pw;
+
+	errno = 0;
+	pw = getpwnam(user);
+	/* A uid (0 included) with a passwd entry: at most 10 digits, so strtoul cannot wrap. */
+	if (!pw && digits && !user[digits] && digits <= 10 && strtoul(user, NULL, 10) <= UINT32_MAX)
+		pw = getpwuid((uid_t)strtoul(user, NULL, 10));
+	if (!pw) {
+		/* getpwnam(3): not found may leave errno 0 or set one of these */
+		bool missing = !errno || errno == ENOENT || errno == ESRCH || errno == EBADF ||
+			       errno == EPERM;
+
+		*why = missing ? "no such user" : strerror(errno);
+		return -1;
+	}
+	out->uid = pw->pw_uid;
+	out->gid = pw->pw_gid;
+	return 0;
+}
+
+/*
+ * The syscalls serve makes once it serves, found with `strace -f` on serve under scrapes
+ * (small and large), cgroup churn, bad and idle HTTP connections and SIGTERM
+ * (docs/prometheus.md, "Privileges"). Anything else kills the process. openat, mmap,
+ * mprotect, prctl and bpf are allowed with narrowed arguments only (add_narrowed()).
+ */
+static const int allowed[] = {
+	/* HTTP thread (libmicrohttpd with MHD_USE_EPOLL): its event loop and connections */
+	SCMP_SYS(epoll_wait),
+	SCMP_SYS(epoll_ctl),
+	SCMP_SYS(accept4),
+	SCMP_SYS(recvfrom),
+	SCMP_SYS(sendto),
+	SCMP_SYS(sendmsg),
+	SCMP_SYS(setsockopt),
+	SCMP_SYS(shutdown),
+	SCMP_SYS(fcntl),
+	/* main thread: SIGINT/SIGTERM through the signalfd, label events from the ring buffer */
+	SCMP_SYS(poll),
+	/* files: /proc/self/mounts, /sys/dev/block/ uevents, /etc/localtime (the HTTP Date
+	 * header), the cgroup tree (nftw) */
+	SCMP_SYS(read),
+	SCMP_SYS(lseek),
+	SCMP_SYS(newfstatat),
+	SCMP_SYS(getdents64),
+	SCMP_SYS(close),
+	/* stderr: the lines serve prints from now on */
+	SCMP_SYS(write),
+	/* malloc: the heap, large buffers (a scrape of many labels), the HTTP thread's arena */
+	SCMP_SYS(brk),
+	SCMP_SYS(munmap),
+	SCMP_SYS(mremap),
+	SCMP_SYS(madvise),
+	/* the cgroup-cache mutex; stopping and joining the HTTP thread at exit */
+	SCMP_SYS(futex),
+	SCMP_SYS(exit),
+	SCMP_SYS(exit_group),
+	/* the HTTP thread may still be starting when the filter lands: glibc's thread start
+	 * (rseq, set_robust_list, its signal mask) and libmicrohttpd's SIGPIPE block */
+	SCMP_SYS(rseq),
+	SCMP_SYS(set_robust_list),
+	SCMP_SYS(rt_sigprocmask),
+	/* signals: a handler's return, a call restarted after a stop */
+	SCMP_SYS(rt_sigreturn),
+	SCMP_SYS(restart_syscall),
+	/* abort(), so that a failed assertion still ends in SIGABRT, not SIGSYS */
+	SCMP_SYS(getpid),
+	SCMP_SYS(gettid),
+	SCMP_SYS(tgkill),
+	/* time, when the vDSO cannot answer (an unstable clocksource) */
+	SCMP_SYS(clock_gettime),
+};
+
+/* bpf() commands that read maps: nothing that loads, attaches, creates or writes. */
+static const int bpf_cmds[] = {
+	BPF_MAP_LOOKUP_ELEM,
+	BPF_MAP_GET_NEXT_KEY,
+	BPF_MAP_LOOKUP_BATCH, /* the readers' map walker (kernel/tracer.c) */
+	BPF_OBJ_GET_INFO_BY_FD, /* the programs' recursion_misses (tracer_read_drops) */
+};
+
+static int add_narrowed(scmp_filter_ctx ctx)
+{
+	int err = 0;
+
+	/* Files are only read: write-mode opens and creation are refused. */
+	err = err ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT, O_RDONLY));
+	/* No executable memory: malloc never asks for it, injected code would. */
+	err = err ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	err = err ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	/* libmicrohttpd names its thread ("MHD-single") as it starts, maybe after the filter. */
+	err = err ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+				      SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
+	for (size_t i = 0; !err && i < sizeof(bpf_cmds) / sizeof(bpf_cmds[0]); i++)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(bpf), 1,
+				       SCMP_A0(SCMP_CMP_EQ, bpf_cmds[i]));
+	return err;
+}
+
+/*
+ * KILL_PROCESS, not KILL_THREAD: a forbidden call in the HTTP thread must not leave a
+ * process that is alive but never answers. TSYNC puts the filter (and no_new_privs) on
+ * every thread, the HTTP thread included, or fails.
+ */
+static int install_filter(char *why, size_t len)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	int err;
+
+	if (!ctx) {
+		snprintf(why, len, "seccomp_init failed");
+		return -1;
+	}
+	err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	for (size_t i = 0; !err && i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
+	err = err ?: add_narrowed(ctx);
+	err = err ?: seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (err)
+		snprintf(why, len, "installing the seccomp filter: %s", strerror(-err));
+	return err ? -1 : 0;
+}
+
+/*
+ * Kernels before "bpf: refine kernel.unprivileged_bpf_disabled behaviour" (2022) refuse
+ * every bpf() command without CAP_BPF while kernel.unprivileged_bpf_disabled is set, newer
+ * ones only map creation and program loads. Rather than guess from a version, read a map
+ * after the drop: on such a kernel serve would otherwise answer every scrape with nothing.
+ */
+static int make_probe_map(char *why, size_t len)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "iotrace_probe", 4, 4, 1, NULL);
+
+	if (fd < 0)
+		snprintf(why, len, "creating a probe map: %s", strerror(errno));
+	return fd;
+}
+
+static int check_map_read(int fd, char *why, size_t len)
+{
+	__u32 key = 0, value;
+
+	if (!bpf_map_lookup_elem(fd, &key, &value))
+		return 0;
+	snprintf(why, len, "reading a BPF map without capabilities: %s%s", strerror(errno),
+		 errno == EPERM ? " (this kernel wants CAP_BPF for it: use --user root)" : "");
+	return -1;
+}
+
+/*
+ * glibc runs setgroups/setresgid/setresuid on every thread (the HTTP thread too), and the
+ * kernel empties the permitted, effective and ambient capability sets of each thread whose
+ * uids all leave 0. capset() is per thread: it empties the caller's inheritable set too.
+ */
+static int switch_user(const struct privdrop_user *u, char *why, size_t len)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+
+	if (setgroups(0, NULL) || setresgid(u->gid, u->gid, u->gid) ||
+	    setresuid(u->uid, u->uid, u->uid)) {
+		snprintf(why, len, "switching to uid %u gid %u: %s", u->uid, u->gid,
+			 strerror(errno));
+		return -1;
+	}
+	if (syscall(SYS_capset, &hdr, data)) {
+		snprintf(why, len, "clearing capabilities: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void run_test_hook(const char *name)
+{
+	int nr = name ? seccomp_syscall_resolve_name(name) : __NR_SCMP_ERROR;
+
+	if (nr != __NR_SCMP_ERROR)
+		syscall(nr, 0, 0, 0, 0, 0, 0);
+}
+
+int privdrop_apply(const struct privdrop_user *u, char *why, size_t len)
+{
+	const char *test_call = getenv(PRIVDROP_TEST_ENV);
+	int probe = make_probe_map(why, len), err;
+
+	if (probe < 0)
+		return -1;
+	err = u->uid ? switch_user(u, why, len) : 0;
+	err = err ?: check_map_read(probe, why, len);
+	close(probe);
+	if (err)
+		return -1;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		snprintf(why, len, "setting no_new_privs: %s", strerror(errno));
+		return -1;
+	}
+	if (install_filter(why, len))
+		return -1;
+	run_test_hook(test_call);
+	return 0;
+}

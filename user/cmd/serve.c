@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iotrace serve: every process on the machine counted in the kernel under a label (its
+ * cgroup, or the -c cgroup it is in, and with --comm its name), served as Prometheus
+ * metrics on /metrics. Labels never include a PID: a label's counters live as long as
+ * serve does, so every counter only grows, as Prometheus expects.
+ *
+ * HTTP is libmicrohttpd with its own polling thread, which also builds each response;
+ * the main thread only waits for SIGINT/SIGTERM, so the tracer is used by one thread.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <microhttpd.h>
+#include "util/cgroup.h"
+#include "privdrop.h"
+#include "report/prom.h"
+#include "serve.h"
+#include "collect/serve_scrape.h"
+#include "model/syscall_table.h"
+#include "kernel/tracer.h"
+#include "util/util.h"
+
+#define DEFAULT_LISTEN "127.0.0.1:9435"
+#define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+struct serve_opts {
+	const char *listen;
+	struct tracer_config cfg;
+	struct cgroup_ref cgroups[MAX_CGROUP_FILTERS];
+	const char *user;
+	struct privdrop_user as;
+};
+
+static const char doc[] =
+	"iotrace serve -- count every process's I/O in the kernel, by cgroup (and name), and "
+	"serve it as Prometheus metrics on http://LISTEN/metrics until SIGINT or SIGTERM.\n"
+	"\v"
+	"EXAMPLES:\n"
+	"  sudo iotrace serve\n"
+	"        every cgroup on 127.0.0.1:9435; scrape http://127.0.0.1:9435/metrics\n"
+	"  sudo iotrace serve -c system.slice/nginx.service -c user.slice --comm\n"
+	"        only those two cgroups (with everything below them), split by process name\n"
+	"\n"
+	"Labels are cgroup (a path below the cgroup v2 mount point), comm with --comm, and disk/op for "
+	"block I/O, never a PID. A process is labelled when it forks or execs (or, if it was "
+	"running before serve, at its first syscall); a move to another cgroup counts from its "
+	"next exec. Metrics are listed in docs/prometheus.md.";
+
+enum { OPT_LISTEN = 0x100, OPT_COMM, OPT_MAX_LABELS, OPT_TIME_ALL };
+
+static const struct argp_option opts[] = {
+	{ "listen", OPT_LISTEN, "ADDR:PORT", 0,
+	  "Address to serve on (default " DEFAULT_LISTEN "; [::1]:PORT for IPv6)", 0 },
+	{ "cgroup", 'c', "CGROUP", 0,
+	  "Only processes in this cgroup v2 (or below it), labelled with it; up to 8", 0 },
+	{ "comm", OPT_COMM, NULL, 0, "Label by process name (comm) too", 0 },
+	{ "no-time", 'T', NULL, 0, "Do not time syscalls (no latency metrics; cheaper)", 0 },
+	{ "time-all", OPT_TIME_ALL, NULL, 0,
+	  "Time every syscall (default: a sample; iotrace_syscall_seconds_total only then)", 0 },
+	{ "max-labels", OPT_MAX_LABELS, "N", 0,
+	  "Distinct label sets with their own counters (default 254; more share one)", 0 },
+	{ "user", 'u', "USER", 0,
+	  "Once attached, run as USER with no capabilities (default " PRIVDROP_DEFAULT_USER
+	  "; root keeps them)", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct serve_opts *o = state->input;
+	const char *reason;
+	unsigned long v;
+	char why[160];
+
+	switch (key) {
+	case OPT_LISTEN:
+		o->listen = arg;
+		break;
+	case 'c':
+		if (o->cfg.ncgroups == MAX_CGROUP_FILTERS)
+			argp_failure(state, 1, 0, "at most %d -c cgroups", MAX_CGROUP_FILTERS);
+		if (cgroup_resolve(arg, &o->cgroups[o->cfg.ncgroups], why, sizeof(why)))
+			argp_failure(state, 1, 0, "cgroup '%s': %s", arg, why);
+		o->cfg.cgroup_id[o->cfg.ncgroups] = o->cgroups[o->cfg.ncgroups].id;
+		o->cfg.cgroup_level[o->cfg.ncgroups] = o->cgroups[o->cfg.ncgroups].level;
+		o->cfg.ncgroups++;
+		break;
+	case OPT_COMM:
+		o->cfg.label_comm = true;
+		break;
+	case 'T':
+		o->cfg.timing = false;
+		break;
+	case OPT_TIME_ALL:
+		o->cfg.time_all = true;
+		break;
+	case OPT_MAX_LABELS:
+		if (parse_uint(arg, MAX_SLOTS - 2, &v))
+			argp_failure(state, 1, 0, "invalid --max-labels '%s': expected 1..%d", arg,
+				     MAX_SLOTS - 2);
+		o->cfg.max_procs = v;
+		break;
+	case 'v':
+		o->cfg.verbose = true;
+		break;
+	case 'u':
+		o->user = arg;
+		break;
+	case ARGP_KEY_ARG:
+		argp_failure(state, 1, 0, "unexpected argument '%s' (serve takes options only)", arg);
+		break;
+	case ARGP_KEY_END:
+		if (o->cfg.time_all && !o->cfg.timing)
+			argp_failure(state, 1, 0, "--time-all and --no-time contradict each other");
+		if (!o->user)
+			o->user = PRIVDROP_DEFAULT_USER;
+		if (privdrop_resolve(o->user, &o->as, &reason))
+			argp_failure(state, 1, 0, "unknown --user '%s': %s", o->user, reason);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+struct serve_ctx {
+	struct tracer *t;
+	struct serve_opts *o;
+	struct scrape_config scrape;
+	pthread_mutex_t cgroups; /* the cgroup path cache: main thread and HTTP thread */
+};
+
+/* The whole exposition of one scrape, in a malloc'ed buffer; NULL on failure. */
+static char *render(struct serve_ctx *c, size_t *len)
+{
+	struct scrape *s = scrape_collect(&c->scrape);
+	char *buf = NULL;
+	FILE *out;
+
+	if (!s)
+		return NULL;
+	out = open_memstream(&buf, len);
+	if (out && prom_write(out, scrape_report(s))) {
+		fclose(out);
+		free(buf);
+		buf = NULL;
+	} else if (out) {
+		fclose(out);
+	}
+	scrape_free(s);
+	return buf;
+}
+
+/* ---- HTTP ---- */
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code, const char *text,
+			     const char *type)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(conn, code, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_size, void **req_state)
+{
+	static int seen;
+	struct serve_ctx *c = cls;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	size_t len;
+	char *body;
+
+	/* First call: headers only. Bodies (nobody should send one) are read and dropped. */
+	if (!*req_state) {
+		*req_state = &seen;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n",
+			     "text/plain");
+	if (!strcmp(url, "/"))
+		return reply(conn, MHD_HTTP_OK,
+			     "<html><body><h1>iotrace serve</h1>"
+			     "<p><a href=\"/metrics\">/metrics</a></p></body></html>\n",
+			     "text/html");
+	if (strcmp(url, "/metrics"))
+		return reply(conn, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n", "text/plain");
+	body = render(c, &len);
+	if (!body)
+		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n", "text/plain");
+	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
+	ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* The kernel side announces each new label: note its cgroup's path while it exists. */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct serve_ctx *c = ctx;
+	const struct iot_proc_event *e = data;
+
+	if (size < sizeof(*e) || e->kind != EV_LABEL)
+		return 0;
+	pthread_mutex_lock(&c->cgroups);
+	cgroup_note(e->ts_ns);
+	pthread_mutex_unlock(&c->cgroups);
+	return 0;
+}
+
+/* Until SIGINT or SIGTERM: new-label events in, nothing else (HTTP has its own thread). */
+static int wait_loop(struct serve_ctx *c, int sfd)
+{
+	struct pollfd fds[2] = { { .fd = sfd, .events = POLLIN },
+				 { .fd = tracer_events_fd(c->t), .events = POLLIN } };
+
+	for (;;) {
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "iotrace serve: poll: %s\n", strerror(errno));
+			return 1;
+		}
+		if (fds[0].revents)
+			return 0;
+		if (fds[1].revents && tracer_poll_events(c->t) < 0) {
+			fprintf(stderr, "iotrace serve: reading events: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+}
+
+int serve_main(int argc, char **argv)
+{
+	struct serve_opts o = { .listen = DEFAULT_LISTEN, .cfg = { .timing = true, .serve = true } };
+	const struct argp argp = { opts, parse_opt, NULL, doc, NULL, NULL, NULL };
+	struct serve_ctx c = { .o = &o };
+	struct sockaddr_storage ss;
+	struct MHD_Daemon *d;
+	char why[160];
+	int status;
+	socklen_t sslen;
+	sigset_t mask;
+	int sfd;
+
+	argv[0] = "iotrace serve";
+	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	if (parse_listen(o.listen, &ss, &sslen)) {
+		fprintf(stderr, "iotrace serve: invalid --listen '%s': expected ADDR:PORT or "
+				"[ADDR]:PORT with a numeric address\n", o.listen);
+		return 1;
+	}
+	if (syscall_table_init()) {
+		fprintf(stderr, "iotrace serve: out of memory\n");
+		return 1;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	/* Blocked before the HTTP thread starts, so that thread inherits the mask. */
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		fprintf(stderr, "iotrace serve: signalfd: %s\n", strerror(errno));
+		return 1;
+	}
+	pthread_mutex_init(&c.cgroups, NULL);
+	c.t = tracer_open(&o.cfg, on_event, &c);
+	if (!c.t)
+		return 1;
+	c.scrape = (struct scrape_config){
+		.tracer = c.t, .label_comm = o.cfg.label_comm, .timing = o.cfg.timing,
+		.cgroups = o.cgroups, .ncgroups = o.cfg.ncgroups, .cgroup_lock = &c.cgroups,
+	};
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+				     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+			     0, NULL, NULL, handle, &c,
+			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)32,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+			     MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "iotrace serve: cannot listen on %s: %s\n", o.listen,
+			errno ? strerror(errno) : "address in use or not available");
+		tracer_close(c.t);
+		return 1;
+	}
+	if (privdrop_apply(&o.as, why, sizeof(why))) {
+		fprintf(stderr, "iotrace serve: dropping privileges: %s\n", why);
+		MHD_stop_daemon(d);
+		tracer_close(c.t);
+		return 1;
+	}
+	fprintf(stderr, "iotrace serve: metrics on http://%s/metrics\n", o.listen);
+	status = wait_loop(&c, sfd);
+	MHD_stop_daemon(d);
+	tracer_close(c.t);
+	close(sfd);
+	return status;
+}

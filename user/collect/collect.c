@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <libgen.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "collect.h"
+#include "model/files.h"
+#include "model/names.h"
+#include "model/uring.h"
+
+struct collector {
+	struct tracer *tracer;
+	uint32_t pid_max;
+	struct proc_record *procs;
+	size_t nprocs, cap;
+	uint32_t *index_of_pid; /* pid -> index + 1 of its newest record, 0 when none */
+	struct dense_profile scratch; /* one slot's counters while they are summed */
+	struct proc_record other; /* files of I/O no traced process caused (owner 0) */
+	struct names *names;      /* every file name the kernel side recorded */
+	uint64_t ticks;
+	bool room_wanted;       /* EV_LEDGER_FULL since the last tick */
+	int error;              /* first allocation failure */
+};
+
+struct collector *collector_new(void)
+{
+	struct collector *c = calloc(1, sizeof(struct collector));
+
+	if (c && !(c->names = names_new())) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+int collector_start(struct collector *c, struct tracer *t)
+{
+	c->tracer = t;
+	c->pid_max = tracer_pid_max(t);
+	/* calloc of a large array maps zero pages lazily: only pids seen cost memory. */
+	c->index_of_pid = calloc(c->pid_max, sizeof(*c->index_of_pid));
+	return c->index_of_pid ? 0 : -ENOMEM;
+}
+
+static void free_procs(struct proc_record *procs, size_t n)
+{
+	struct run_result r = { .procs = procs, .nprocs = n };
+
+	run_result_free(&r);
+}
+
+void collector_free(struct collector *c)
+{
+	if (!c)
+		return;
+	free_procs(c->procs, c->nprocs);
+	files_free(&c->other);
+	names_free(c->names);
+	free(c->index_of_pid);
+	free(c);
+}
+
+static struct proc_record *collector_find(struct collector *c, pid_t pid)
+{
+	uint32_t i;
+
+	if (pid <= 0 || (uint32_t)pid >= c->pid_max)
+		return NULL;
+	i = c->index_of_pid[pid];
+	return i ? &c->procs[i - 1] : NULL;
+}
+
+static struct proc_record *new_record(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot)
+{
+	struct proc_record *p;
+
+	if (pid <= 0 || (uint32_t)pid >= c->pid_max)
+		return NULL;
+	if (c->nprocs == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct proc_record *grown = realloc(c->procs, cap * sizeof(*grown));
+
+		if (!grown) {
+			c->error = -ENOMEM;
+			return NULL;
+		}
+		c->procs = grown;
+		c->cap = cap;
+	}
+	p = &c->procs[c->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->ppid = ppid;
+	p->slot = slot;
+	p->overflow = slot == OVERFLOW_SLOT;
+	c->index_of_pid[pid] = c->nprocs;
+	return p;
+}
+
+static void set_args(struct proc_record *p, const char *args, size_t len)
+{
+	char *s = malloc(len + 1);
+
+	if (!s)
+		return;
+	memcpy(s, args, len);
+	s[len] = '\0';
+	/* argv arrives NUL-separated; a trailing NUL ends the last argument. */
+	while (len && s[len - 1] == '\0')
+		len--;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '\0')
+			s[i] = ' ';
+	free(p->args);
+	p->args = s;
+}
+
+int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot,
+		       const char *comm, const char *args, uint64_t start_ns)
+{
+	struct proc_record *p = new_record(c, pid, ppid, slot);
+
+	if (!p)
+		return -ENOMEM;
+	strncpy(p->comm, comm, sizeof(p->comm) - 1);
+	if (args)
+		set_args(p, args, strlen(args));
+	p->start_ns = start_ns;
+	return 0;
+}
+
+/* Ledger entries read from the kernel, each added to its process's record of the file. */
+/* A ledger entry's counters into its process's record of the file (tracer_*_files' fn). */
+static void give_entry(const struct ledger_entry *e, void *ctx)
+{
+	struct collector *c = ctx;
+	struct proc_record *p = collector_find(c, e->st.key.owner);
+
+	/* Owner 0: an entry recycled, or made by a CPU that then found the key taken. */
+	if (p && files_add_entry(p, e))
+		c->error = -ENOMEM;
+}
+
+/* An exited process's ledger entries leave the kernel (room for new ones). */
+static void take_files(struct collector *c, struct proc_record *p)
+{
+	if (tracer_take_files(c->tracer, p->pid, give_entry, c)) {
+		c->error = -ENOMEM;
+		return;
+	}
+	/* Its bitmaps are final: count them now and keep only the numbers. */
+	files_count_readahead(p);
+}
+
+int collector_on_name(void *ctx, void *data, size_t size)
+{
+	struct collector *c = ctx;
+	struct file_name name = { 0 }; /* the kernel sends only the bytes of the path used */
+	struct path_key key;
+
+	if (size < offsetof(struct file_name, buf))
+		return 0;
+	memcpy(&name, data, size < sizeof(name) ? size : sizeof(name));
+	key = (struct path_key){ .dev = name.dev, .ino = name.ino, .igen = name.igen };
+	if (names_add(c->names, &key, &name))
+		c->error = -ENOMEM;
+	return 0;
+}
+
+/* A per-file block record goes to its process's file; owner 0's to the other I/O's rows. */
+static void give_file_block(const struct file_block_key *key, const struct file_block_stat *st,
+			    void *ctx)
+{
+	struct collector *c = ctx;
+	struct proc_record *p = key->owner ? collector_find(c, key->owner) : NULL;
+	struct file_block_key k = *key;
+
+	struct file_record *f;
+
+	if (!p) {
+		/* Untraced processes' files stay together, apart from the metadata. */
+		p = &c->other;
+		k.fdev = k.ino ? k.disk : 0;
+		k.ino = k.ino ? OTHER_FILES_INO : 0;
+		k.igen = 0;
+	}
+	if (files_add_block(p, &k, st))
+		c->error = -ENOMEM;
+	if (p == &c->other && k.ino &&
+	    (f = files_get(p, &(struct path_key){ .dev = k.fdev, .ino = k.ino })))
+		f->kind = FK_METADATA;
+}
+
+/* Every this many ticks, the per-file block table changes generation and is read. */
+#define FILE_BLOCK_TICKS 20
+
+int collector_tick(struct collector *c)
+{
+	size_t n = 0;
+
+	c->room_wanted = false;
+	tracer_tick(c->tracer);
+	tracer_poll_events(c->tracer); /* names first: what is evicted below needs them */
+	/* Entries whose file was not used since the last tick leave the kernel. */
+	if (tracer_evict_idle(c->tracer, 1, give_entry, c, &n))
+		c->error = -ENOMEM;
+	if ((++c->ticks % FILE_BLOCK_TICKS == 0 || tracer_file_blocks_filling(c->tracer)) &&
+	    tracer_take_file_blocks(c->tracer, false, give_file_block, c))
+		c->error = -ENOMEM;
+	/*
+	 * Files come and go fast (tar, find): tick again soon, a smaller batch each time, and
+	 * while the table stays over half full (its newest entries were too young to take).
+	 */
+	return n >= MAX_FILES / 8 || tracer_files_filling(c->tracer) ? 10 : 50;
+}
+
+void collector_for_each_live(struct collector *c, collector_live_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < c->nprocs; i++)
+		if (c->procs[i].slot > OVERFLOW_SLOT && !c->procs[i].exit_seen)
+			fn(c->procs[i].pid, c->procs[i].slot, ctx);
+}
+
+const char *collector_file_name(struct collector *c, uint32_t dev, uint64_t ino, uint32_t igen)
+{
+	struct path_key key = { .dev = dev, .ino = ino, .igen = igen };
+
+	return names_lookup(c->names, &key);
+}
+
+bool collector_wants_tick(const struct collector *c)
+{
+	return c->room_wanted;
+}
+
+/* Sums a slot's counters (and zeroes them in the kernel) into a compact profile. */
+static int harvest(struct collector *c, uint32_t slot, struct profile *out)
+{
+	dense_reset(&c->scratch);
+	tracer_read_slot(c->tracer, slot, &c->scratch, true);
+	dense_finish_io(&c->scratch);
+	return dense_to_profile(&c->scratch, out);
+}
+
+static void retire(struct collector *c, struct proc_record *p)
+{
+	if (p->slot > OVERFLOW_SLOT) {
+		if (harvest(c, p->slot, &p->prof))
+			c->error = -ENOMEM;
+		tracer_release_slot(c->tracer, p->slot);
+	}
+	p->slot = 0;
+}
+
+static void on_fork(struct collector *c, const struct iot_proc_event *e)
+{
+	struct proc_record *parent = collector_find(c, e->ppid);
+	struct proc_record *p = new_record(c, e->pid, e->ppid, e->slot);
+
+	if (!p)
+		return;
+	memcpy(p->comm, e->comm, sizeof(p->comm));
+	p->comm[COMM_LEN - 1] = '\0';
+	p->start_ns = e->ts_ns;
+	/* Until it execs, a forked child runs its parent's program. */
+	if (parent && parent->args)
+		set_args(p, parent->args, strlen(parent->args));
+}
+
+int collector_on_event(void *ctx, void *data, size_t size)
+{
+	struct collector *c = ctx;
+	const struct iot_proc_event *e = data;
+	struct proc_record *p;
+
+	if (size < sizeof(*e))
+		return 0;
+	if (e->kind == EV_LEDGER_FULL) {
+		c->room_wanted = true;
+		return 0;
+	}
+	if (e->kind == EV_FORK) {
+		on_fork(c, e);
+		return 0;
+	}
+	p = collector_find(c, e->pid);
+	if (!p) {
+		/* Its fork event was lost: start the record from what this event says. */
+		p = new_record(c, e->pid, e->ppid, e->slot);
+		if (!p)
+			return 0;
+	}
+	switch (e->kind) {
+	case EV_EXEC:
+		if (e->args_len)
+			set_args(p, e->args, e->args_len < ARGS_LEN ? e->args_len : ARGS_LEN);
+		/* fallthrough */
+	case EV_COMM:
+		memcpy(p->comm, e->comm, sizeof(p->comm));
+		p->comm[COMM_LEN - 1] = '\0';
+		break;
+	case EV_EXIT:
+		p->exit_seen = true;
+		p->exit_status = e->exit_code;
+		p->end_ns = e->ts_ns;
+		retire(c, p);
+		take_files(c, p);
+		break;
+	}
+	return 0;
+}
+
+static bool parent_exists(const char *path)
+{
+	char *copy = strdup(path);
+	struct stat st;
+	bool there = copy && path[0] == '/' && !stat(dirname(copy), &st) && S_ISDIR(st.st_mode);
+
+	free(copy);
+	return there;
+}
+
+/* A file's name from the names the kernel recorded, and what of it is cached now. */
+static void resolve_file(struct collector *c, struct file_record *f)
+{
+	struct path_key key = { .dev = f->key.dev, .ino = f->key.ino, .igen = f->key.igen };
+	const char *name, *others = NULL;
+	struct residency res;
+
+	if (f->kind == FK_METADATA)
+		return;
+	name = names_find(c->names, &key, &f->kind, &f->deleted, &others);
+	if (!name && f->kind == FK_FILE)
+		name = names_resolve(c->names, &key);
+	f->path = name;
+	f->other_names = others;
+	if (f->kind != FK_FILE) {
+		f->residency_missing = "not a regular file";
+		return;
+	}
+	f->residency_missing = f->deleted ? "deleted"
+					  : residency_read(f->path, f->key.dev, f->key.ino, &res);
+	/*
+	 * Its name no longer leads to it, in a directory that is still there: unlinked since
+	 * (a lock file, a journal). A name whose directory went too (/proc/PID/... of a process
+	 * gone, a removed tree) says nothing of the file: left as it is.
+	 */
+	if (f->residency_missing == residency_gone && name && parent_exists(name) &&
+	    (f->path = names_mark_deleted(c->names, &key))) {
+		f->deleted = true;
+		f->residency_missing = "deleted";
+	}
+	if (f->residency_missing)
+		return;
+	f->res = (struct residency_view){
+		.resident_pages = res.cached_pages,
+		.dirty_pages = res.dirty_pages,
+		.writeback_pages = res.writeback_pages,
+		.evicted_pages = res.evicted_pages,
+		.recently_evicted_pages = res.recently_evicted_pages,
+		.size_bytes = res.size_bytes,
+	};
+}
+
+/*
+ * Gives each process the entries still in the kernel (those of exited processes and idle
+ * files were taken on the way), the last names and per-file block records, then resolves
+ * every file's name and its residency now, at the end.
+ */
+static int attach_files(struct collector *c)
+{
+	if (tracer_read_files(c->tracer, give_entry, c))
+		return -ENOMEM;
+	if (tracer_take_file_blocks(c->tracer, true, give_file_block, c))
+		return -ENOMEM;
+	tracer_unseen_file_blocks(c->tracer, give_file_block, c);
+	for (size_t i = 0; i < c->nprocs; i++)
+		for (size_t j = 0; j < c->procs[i].nfiles; j++)
+			resolve_file(c, &c->procs[i].files[j]);
+	return 0;
+}
+
+/* Block records go to their process; owner 0 (and unknown owners) to "other I/O". */
+static int attach_blocks(struct collector *c, struct run_result *r)
+{
+	struct block_record *recs, *unseen, **list, *grown;
+	size_t n, nunseen, *count;
+	int err = 0;
+
+	if (tracer_read_blocks(c->tracer, &recs, &n))
+		return -ENOMEM;
+	/* Traced requests still in flight now completed unseen: count them, and say so. */
+	if (tracer_read_charged_inflight(c->tracer, &unseen, &nunseen) ||
+	    block_add_unseen(&recs, &n, unseen, nunseen))
+		err = -ENOMEM;
+	r->drops[DROP_BLOCK_UNSEEN] += nunseen;
+	free(unseen);
+	for (size_t i = 0; i < n; i++) {
+		struct proc_record *p = recs[i].key.owner ? collector_find(c, recs[i].key.owner)
+							  : NULL;
+
+		list = p ? &p->blocks : &r->other_blocks;
+		count = p ? &p->nblocks : &r->nother_blocks;
+		grown = realloc(*list, (*count + 1) * sizeof(*grown));
+		if (!grown)
+			continue;
+		grown[(*count)++] = recs[i];
+		*list = grown;
+	}
+	free(recs);
+	return err;
+}
+
+/* io_uring records go to their process (the ring owner's); the run's totals by opcode. */
+static int attach_urings(struct collector *c, struct run_result *r)
+{
+	struct uring_record *recs, *grown;
+	size_t n;
+	int err = 0;
+
+	if (tracer_read_urings(c->tracer, &recs, &n))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct proc_record *p = collector_find(c, recs[i].key.owner);
+
+		if (uring_add_by_op(&r->uring_totals, &r->nuring_totals, &recs[i]))
+			err = -ENOMEM;
+		if (!p)
+			continue;
+		grown = realloc(p->urings, (p->nurings + 1) * sizeof(*grown));
+		if (!grown) {
+			err = -ENOMEM;
+			continue;
+		}
+		grown[p->nurings++] = recs[i];
+		p->urings = grown;
+	}
+	free(recs);
+	return err;
+}
+
+/* The totals of every process and of the overflow slot. */
+static int sum_totals(struct collector *c, struct run_result *r)
+{
+	struct dense_profile *sum = &c->scratch;
+
+	if (harvest(c, OVERFLOW_SLOT, &r->overflow))
+		return -ENOMEM;
+	r->overflow_used = r->overflow.nrows > 0;
+	dense_reset(sum);
+	for (size_t i = 0; i < c->nprocs; i++)
+		dense_add(sum, &c->procs[i].prof);
+	dense_add(sum, &r->overflow);
+	return dense_to_profile(sum, &r->totals) ? -ENOMEM : 0;
+}
+
+int collector_finish(struct collector *c, struct run_result *r)
+{
+	struct tracer *t = c->tracer;
+	int err = 0;
+
+	/* Processes whose exit event is missing or still running at the end. */
+	for (size_t i = 0; i < c->nprocs; i++)
+		if (c->procs[i].slot > OVERFLOW_SLOT && tracer_slot_in_use(t, c->procs[i].slot))
+			retire(c, &c->procs[i]);
+	if (sum_totals(c, r))
+		err = -ENOMEM;
+	tracer_read_drops(t, r->drops);
+	if (attach_files(c) || attach_blocks(c, r) || attach_urings(c, r))
+		err = -ENOMEM;
+	r->nr_slots = tracer_nr_slots(t);
+	r->sampled = tracer_sampled(t);
+	r->page_cache_missing = tracer_hooks_missing(t, HOOKS_PAGE_CACHE);
+	r->direct_io_missing = tracer_hooks_missing(t, HOOKS_DIRECT_IO);
+	r->uring_missing = tracer_hooks_missing(t, HOOKS_URING);
+	r->procs = c->procs;
+	r->nprocs = c->nprocs;
+	r->other_files = c->other;
+	memset(&c->other, 0, sizeof(c->other));
+	r->names = c->names;
+	c->names = NULL;
+	c->procs = NULL;
+	c->nprocs = c->cap = 0;
+	if (model_derive(r))
+		err = -ENOMEM;
+	return err ? err : c->error;
+}

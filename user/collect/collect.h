@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Run mode's collection: process events and harvested slots become proc_records; at the end
+ * whatever the kernel still holds is read and everything moves into a run_result. Never
+ * prints.
+ */
+#ifndef IOTRACE_COLLECT_H
+#define IOTRACE_COLLECT_H
+
+#include <sys/types.h>
+#include "model/model.h"
+#include "kernel/tracer.h"
+
+struct collector;
+
+/* A collector for the tracer's events (tracer_open's ctx); NULL out of memory. */
+struct collector *collector_new(void);
+/* Binds the tracer once it is open, before any event is polled; -ENOMEM on failure. */
+int collector_start(struct collector *c, struct tracer *t);
+void collector_free(struct collector *c);
+/* Record for a process iotrace started or attached to itself. */
+int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot,
+		       const char *comm, const char *args, uint64_t start_ns);
+/*
+ * Regularly while the run goes on: a new ledger epoch; entries of files not used
+ * lately and, now and then, the per-file block records leave the kernel for the process
+ * records.
+ */
+int collector_tick(struct collector *c); /* returns ms until the next tick */
+/* The processes still alive with their own slot (--trace samples their counters). */
+typedef void (*collector_live_fn)(uint32_t pid, uint32_t slot, void *ctx);
+void collector_for_each_live(struct collector *c, collector_live_fn fn, void *ctx);
+/* A file's name as the report shows it, or NULL (--trace names files as they come). */
+const char *collector_file_name(struct collector *c, uint32_t dev, uint64_t ino, uint32_t igen);
+/* The kernel asked for a tick now (its file table is filling up). */
+bool collector_wants_tick(const struct collector *c);
+/* Ring-buffer callback of file names (struct file_name events). */
+int collector_on_name(void *ctx, void *data, size_t size);
+/* Ring-buffer callback: handles one struct iot_proc_event. */
+int collector_on_event(void *ctx, void *data, size_t size);
+/*
+ * Harvests what is still in the kernel, moves every record into r and derives the model's
+ * numbers (model_derive). The collector keeps nothing.
+ */
+int collector_finish(struct collector *c, struct run_result *r);
+
+#endif

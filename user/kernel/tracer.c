@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tracer's handle (struct tracer, tracer_impl.h) and what every part of the libbpf layer
+ * shares: an array map mmapped, the one hash-map walker (batch lookups), the walk of the
+ * in-flight table, slots, drops, the event ring. The loading (tracer_load.c) and the parts
+ * (tracer_hooks.c, tracer_read.c, tracer_files.c, tracer_trace.c, tracer_stacks.c) stand on
+ * this file; it calls none of them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include "tracer_impl.h"
+
+void *map_mmap(struct bpf_map *map, size_t *len)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	size_t bytes = (size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
+	void *p;
+
+	*len = (bytes + page - 1) / page * page;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* ---- the map walker ---- */
+
+/* Elements per bpf() call of the walker; a hash bucket longer than this makes it grow. */
+#define WALK_BATCH 256
+
+/* The fallback for kernels or maps without batch lookups: one key at a time. */
+static int walk_by_key(int fd, uint32_t ksize, char *key, char *value, map_visit_fn visit,
+		       void *ctx)
+{
+	char *next = malloc(ksize);
+	void *prev = NULL;
+
+	if (!next)
+		return -ENOMEM;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, ksize);
+		prev = key;
+		if (!bpf_map_lookup_elem(fd, key, value) && visit(key, value, ctx))
+			break;
+	}
+	free(next);
+	return 0;
+}
+
+/* Doubles the walker's buffers (a hash bucket longer than the batch). */
+static int grow_batch(char **keys, char **values, uint32_t *cap, uint32_t ksize, uint32_t vsize)
+{
+	char *k = realloc(*keys, (size_t)*cap * 2 * ksize), *v;
+
+	if (!k)
+		return -ENOMEM;
+	*keys = k;
+	v = realloc(*values, (size_t)*cap * 2 * vsize);
+	if (!v)
+		return -ENOMEM;
+	*values = v;
+	*cap *= 2;
+	return 0;
+}
+
+/*
+ * Calls visit on every element of a hash map, read WALK_BATCH at a time with
+ * BPF_MAP_LOOKUP_BATCH (one syscall per batch instead of two per element). Elements added
+ * or removed meanwhile may or may not be seen, as with any walk of a live map.
+ */
+int map_walk(int fd, uint32_t ksize, uint32_t vsize, map_visit_fn visit, void *ctx)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	uint32_t cap = WALK_BATCH;
+	char *keys = malloc((size_t)cap * ksize), *values = malloc((size_t)cap * vsize);
+	__u64 token_in = 0, token_out = 0; /* a hash map's batch token is a bucket number */
+	bool first = true, stop = false;
+	int err = keys && values ? 0 : -ENOMEM;
+
+	while (!err && !stop) {
+		__u32 count = cap;
+
+		err = bpf_map_lookup_batch(fd, first ? NULL : &token_in, &token_out, keys, values,
+					   &count, &opts);
+		if (err == -ENOSPC) {
+			err = grow_batch(&keys, &values, &cap, ksize, vsize);
+			continue;
+		}
+		if (err && err != -ENOENT) {
+			if (first) /* no batch lookups here */
+				err = walk_by_key(fd, ksize, keys, values, visit, ctx);
+			break;
+		}
+		for (uint32_t i = 0; i < count && !stop; i++)
+			stop = visit(keys + (size_t)i * ksize, values + (size_t)i * vsize, ctx);
+		if (err == -ENOENT) { /* that was the last batch */
+			err = 0;
+			break;
+		}
+		token_in = token_out;
+		first = false;
+	}
+	free(keys);
+	free(values);
+	return err;
+}
+
+/* ---- block requests in flight ---- */
+
+struct inflight_walk {
+	inflight_visit_fn visit;
+	void *ctx;
+};
+
+static bool visit_inflight(const void *key, const void *value, void *ctx)
+{
+	struct inflight_walk *w = ctx;
+
+	return w->visit(value, w->ctx);
+}
+
+void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *ctx)
+{
+	struct inflight_walk w = { visit, ctx };
+
+	MAP_WALK(t, block_inflight, visit_inflight, &w);
+}
+
+static bool is_charged(const struct block_rq_info *info, void *found)
+{
+	*(bool *)found = info->charge != CHARGE_NONE;
+	return *(bool *)found;
+}
+
+void tracer_wait_block_idle(struct tracer *t, int max_ms)
+{
+	bool found = true;
+
+	for (int ms = 0; ms < max_ms && found; ms++) {
+		found = false;
+		tracer_for_each_inflight(t, is_charged, &found);
+		if (found)
+			usleep(1000);
+	}
+}
+
+struct stale_count {
+	uint64_t before_ns, count;
+};
+
+static bool count_stale(const struct block_rq_info *info, void *ctx)
+{
+	struct stale_count *c = ctx;
+
+	c->count += info->start_ns < c->before_ns;
+	return false;
+}
+
+uint64_t tracer_count_stale_block(struct tracer *t, uint64_t now_ns, uint64_t age_ns)
+{
+	struct stale_count c = { .before_ns = now_ns - age_ns };
+
+	tracer_for_each_inflight(t, count_stale, &c);
+	return c.count;
+}
+
+/* ---- the handle: limits, hooks, slots ---- */
+
+void tracer_exclude(struct tracer *t, pid_t tgid)
+{
+	if ((uint32_t)tgid < t->pid_max)
+		t->proc_slot[tgid] = SLOT_NONE;
+}
+
+uint32_t tracer_pid_max(const struct tracer *t)
+{
+	return t->pid_max;
+}
+
+bool tracer_sampled(const struct tracer *t)
+{
+	return t->skel->rodata->sample_period != 0;
+}
+
+uint32_t tracer_nr_slots(const struct tracer *t)
+{
+	return t->nr_slots;
+}
+
+const char *tracer_hooks_missing(const struct tracer *t, enum tracer_hooks group)
+{
+	return group < TRACER_HOOK_GROUPS ? t->missing[group] : NULL;
+}
+
+uint32_t tracer_claim_slot(struct tracer *t)
+{
+	for (uint32_t w = 0; w < MAX_SLOTS / 64; w++) {
+		__u64 *word = &t->skel->bss->slot_used[w];
+		__u64 used = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+		while (used != ~0ULL) {
+			__u64 bit = ~used & (used + 1);
+
+			used = __atomic_fetch_or(word, bit, __ATOMIC_SEQ_CST);
+			if (!(used & bit))
+				return w * 64 + __builtin_ctzll(bit);
+		}
+	}
+	return 0;
+}
+
+int tracer_watch(struct tracer *t, pid_t tgid, uint32_t slot, bool pending)
+{
+	if (tgid <= 0 || (uint32_t)tgid >= t->pid_max)
+		return -1;
+	__atomic_store_n(&t->proc_slot[tgid], (uint16_t)(slot | (pending ? SLOT_PENDING : 0)),
+			 __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+void tracer_release_slot(struct tracer *t, uint32_t slot)
+{
+	if (slot <= OVERFLOW_SLOT || slot >= t->nr_slots)
+		return;
+	__atomic_fetch_and(&t->skel->bss->slot_used[slot / 64], ~(1ULL << (slot % 64)),
+			   __ATOMIC_SEQ_CST);
+}
+
+bool tracer_slot_in_use(struct tracer *t, uint32_t slot)
+{
+	uint64_t word = __atomic_load_n(&t->skel->bss->slot_used[slot / 64], __ATOMIC_SEQ_CST);
+
+	return slot > OVERFLOW_SLOT && slot < t->nr_slots && (word >> (slot % 64)) & 1;
+}
+
+/* ---- drops and events ---- */
+
+void tracer_read_drops(struct tracer *t, uint64_t drops[DROP_COUNTERS])
+{
+	struct bpf_program *prog;
+
+	for (int i = 0; i < DROP_COUNTERS; i++)
+		drops[i] = __atomic_load_n(&t->skel->bss->drops[i], __ATOMIC_SEQ_CST);
+	/* The kernel counts the runs it skipped itself, per program (bpftool prog show). */
+	drops[DROP_NESTED] = 0;
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			drops[DROP_NESTED] += info.recursion_misses;
+	}
+}
+
+int tracer_events_fd(struct tracer *t)
+{
+	return ring_buffer__epoll_fd(t->events);
+}
+
+int tracer_poll_events(struct tracer *t)
+{
+	return ring_buffer__consume(t->events);
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel side, behind an opaque handle: configure, load, attach (tracer_load.c), slots
+ * (tracer.c), and its maps read into the model's plain records (tracer_read.c,
+ * tracer_files.c; --trace's and --stacks' in tracer_trace.c, tracer_stacks.c). Only kernel/
+ * talks to libbpf.
+ */
+#ifndef IOTRACE_TRACER_H
+#define IOTRACE_TRACER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "model/model.h"
+
+struct tracer;
+
+/* A ring-buffer event's callback (libbpf's ring_buffer_sample_fn). */
+typedef int (*tracer_event_fn)(void *ctx, void *data, size_t size);
+
+struct tracer_config {
+	bool timing;
+	bool time_all; /* with timing: every call, not the sampling rule (SAMPLE_* in iotrace.h) */
+	bool verbose;
+	bool probe_all; /* ask the kernel's BTF even on the kernel iotrace was built on */
+	uint32_t max_procs; /* concurrent per-process slots; 0 = default */
+	/* Snoop mode: only the block programs, streaming struct block_event to on_event. */
+	bool snoop;
+	uint32_t snoop_tgid, snoop_dev;
+	uint64_t snoop_cgroup;
+	/* Serve mode: every process counted under a label (cgroup, + comm with label_comm). */
+	bool serve;
+	bool label_comm;
+	uint32_t ncgroups;                       /* -c filters; 0 = label by own cgroup */
+	uint64_t cgroup_id[MAX_CGROUP_FILTERS];  /* cgroup v2 ids (inode numbers) */
+	uint32_t cgroup_level[MAX_CGROUP_FILTERS]; /* depth below the root */
+	/* Run mode: file names (struct file_name events), to the same ctx as on_event. */
+	tracer_event_fn on_name;
+	/*
+	 * --trace: the timeline's events (bpf/trace.bpf.c, first __u32 an enum trace_kind;
+	 * file names come this way too, as TE_NAME), to the same ctx; calls of the traced
+	 * syscalls that took trace_min_ns or more.
+	 */
+	bool trace;
+	uint64_t trace_min_ns;
+	tracer_event_fn on_trace;
+	/* --stacks: enum stacks_mode; the DWARF mode's samples and every mode's mappings
+	 * (struct stack_maps, struct stack_sample: first __u32 an enum stack_event_kind). */
+	int stacks;
+	tracer_event_fn on_stack;
+};
+
+/*
+ * Groups of hooks. Page cache, direct I/O and io_uring can be missing on a kernel (then their
+ * numbers are "n/a"); without syscalls, processes or block I/O iotrace does not start.
+ */
+enum tracer_hooks {
+	HOOKS_PAGE_CACHE, HOOKS_DIRECT_IO, HOOKS_URING, HOOKS_CORE, HOOKS_BLOCK,
+	TRACER_HOOK_GROUPS
+};
+extern const char *const tracer_group_names[TRACER_HOOK_GROUPS];
+
+/* The events the programs use (named after their tracepoints; tracer_hooks.c). */
+#define NR_HOOKS 27
+/* Builds of the programs for the kfuncs a kernel has (bpf/maps.bpf.h). */
+enum tracer_build { BUILD_FULL, BUILD_NOITER, BUILD_NOKFUNC, TRACER_BUILDS };
+extern const char *const tracer_build_names[TRACER_BUILDS];
+
+/* How this kernel gives event i: its tracepoint's name, the way taken, or why none. */
+struct tracer_hook_info {
+	const char *event;
+	enum tracer_hooks group;
+	bool wanted;        /* used in this mode */
+	const char *kind;   /* tp_btf, fentry, fexit, kprobe, kretprobe; NULL: none */
+	const char *target; /* the tracepoint or function */
+	const char *why;    /* why better ways were not taken ("" when the first was) */
+};
+void tracer_hook_info(const struct tracer *t, int i, struct tracer_hook_info *out);
+/* The build loaded and why. */
+enum tracer_build tracer_build(const struct tracer *t, const char **why);
+
+typedef void (*tracer_label_fn)(const struct label_key *key, uint32_t slot, void *ctx);
+
+/*
+ * Loads and attaches everything; events (process events, or block events in snoop mode)
+ * go to on_event(ctx). Prints one line and returns NULL on failure.
+ */
+struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_event, void *ctx);
+/* Stops counting; maps stay readable until tracer_close(). */
+void tracer_detach(struct tracer *t);
+void tracer_close(struct tracer *t);
+
+uint32_t tracer_pid_max(const struct tracer *t);
+uint32_t tracer_nr_slots(const struct tracer *t);
+/* Whether calls are timed by the sampling rule (timing on, not --time-all, not --trace). */
+bool tracer_sampled(const struct tracer *t);
+/* NULL when the group of hooks is attached, else why not. */
+const char *tracer_hooks_missing(const struct tracer *t, enum tracer_hooks group);
+
+/* A free slot for a process iotrace itself starts tracing, or 0 if none is left. */
+uint32_t tracer_claim_slot(struct tracer *t);
+/* Marks tgid as traced with slot; pending: count nothing before its execve. */
+int tracer_watch(struct tracer *t, pid_t tgid, uint32_t slot, bool pending);
+void tracer_release_slot(struct tracer *t, uint32_t slot);
+/* Slots the kernel still holds (besides 0 and the overflow slot). */
+bool tracer_slot_in_use(struct tracer *t, uint32_t slot);
+/* serve: never count tgid (iotrace itself; tracer_open does it for serve). */
+void tracer_exclude(struct tracer *t, pid_t tgid);
+
+int tracer_events_fd(struct tracer *t);
+int tracer_poll_events(struct tracer *t);
+void tracer_read_drops(struct tracer *t, uint64_t drops[DROP_COUNTERS]);
+/* Requests started before now_ns - age_ns and still in flight: their completion was skipped. */
+uint64_t tracer_count_stale_block(struct tracer *t, uint64_t now_ns, uint64_t age_ns);
+/* Waits up to max_ms until no block request charged to a traced process is in flight. */
+void tracer_wait_block_idle(struct tracer *t, int max_ms);
+
+/* ---- readers (tracer_read.c): raw records, no arithmetic on them ---- */
+
+/* Adds slot's counters of every CPU into d; take: zero them in the kernel too. */
+void tracer_read_slot(struct tracer *t, uint32_t slot, struct dense_profile *d, bool take);
+/* ---- the per-file ledger (tracer_files.c) ---- */
+
+struct ledger_entry;
+/*
+ * The readers below hand entries to fn one at a time and free each when fn returns (fn may
+ * sort its page chunks in place); they return 0 or -ENOMEM (some entry's rows or chunks
+ * missing).
+ */
+typedef void (*ledger_entry_fn)(const struct ledger_entry *e, void *ctx);
+/*
+ * Every ledger entry still in the kernel with an owner (its counters, syscall rows and page
+ * bitmaps), left in place: for the end of a run or a serve scrape.
+ */
+int tracer_read_files(struct tracer *t, ledger_entry_fn fn, void *ctx);
+/* The entries of an owner that exited, removed from the kernel's tables for reuse. */
+int tracer_take_files(struct tracer *t, uint32_t owner, ledger_entry_fn fn, void *ctx);
+/*
+ * When the table is over half full, the entries not used longest (and not in the last `age`
+ * epochs of tracer_tick) until it is a quarter full: read and removed while the run goes
+ * on, after a grace period that lets every program still using them finish (membarrier).
+ * n: how many were taken.
+ */
+int tracer_evict_idle(struct tracer *t, uint32_t age, ledger_entry_fn fn, void *ctx, size_t *n);
+/* Starts a new ledger epoch (the loader's clock for "not used lately"). */
+void tracer_tick(struct tracer *t);
+/*
+ * Per-file block records, handed to fn and removed: the generation the kernel filled until
+ * now (it switches to the other first, then a grace period), or with all, every record
+ * (once the programs are detached).
+ */
+typedef void (*tracer_file_block_fn)(const struct file_block_key *key,
+				     const struct file_block_stat *st, void *ctx);
+int tracer_take_file_blocks(struct tracer *t, bool all, tracer_file_block_fn fn, void *ctx);
+/* The per-file block table gained a quarter of its room since it was last taken. */
+bool tracer_file_blocks_filling(struct tracer *t);
+/* Whether the ledger's table is over half full (what tracer_evict_idle could not take). */
+bool tracer_files_filling(struct tracer *t);
+/*
+ * At the end, once the block layer is idle: the charged requests whose completion the
+ * kernel skipped (block.md), one request each with its bytes and no latency, handed to fn
+ * as per-file records (the per-process side: tracer_read_charged_inflight).
+ */
+void tracer_unseen_file_blocks(struct tracer *t, tracer_file_block_fn fn, void *ctx);
+/* Every (owner, disk, op) block record; owner 0 is I/O not charged to a traced process. */
+int tracer_read_blocks(struct tracer *t, struct block_record **out, size_t *n);
+/*
+ * Every (owner, opcode) io_uring record, with the requests still in flight counted in;
+ * none (0) when the io_uring hooks are off; -1 out of memory.
+ */
+int tracer_read_urings(struct tracer *t, struct uring_record **out, size_t *n);
+/*
+ * The requests charged to a traced process still in the in-flight table, one record of
+ * one request each (no latencies): at the end of a run, once the block layer is idle, their
+ * completion was skipped by the kernel (a tp_btf program does not nest in itself).
+ */
+int tracer_read_charged_inflight(struct tracer *t, struct block_record **out, size_t *n);
+/* --trace: the slot's counter-track values (enum trace_counter); take: zero them too. */
+void tracer_trace_counters(struct tracer *t, uint32_t slot, uint64_t out[TRACE_COUNTERS],
+			   bool take);
+/* --trace, at the end: every request still in the kernel's in-flight table. */
+typedef void (*tracer_request_fn)(const struct block_rq_info *info, void *ctx);
+void tracer_unseen_requests(struct tracer *t, tracer_request_fn fn, void *ctx);
+/*
+ * --stacks, when a process leaves its slot (exit, or the end): what its syscalls' DWARF
+ * samples did not carry yet (stacks.bpf.c), taken; and its mappings to be sent anew by the
+ * slot's next process.
+ */
+typedef void (*tracer_pending_fn)(uint32_t nr, const struct stack_pending *p, void *ctx);
+void tracer_stack_slot(struct tracer *t, uint32_t slot, tracer_pending_fn fn, void *ctx);
+/* --stacks (frame pointers), at the end: each (process, syscall, stack) with its frames. */
+typedef void (*tracer_stack_fn)(const struct stack_key *k, const struct stack_val *v,
+				const __u64 *ips, int depth, void *ctx);
+int tracer_read_stacks(struct tracer *t, tracer_stack_fn fn, void *ctx);
+/* serve: calls fn for every label (cgroup id, comm or "") and its slot. */
+int tracer_for_each_label(struct tracer *t, tracer_label_fn fn, void *ctx);
+
+#endif

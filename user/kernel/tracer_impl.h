@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The tracer's insides, shared by tracer*.c only (the libbpf layer). tracer.c owns them and
+ * the helpers every part uses (map_mmap, map_walk, tracer_for_each_inflight); the parts below
+ * are set up by tracer_load.c alone, so no part calls up into the loading.
+ */
+#ifndef IOTRACE_TRACER_IMPL_H
+#define IOTRACE_TRACER_IMPL_H
+
+#include <bpf/libbpf.h>
+#include <bpf/btf.h>
+#include "iotrace.skel.h"
+#include "tracer.h"
+
+/* How the running kernel gives one event (tracer_hooks.c). */
+#define HOOK_WAYS 3
+#define HOOK_WHY_LEN 320
+struct hook_choice {
+	int way;       /* index of the way taken, -1: none */
+	int cands[HOOK_WAYS], ncands; /* the ways this kernel may offer, best first */
+	bool wanted;   /* this mode uses the event */
+	char kind[16]; /* the way's program kind: tp_btf, fentry, fexit, kprobe, kretprobe */
+	char target[64];
+	char why[HOOK_WHY_LEN]; /* why the better ways (or all) could not be taken */
+};
+
+struct tracer {
+	struct iotrace_bpf *skel;
+	enum tracer_build build;
+	const char *build_why;
+	bool probed;  /* the kernel's BTF was asked (not the build kernel's defaults) */
+	struct hook_choice hooks[NR_HOOKS];
+	char missing_why[TRACER_HOOK_GROUPS][HOOK_WHY_LEN];
+	struct ring_buffer *events;
+	uint16_t *proc_slot;          /* mmap of proc_slot: u16 per tgid */
+	struct syscall_stat *sc;      /* mmap of syscall_stats */
+	struct io_stat *io;           /* mmap of io_stats */
+	struct file_stat *files;      /* mmap of file_stats */
+	struct file_row *rows;        /* mmap of file_rows */
+	uint64_t *trace_ctr;          /* mmap of trace_counters (--trace), or NULL */
+	struct stack_pending *stack_pending; /* mmap (--stacks dwarf), or NULL */
+	size_t proc_slot_len, sc_len, io_len, files_len, rows_len, trace_ctr_len;
+	size_t stack_pending_len;
+	uint32_t pid_max, ncpus, nr_slots;
+	const char *missing[TRACER_HOOK_GROUPS]; /* why a hook group is off, or NULL */
+};
+
+/*
+ * Chooses each event's way from the kernel's BTF (btf NULL: every event's first way, as on
+ * the kernel iotrace was built on; a failed load then makes the caller ask the BTF), switches
+ * the other ways' programs off and records what is missing in t->missing (tracer_hooks.c).
+ * Returns -1 when syscalls, processes or block I/O cannot be traced.
+ */
+struct btf_index;
+int probe_hooks(struct tracer *t, const struct btf_index *btf);
+/* After loading: attaches each hook's first way that attaches (tracer_hooks.c). */
+int attach_hooks(struct tracer *t);
+/* The build of the programs this kernel can load (btf NULL: the full one), and why. */
+enum tracer_build choose_build(const struct btf_index *btf, const char **why);
+/* The kernel's functions and tracepoints by name (btf NULL or no memory: NULL). */
+struct btf_index *btf_index_new(const struct btf *btf);
+void btf_index_free(struct btf_index *ix);
+/* An mmapable array map's values mapped (len: its length, whole pages); NULL, errno set. */
+void *map_mmap(struct bpf_map *map, size_t *len);
+
+/* Returns true to stop the walk. */
+typedef bool (*map_visit_fn)(const void *key, const void *value, void *ctx);
+
+/*
+ * Calls visit on every element of a hash map, read in batches; elements added or removed
+ * meanwhile may or may not be seen, as with any walk of a live map.
+ */
+int map_walk(int fd, uint32_t ksize, uint32_t vsize, map_visit_fn visit, void *ctx);
+#define MAP_WALK(t, map, visit, ctx)                                                          \
+	map_walk(bpf_map__fd((t)->skel->maps.map), bpf_map__key_size((t)->skel->maps.map),    \
+		 bpf_map__value_size((t)->skel->maps.map), visit, ctx)
+
+typedef bool (*inflight_visit_fn)(const struct block_rq_info *info, void *ctx);
+
+/* Calls visit on every request in the kernel's in-flight table until it returns true. */
+void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *ctx);
+
+/* --trace (tracer_trace.c): its rodata and map sizes, its ring and counters, their unmap. */
+void configure_trace(struct tracer *t, const struct tracer_config *cfg);
+int map_trace(struct tracer *t, const struct tracer_config *cfg, void *ctx);
+void unmap_trace(struct tracer *t);
+/* --stacks (tracer_stacks.c): the same for the stacks. */
+void configure_stacks(struct tracer *t, const struct tracer_config *cfg);
+int map_stacks(struct tracer *t, const struct tracer_config *cfg, void *ctx);
+void unmap_stacks(struct tracer *t);
+
+#endif

@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tracer's life: configure, load (with CO-RE), map, attach, detach, close. It sets up the
+ * parts (tracer_hooks.c switches off what this kernel lacks, tracer_trace.c and
+ * tracer_stacks.c size and map theirs), which, like it, use tracer.c's helpers.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <bpf/libbpf.h>
+#include "kbtf.h"
+#include "model/syscall_table.h"
+#include "tracer_impl.h"
+#include "iotrace_noiter.skel.h"
+#include "iotrace_nokfunc.skel.h"
+
+#define BTF_PATH "/sys/kernel/btf/vmlinux"
+#define NOTES_PATH "/sys/kernel/notes"
+/*
+ * Per-thread syscall states (struct thread_io): threads whose tids are equal modulo this
+ * take turns in one, which costs them their fd cache and, when timed, a timestamp.
+ */
+#define INFLIGHT_MAX (1U << 14)
+
+static bool verbose_libbpf;
+static char last_libbpf_warning[512]; /* the first warning of a failure */
+
+/* Keeps libbpf quiet unless -v, but remembers its last warning for our one-line error. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	va_list copy;
+
+	if (verbose_libbpf) {
+		va_copy(copy, args);
+		vfprintf(stderr, fmt, copy);
+		va_end(copy);
+	}
+	/* The first warning names the failing program; later ones only repeat the failure. */
+	if (level == LIBBPF_WARN && !last_libbpf_warning[0]) {
+		vsnprintf(last_libbpf_warning, sizeof(last_libbpf_warning), fmt, args);
+		last_libbpf_warning[strcspn(last_libbpf_warning, "\n")] = '\0';
+	}
+	return 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void report_failure(const char *what, int err)
+{
+	err = err < 0 ? -err : err;
+	/* As root, EACCES is the verifier refusing a program, not a missing privilege. */
+	if (err == EPERM || (err == EACCES && geteuid() != 0)) {
+		fprintf(stderr, "iotrace: need root (CAP_BPF and CAP_PERFMON) to %s\n", what);
+		return;
+	}
+	fprintf(stderr, "iotrace: failed to %s: %s%s%s%s\n", what, strerror(err),
+		last_libbpf_warning[0] ? " (" : "", last_libbpf_warning,
+		last_libbpf_warning[0] ? ")" : "");
+	if (!verbose_libbpf)
+		fprintf(stderr, "iotrace: run with -v for libbpf's log and the verifier output\n");
+}
+
+static uint32_t read_pid_max(void)
+{
+	unsigned long v = 0;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	/* PID_MAX_LIMIT on 64-bit kernels bounds every pid if the sysctl is unreadable. */
+	return v ? (uint32_t)v : 4U * 1024 * 1024;
+}
+
+static uint32_t round_up_pow2(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+/* serve: labels (cgroup, comm) at once; ~21 KiB of counters per label and CPU. */
+#define SERVE_SLOTS 256
+
+static uint32_t default_slots(uint32_t ncpus)
+{
+	/* Counters cost ncpus * slots * ~21 KiB of kernel memory; keep it near 6 MiB. */
+	uint32_t slots = 256 / (ncpus ? ncpus : 1);
+
+	if (slots > DEFAULT_SLOTS)
+		slots = DEFAULT_SLOTS;
+	return slots < 8 ? 8 : slots;
+}
+
+/* Snoop needs the block programs and the dirtier hook only. */
+static void configure_snoop(struct iotrace_bpf *s, const struct tracer_config *cfg)
+{
+	struct bpf_program *keep[] = {
+		s->progs.handle_writeback_dirty_folio, s->progs.handle_block_io_start,
+		s->progs.handle_block_rq_insert, s->progs.handle_block_rq_issue,
+		s->progs.handle_block_rq_complete,
+	};
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, s->obj) {
+		bool wanted = false;
+
+		for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+			wanted = wanted || prog == keep[i];
+		bpf_program__set_autoload(prog, wanted);
+	}
+	s->rodata->snoop = true;
+	s->rodata->snoop_tgid = cfg->snoop_tgid;
+	s->rodata->snoop_dev = cfg->snoop_dev;
+	s->rodata->snoop_cgroup = cfg->snoop_cgroup;
+}
+
+/* The ledger's syscalls and where each finds its fds (FILE_OPS in iotrace.h). */
+static void configure_file_ops(struct iotrace_bpf *s)
+{
+	for (int op = 1; op < FILE_OPS_END; op++) {
+		int nr = file_op_nr(op);
+
+		if (nr >= 0)
+			s->rodata->file_op_of[nr] = op;
+		s->rodata->fd_arg[op] = file_ops[op].fd_arg;
+		s->rodata->fd2_arg[op] = file_ops[op].fd2_arg;
+		s->rodata->fd2_op[op] = file_ops[op].fd2_op;
+	}
+	for (int op = 0; op < MAX_URING_OPS; op++)
+		s->rodata->uring_file_op[op] = uring_ops[op].file_op;
+	for (int op = 0; op < MAX_URING_OPS; op++)
+		s->rodata->uring_multishot_op[op] = uring_op_multishot(op);
+}
+
+static void configure(struct tracer *t, const struct tracer_config *cfg)
+{
+	struct iotrace_bpf *s = t->skel;
+	uint32_t inflight = t->pid_max < INFLIGHT_MAX ? t->pid_max : INFLIGHT_MAX;
+
+	inflight = round_up_pow2(inflight);
+	bpf_map__set_max_entries(s->maps.proc_slot, (t->pid_max + 3) / 4);
+	bpf_map__set_max_entries(s->maps.syscall_stats, t->ncpus * t->nr_slots * MAX_SYSCALLS);
+	bpf_map__set_max_entries(s->maps.io_stats, t->ncpus * t->nr_slots * IO_KINDS);
+	bpf_map__set_max_entries(s->maps.inflight, inflight);
+	s->rodata->inflight_mask = inflight - 1;
+	s->rodata->nr_slots = t->nr_slots;
+	s->rodata->timing = cfg->timing;
+	/* --trace times every call: a slow one must not be missed. */
+	s->rodata->sample_period = cfg->timing && !cfg->time_all && !cfg->trace ? SAMPLE_PERIOD : 0;
+	s->rodata->nr_execve = syscall_nr("execve");
+	s->rodata->nr_execveat = syscall_nr("execveat");
+	s->rodata->nr_rt_sigreturn = syscall_nr("rt_sigreturn");
+	s->rodata->nr_fork = syscall_nr("fork");
+	s->rodata->nr_vfork = syscall_nr("vfork");
+	s->rodata->nr_clone = syscall_nr("clone");
+	s->rodata->nr_clone3 = syscall_nr("clone3");
+	for (int k = 1; k < IO_KINDS; k++) {
+		int nr = io_kind_nr(k);
+
+		if (nr >= 0)
+			s->rodata->io_kind_of[nr] = k;
+		s->rodata->io_request_arg[k] = io_kinds[k].request_arg;
+	}
+	configure_file_ops(s);
+	/* Slot 0 means untraced and 1 is the overflow slot; slots past nr_slots don't exist. */
+	for (uint32_t slot = 0; slot < MAX_SLOTS; slot++)
+		if (slot <= OVERFLOW_SLOT || slot >= t->nr_slots)
+			s->bss->slot_used[slot / 64] |= 1ULL << (slot % 64);
+	/* Without timing nothing needs sys_enter: calls are counted when they return. */
+	if (!cfg->timing)
+		bpf_program__set_autoload(s->progs.handle_sys_enter, false);
+	if (cfg->serve) {
+		s->rodata->serve = true;
+		s->rodata->label_comm = cfg->label_comm;
+		s->rodata->nr_cgroup_filters = cfg->ncgroups;
+		for (uint32_t i = 0; i < cfg->ncgroups && i < MAX_CGROUP_FILTERS; i++) {
+			s->rodata->cgroup_filter_id[i] = cfg->cgroup_id[i];
+			s->rodata->cgroup_filter_level[i] = cfg->cgroup_level[i];
+		}
+	}
+	if (cfg->snoop)
+		configure_snoop(s, cfg);
+	else
+		bpf_map__set_max_entries(s->maps.block_events, sysconf(_SC_PAGESIZE));
+	if (!cfg->on_name) /* names are run mode's */
+		bpf_map__set_max_entries(s->maps.name_events, sysconf(_SC_PAGESIZE));
+	configure_trace(t, cfg);
+	configure_stacks(t, cfg);
+}
+
+/* Structs the programs pass to bpf_rdonly_cast, by enum kernel_cast_type (bpf/iotrace.h). */
+#define KT_NAME_ENTRY(name) [KT_##name] = #name,
+static const char *const cast_types[KERNEL_CAST_TYPES] = { KERNEL_CAST_STRUCTS(KT_NAME_ENTRY) };
+
+/*
+ * CO-RE against the minimal BTF cut from this very kernel at build time (kbtf.h) when
+ * it is that kernel: libbpf then searches a few dozen types instead of the kernel's ~127k
+ * once per struct (~18 ms). Otherwise, or with IOTRACE_FULL_BTF=1, the kernel's own BTF.
+ * Returns the minimal BTF's descriptor and sets ids[] to the kernel's ids of cast_types,
+ * or returns -1.
+ */
+static int choose_core_btf(const struct tracer_config *cfg, char *path, size_t len,
+			   uint32_t ids[KERNEL_CAST_TYPES])
+{
+	const char *why = "IOTRACE_FULL_BTF is set";
+	int fd = -1;
+
+	if (!getenv("IOTRACE_FULL_BTF"))
+		fd = kbtf_open(&kbtf_cut, BTF_PATH, NOTES_PATH, &why);
+	for (int i = 0; fd >= 0 && i < KERNEL_CAST_TYPES; i++) {
+		ids[i] = kbtf_type_id(&kbtf_cut, cast_types[i]);
+		if (!ids[i]) { /* scripts/min_btf.py records them all or no BTF: a guard */
+			why = "the build recorded no kernel id for a struct bpf_rdonly_cast needs";
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (cfg->verbose && fd < 0) {
+		fprintf(stderr, "iotrace: CO-RE against %s: %s\n", BTF_PATH, why);
+	} else if (cfg->verbose) {
+		fprintf(stderr, "iotrace: CO-RE against the minimal BTF cut from this kernel at "
+				"build time; kernel BTF ids:");
+		for (int i = 0; i < KERNEL_CAST_TYPES; i++)
+			fprintf(stderr, " %s=%u", cast_types[i], ids[i]);
+		fputc('\n', stderr);
+	}
+	if (fd >= 0)
+		snprintf(path, len, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+/* -v: each program's verifier statistics (log level 4), into one buffer per program. */
+#define STATS_LOG_SIZE 4096
+
+static char (*verifier_stats(struct iotrace_bpf *s))[STATS_LOG_SIZE]
+{
+	struct bpf_program *prog;
+	char (*logs)[STATS_LOG_SIZE] = calloc(s->skeleton->prog_cnt, STATS_LOG_SIZE);
+	int i = 0;
+
+	bpf_object__for_each_program(prog, s->obj) {
+		if (!logs)
+			break;
+		bpf_program__set_log_level(prog, 4);
+		bpf_program__set_log_buf(prog, logs[i++], STATS_LOG_SIZE);
+	}
+	return logs;
+}
+
+static void print_verifier_stats(struct iotrace_bpf *s, char (*logs)[STATS_LOG_SIZE])
+{
+	struct bpf_program *prog;
+	int i = 0;
+
+	bpf_object__for_each_program(prog, s->obj) {
+		const char *time = strstr(logs[i], "verification time"),
+			   *insns = strstr(logs[i++], "processed");
+
+		if (time && insns && bpf_program__autoload(prog))
+			fprintf(stderr, "iotrace: %s: %.*s, %.*s\n", bpf_program__name(prog),
+				(int)strcspn(time, "\n"), time, (int)strcspn(insns, "("), insns);
+	}
+}
+
+/* Each build's programs have the same maps, programs and globals as the full one's. */
+_Static_assert(sizeof(*((struct iotrace_bpf *)0)->rodata) ==
+		       sizeof(*((struct iotrace_nokfunc_bpf *)0)->rodata) &&
+	       sizeof(*((struct iotrace_bpf *)0)->rodata) ==
+		       sizeof(*((struct iotrace_noiter_bpf *)0)->rodata) &&
+	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
+		       sizeof(*((struct iotrace_nokfunc_bpf *)0)->bss) &&
+	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
+		       sizeof(*((struct iotrace_noiter_bpf *)0)->bss),
+	       "every build of the programs has the same globals");
+
+/* The skeleton of iotrace.skel.h over the object of build b (same names, same layout). */
+static struct iotrace_bpf *open_build(enum tracer_build b, const struct bpf_object_open_opts *opts)
+{
+	struct iotrace_bpf *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = iotrace_bpf__create_skeleton(s);
+	if (!err && b == BUILD_NOITER)
+		s->skeleton->data = iotrace_noiter_bpf__elf_bytes(&s->skeleton->data_sz);
+	else if (!err && b == BUILD_NOKFUNC)
+		s->skeleton->data = iotrace_nokfunc_bpf__elf_bytes(&s->skeleton->data_sz);
+	err = err ?: bpf_object__open_skeleton(s->skeleton, opts);
+	if (err) {
+		iotrace_bpf__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+/* Opens the skeleton and sets everything that must be set before loading. */
+static int open_configured(struct tracer *t, const struct tracer_config *cfg,
+			   const struct bpf_object_open_opts *opts, const uint32_t *ids,
+			   const struct btf_index *btf)
+{
+	t->skel = open_build(t->build, opts);
+	if (!t->skel)
+		return -errno;
+	configure(t, cfg);
+	/* The minimal BTF renumbers types: bpf_rdonly_cast needs the kernel's (maps.bpf.h). */
+	memcpy((void *)t->skel->rodata->kernel_type_id, ids, KERNEL_CAST_TYPES * sizeof(*ids));
+	return probe_hooks(t, btf) ? -ENOTSUP : 0;
+}
+
+static int open_and_load(struct tracer *t, const struct tracer_config *cfg, const char *btf_path,
+			 const uint32_t *ids, const struct btf_index *btf)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_path);
+	char (*logs)[STATS_LOG_SIZE];
+	int err;
+
+	err = open_configured(t, cfg, &opts, ids, btf);
+	if (err || !cfg->verbose) {
+		err = err ?: iotrace_bpf__load(t->skel);
+		goto out;
+	}
+	logs = verifier_stats(t->skel);
+	err = iotrace_bpf__load(t->skel);
+	if (!err && logs)
+		print_verifier_stats(t->skel, logs);
+	free(logs);
+	if (err) {
+		/* libbpf prints a failing program's verifier log only when no log buffer was
+		 * given: load once more without the statistics buffers, for that log. */
+		iotrace_bpf__destroy(t->skel);
+		err = open_configured(t, cfg, &opts, ids, btf) ?: iotrace_bpf__load(t->skel);
+	}
+out:
+	return err;
+}
+
+/* How many slots, and checks before loading; prints one line and returns -1 on failure. */
+static int size_tracer(struct tracer *t, const struct tracer_config *cfg)
+{
+	int ncpus;
+
+	if (access(BTF_PATH, R_OK)) {
+		fprintf(stderr,
+			"iotrace: kernel BTF not found at %s (needs CONFIG_DEBUG_INFO_BTF)\n",
+			BTF_PATH);
+		return -1;
+	}
+	if (syscall_table_init()) {
+		fprintf(stderr, "iotrace: out of memory building the syscall table\n");
+		return -1;
+	}
+	t->pid_max = read_pid_max();
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0) {
+		report_failure("count possible CPUs", ncpus);
+		return -1;
+	}
+	t->ncpus = ncpus;
+	t->nr_slots = cfg->max_procs ? cfg->max_procs + OVERFLOW_SLOT + 1
+		      : cfg->serve ? SERVE_SLOTS : default_slots(t->ncpus);
+	if (t->nr_slots > MAX_SLOTS) {
+		fprintf(stderr, "iotrace: --max-procs is at most %d\n", MAX_SLOTS - 2);
+		return -1;
+	}
+	return 0;
+}
+
+/* One line on what the kernel lacks that iotrace cannot do without. */
+static void report_missing(const struct tracer *t)
+{
+	for (int g = 0; g < TRACER_HOOK_GROUPS; g++)
+		if (t->missing[g] && (g == HOOKS_CORE || g == HOOKS_BLOCK))
+			fprintf(stderr, "iotrace: this kernel cannot trace %s: %s\n",
+				tracer_group_names[g], t->missing[g]);
+}
+
+/*
+ * Asks the kernel's BTF what it has (~10 ms to parse), picks the build and every event's way,
+ * and loads: the kernel it was built on skips the asking and takes the full build and every
+ * tracepoint, unless that load fails.
+ */
+static int load(struct tracer *t, const struct tracer_config *cfg)
+{
+	uint32_t ids[KERNEL_CAST_TYPES] = { 0 };
+	char path[64];
+	int btf_fd = choose_core_btf(cfg, path, sizeof(path), ids), err;
+	const char *btf_path = btf_fd >= 0 ? path : NULL;
+	struct btf *btf = NULL;
+	struct btf_index *ix = NULL;
+
+	t->build_why = "the kernel iotrace was built on";
+	if (btf_fd < 0 || cfg->probe_all) {
+		btf = btf__load_vmlinux_btf();
+		ix = btf_index_new(btf);
+		t->probed = ix != NULL;
+	}
+	t->build = choose_build(ix, &t->build_why);
+	err = open_and_load(t, cfg, btf_path, ids, ix);
+	if (err && !ix && err != -EPERM && err != -EACCES && err != -ENOTSUP) {
+		/* Not quite the kernel it was built on: ask its BTF, choose again, retry. */
+		iotrace_bpf__destroy(t->skel);
+		t->skel = NULL;
+		last_libbpf_warning[0] = '\0';
+		btf = btf__load_vmlinux_btf();
+		ix = btf_index_new(btf);
+		t->probed = ix != NULL;
+		t->build = choose_build(ix, &t->build_why);
+		err = open_and_load(t, cfg, btf_path, ids, ix);
+	}
+	btf_index_free(ix);
+	btf__free(btf);
+	if (btf_fd >= 0)
+		close(btf_fd);
+	if (err == -ENOTSUP)
+		report_missing(t);
+	else if (err)
+		report_failure(t->skel ? "load the BPF programs" : "open the BPF object", err);
+	return err;
+}
+
+/* The counters user space reads in place, and the ring buffer of events. */
+static int map_counters(struct tracer *t, const struct tracer_config *cfg,
+			tracer_event_fn on_event, void *ctx)
+{
+	t->proc_slot = map_mmap(t->skel->maps.proc_slot, &t->proc_slot_len);
+	t->sc = map_mmap(t->skel->maps.syscall_stats, &t->sc_len);
+	t->io = map_mmap(t->skel->maps.io_stats, &t->io_len);
+	t->files = map_mmap(t->skel->maps.file_stats, &t->files_len);
+	t->rows = map_mmap(t->skel->maps.file_rows, &t->rows_len);
+	if (!t->proc_slot || !t->sc || !t->io || !t->files || !t->rows) {
+		report_failure("map the BPF counters", -errno);
+		return -1;
+	}
+	t->events = ring_buffer__new(bpf_map__fd(cfg->snoop ? t->skel->maps.block_events
+						       : t->skel->maps.proc_events),
+				     on_event, ctx, NULL);
+	if (!t->events || (cfg->on_name && ring_buffer__add(t->events,
+							    bpf_map__fd(t->skel->maps.name_events),
+							    cfg->on_name, ctx)) ||
+	    map_trace(t, cfg, ctx) || map_stacks(t, cfg, ctx)) {
+		report_failure("create the event ring buffer", -errno);
+		return -1;
+	}
+	return 0;
+}
+
+struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_event, void *ctx)
+{
+	struct tracer *t = calloc(1, sizeof(*t));
+	double t_load, t_attach;
+	int err;
+
+	if (!t) {
+		fprintf(stderr, "iotrace: out of memory\n");
+		return NULL;
+	}
+	verbose_libbpf = cfg->verbose;
+	libbpf_set_print(libbpf_print);
+	if (size_tracer(t, cfg))
+		goto fail;
+	t_load = now_ms();
+	if (load(t, cfg) || map_counters(t, cfg, on_event, ctx))
+		goto fail;
+	if (cfg->serve)
+		/* serve's own syscalls are not the machine's workload. */
+		tracer_exclude(t, getpid());
+	t_attach = now_ms();
+	err = iotrace_bpf__attach(t->skel);
+	if (err) {
+		report_failure("attach the BPF programs", err);
+		goto fail;
+	}
+	if (attach_hooks(t)) {
+		report_missing(t);
+		goto fail;
+	}
+	if (cfg->verbose)
+		fprintf(stderr, "iotrace: BPF open+load %.1f ms, attach %.1f ms\n",
+			t_attach - t_load, now_ms() - t_attach);
+	return t;
+fail:
+	tracer_close(t);
+	return NULL;
+}
+
+void tracer_detach(struct tracer *t)
+{
+	iotrace_bpf__detach(t->skel);
+}
+
+void tracer_close(struct tracer *t)
+{
+	if (!t)
+		return;
+	ring_buffer__free(t->events);
+	if (t->proc_slot)
+		munmap(t->proc_slot, t->proc_slot_len);
+	if (t->sc)
+		munmap(t->sc, t->sc_len);
+	if (t->io)
+		munmap(t->io, t->io_len);
+	if (t->files)
+		munmap(t->files, t->files_len);
+	if (t->rows)
+		munmap(t->rows, t->rows_len);
+	unmap_trace(t);
+	unmap_stacks(t);
+	iotrace_bpf__destroy(t->skel);
+	free(t);
+}

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-process ledger of files in user space: kernel entries merged by file, their
+ * syscall rows by syscall, their block I/O by disk and operation, and, at the end, every
+ * derived number of a file (unused readahead from the merged page bitmaps, the per-file
+ * table's summary).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "files.h"
+#include "syscall_table.h"
+
+/* (dev, ino) -> index + 1 into a process's files[]: open addressing, linear probing. */
+struct file_index {
+	size_t cap, n;
+	struct slot {
+		struct path_key key;
+		uint32_t idx1;
+	} *slots;
+};
+
+static bool same_file(const struct path_key *a, const struct path_key *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->igen == b->igen;
+}
+
+static size_t slot_of(const struct file_index *x, const struct path_key *k)
+{
+	uint64_t h = (k->ino ^ ((uint64_t)k->dev << 32) ^ ((uint64_t)k->igen << 16)) *
+		     0x9E3779B97F4A7C15ULL;
+	size_t i = h & (x->cap - 1);
+
+	while (x->slots[i].idx1 && !same_file(&x->slots[i].key, k))
+		i = (i + 1) & (x->cap - 1);
+	return i;
+}
+
+/* Doubles the table (or makes the first one); -1 out of memory. */
+static int index_grow(struct file_index *x)
+{
+	struct file_index bigger = { .cap = x->cap ? x->cap * 2 : 16 };
+
+	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
+	if (!bigger.slots)
+		return -1;
+	for (size_t i = 0; i < x->cap; i++) {
+		const struct slot *s = &x->slots[i];
+
+		if (s->idx1)
+			bigger.slots[slot_of(&bigger, &s->key)] = *s;
+	}
+	bigger.n = x->n;
+	free(x->slots);
+	*x = bigger;
+	return 0;
+}
+
+struct file_record *files_get(struct proc_record *p, const struct path_key *k)
+{
+	struct file_index *x = p->file_index;
+	struct file_record *grown;
+	size_t i;
+
+	if (!x && !(x = p->file_index = calloc(1, sizeof(*x))))
+		return NULL;
+	if ((x->n + 1) * 10 > x->cap * 7 && index_grow(x))
+		return NULL;
+	i = slot_of(x, k);
+	if (x->slots[i].idx1)
+		return &p->files[x->slots[i].idx1 - 1];
+	grown = realloc(p->files, (p->nfiles + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	p->files = grown;
+	grown = &p->files[p->nfiles++];
+	memset(grown, 0, sizeof(*grown));
+	grown->key = (struct file_key){ .owner = p->pid, .dev = k->dev, .ino = k->ino,
+					.igen = k->igen };
+	grown->pc.unused_exact = true;
+	x->slots[i] = (struct slot){ .key = *k, .idx1 = p->nfiles };
+	x->n++;
+	return grown;
+}
+
+void ledger_entry_free(struct ledger_entry *e)
+{
+	free(e->bits.chunks);
+	free(e->rows);
+	memset(e, 0, sizeof(*e));
+}
+
+/* ---- page bitmaps: the union of a file's entries, by chunk ---- */
+
+static int cmp_chunk(const void *a, const void *b)
+{
+	const struct page_chunk *x = a, *y = b;
+
+	return (x->chunk > y->chunk) - (x->chunk < y->chunk);
+}
+
+/*
+ * ORs add's chunks into bits (both end sorted). A page read ahead under one entry and
+ * requested under a later one of the same file is used, as it would have been with one.
+ */
+static int bits_union(struct page_bits *bits, const struct page_bits *add)
+{
+	struct page_chunk *out;
+	size_t i = 0, j = 0, n = 0;
+
+	out = malloc((bits->n + add->n) * sizeof(*out) + 1);
+	if (!out)
+		return -1;
+	while (i < bits->n || j < add->n) {
+		if (j == add->n || (i < bits->n && bits->chunks[i].chunk < add->chunks[j].chunk)) {
+			out[n++] = bits->chunks[i++];
+		} else if (i == bits->n || add->chunks[j].chunk < bits->chunks[i].chunk) {
+			out[n++] = add->chunks[j++];
+		} else {
+			out[n] = bits->chunks[i++];
+			for (int w = 0; w < CHUNK_WORDS; w++) {
+				out[n].bits.ra[w] |= add->chunks[j].bits.ra[w];
+				out[n].bits.used[w] |= add->chunks[j].bits.used[w];
+			}
+			n++;
+			j++;
+		}
+	}
+	free(bits->chunks);
+	bits->chunks = out;
+	bits->n = n;
+	return 0;
+}
+
+/* ---- rows ---- */
+
+static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
+{
+	struct file_io *io = NULL, *grown;
+
+	for (size_t i = 0; i < f->nio && !io; i++)
+		if (f->io[i].op == op)
+			io = &f->io[i];
+	if (!io) {
+		/* One at a time: most files see three (open, read or write, close), and a
+		 * run may hold 50,000 files. */
+		grown = realloc(f->io, (f->nio + 1) * sizeof(*grown));
+		if (!grown)
+			return -1;
+		f->io = grown;
+		io = &f->io[f->nio++];
+		memset(io, 0, sizeof(*io));
+		io->op = op;
+	}
+	__u64 lat[HIST_BUCKETS];
+
+	io->calls += r->calls;
+	io->errors += r->errors;
+	io->requested_bytes += r->requested;
+	io->transferred_bytes += r->transferred;
+	io->total_ns += r->total_ns;
+	io->timed_calls += r->timed;
+	for (int b = 0; b < HIST_BUCKETS; b++)
+		lat[b] = r->lat_hist[b];
+	return sparse_hist_add(&io->lat, lat);
+}
+
+void page_cache_add_raw(struct page_cache_view *v, const struct file_stat *st)
+{
+	v->requested_pages += st->requested_pages;
+	v->hit_pages += st->requested_pages - st->miss_pages;
+	v->miss_pages += st->miss_pages;
+	v->added_pages += st->added_pages;
+	v->dirtied_pages += st->dirtied_pages;
+	/* Read ahead of any request: window pages minus those the triggering read needed. */
+	v->readahead_pages += st->ra_pages - st->ra_requested_pages;
+	v->readahead_window_added_pages += st->ra_pages;
+	v->readahead_fallbacks += st->ra_fallbacks;
+	v->faults += st->faults;
+	v->fault_around_pages += st->map_pages;
+	v->direct_reads += st->direct_reads;
+	v->direct_read_bytes += st->direct_read_bytes;
+	v->direct_writes += st->direct_writes;
+	v->direct_write_bytes += st->direct_write_bytes;
+	for (int k = 0; k < RA_KINDS; k++) {
+		v->ra_windows[k] += st->ra_windows[k];
+		v->ra_window_pages[k] += st->ra_window_pages[k];
+	}
+}
+
+int files_add_entry(struct proc_record *p, const struct ledger_entry *e)
+{
+	struct path_key k = { .dev = e->st.key.dev, .ino = e->st.key.ino, .igen = e->st.key.igen };
+	struct file_record *f = files_get(p, &k);
+	struct page_bits sorted = e->bits;
+	int err = 0;
+
+	if (!f)
+		return -1;
+	page_cache_add_raw(&f->pc, &e->st);
+	f->advice |= e->st.advice;
+	f->added_folios += e->st.added_folios;
+	f->chunks_lost |= e->chunks_lost;
+	for (int b = 0; b < HIST_BUCKETS; b++)
+		p->window_hist[b] += e->st.window_hist[b];
+	qsort(sorted.chunks, sorted.n, sizeof(*sorted.chunks), cmp_chunk);
+	if (sorted.n && bits_union(&f->bits, &sorted))
+		err = -1;
+	for (size_t i = 0; i < e->nrows; i++)
+		if (add_row(f, e->rows[i].op, &e->rows[i].row))
+			err = -1;
+	return err;
+}
+
+/* ---- block ---- */
+
+int files_add_block(struct proc_record *p, const struct file_block_key *k,
+		    const struct file_block_stat *st)
+{
+	struct path_key file = { .dev = k->ino ? k->fdev : k->disk, .ino = k->ino,
+				 .igen = k->ino ? k->igen : 0 };
+	struct file_record *f = files_get(p, &file);
+	struct file_block *b = NULL, *grown;
+	int err = 0;
+
+	if (!f)
+		return -1;
+	if (!k->ino)
+		f->kind = FK_METADATA;
+	for (size_t i = 0; i < f->nblocks && !b; i++)
+		if (f->blocks[i].disk == k->disk && f->blocks[i].op == k->op)
+			b = &f->blocks[i];
+	if (!b) {
+		grown = realloc(f->blocks, (f->nblocks + 1) * sizeof(*grown));
+		if (!grown)
+			return -1;
+		f->blocks = grown;
+		b = &f->blocks[f->nblocks++];
+		memset(b, 0, sizeof(*b));
+		b->disk = k->disk;
+		b->op = k->op;
+	}
+	b->c.requests += st->requests;
+	b->c.bytes += st->bytes;
+	b->c.errors += st->errors;
+	b->c.sync += st->sync;
+	b->c.readahead += st->readahead;
+	b->c.meta += st->meta;
+	b->c.fua += st->fua;
+	b->c.preflush += st->preflush;
+	b->c.writeback += st->writeback;
+	b->c.sequential += st->sequential;
+	b->c.latency_sum_ns += st->lat_ns;
+	b->c.queue_latency_sum_ns += st->qlat_ns;
+	err |= sparse_hist_add(&b->size, st->size_hist);
+	err |= sparse_hist_add(&b->lat, st->lat_hist);
+	err |= sparse_hist_add(&b->qlat, st->qlat_hist);
+	return err ? -1 : 0;
+}
+
+/* ---- the end ---- */
+
+uint64_t page_bits_unused(const struct page_bits *bits)
+{
+	uint64_t unused = 0;
+
+	for (size_t i = 0; i < bits->n; i++) {
+		const struct chunk_bits *c = &bits->chunks[i].bits;
+
+		for (int w = 0; w < CHUNK_WORDS; w++)
+			unused += __builtin_popcountll(c->ra[w] & ~c->used[w]);
+	}
+	return unused;
+}
+
+/* Reads, writes, syncs, time: the per-file table's syscall columns. */
+static void summarize_io(struct file_record *f)
+{
+	struct file_summary *s = &f->sum;
+
+	for (size_t i = 0; i < f->nio; i++) {
+		struct file_io *io = &f->io[i];
+		int cls = io->op < FILE_OPS_END ? file_ops[io->op].cls : FOC_OTHER;
+
+		s->io_ns += io->total_ns;
+		s->read_calls += cls == FOC_READ ? io->calls : 0;
+		s->read_bytes += cls == FOC_READ ? io->transferred_bytes : 0;
+		s->write_calls += cls == FOC_WRITE ? io->calls : 0;
+		s->write_bytes += cls == FOC_WRITE ? io->transferred_bytes : 0;
+		s->sync_calls += cls == FOC_SYNC ? io->calls : 0;
+		s->opens += cls == FOC_OPEN ? io->calls : 0;
+		s->closes += cls == FOC_CLOSE ? io->calls : 0;
+		s->maps += cls == FOC_MAP ? io->calls : 0;
+	}
+}
+
+/* Block bytes by direction and the p99 of every request of the file. */
+static void summarize_blocks(struct file_record *f)
+{
+	struct file_summary *s = &f->sum;
+	__u64 all[HIST_BUCKETS] = {}, one[HIST_BUCKETS];
+
+	for (size_t i = 0; i < f->nblocks; i++) {
+		const struct file_block *b = &f->blocks[i];
+
+		s->block_read_bytes += b->op == BOP_READ ? b->c.bytes : 0;
+		s->block_write_bytes += b->op == BOP_WRITE ? b->c.bytes : 0;
+		sparse_hist_dense(&b->lat, one);
+		for (int k = 0; k < HIST_BUCKETS; k++)
+			all[k] += one[k];
+	}
+	s->block_p99_ns = hist_total(HIST_LOG2, all)
+				  ? hist_quantile(HIST_LOG2, all, 0.99, 0, UINT64_MAX)
+				  : FILE_SUMMARY_NONE;
+}
+
+void files_count_readahead(struct proc_record *p)
+{
+	for (size_t i = 0; i < p->nfiles; i++) {
+		struct file_record *f = &p->files[i];
+
+		f->pc.unused_readahead_pages += page_bits_unused(&f->bits);
+		f->pc.unused_exact = !f->chunks_lost;
+		free(f->bits.chunks);
+		f->bits = (struct page_bits){ 0 };
+	}
+}
+
+void files_finish(struct proc_record *p)
+{
+	files_count_readahead(p);
+	for (size_t i = 0; i < p->nfiles; i++) {
+		struct file_record *f = &p->files[i];
+
+		memset(&f->sum, 0, sizeof(f->sum));
+		summarize_io(f);
+		summarize_blocks(f);
+		f->sum.hit_pct = f->pc.requested_pages
+					 ? 100 * f->pc.hit_pages / f->pc.requested_pages
+					 : FILE_SUMMARY_NONE;
+		f->sum.readahead_pages = f->pc.readahead_pages;
+		f->sum.unused_readahead_pages = f->pc.unused_readahead_pages;
+	}
+}
+
+bool file_mapped_only(const struct file_record *f)
+{
+	/* Mapped by mmap or by execve (which opens and maps the program in the kernel): no
+	 * open of its own, no read past an ELF header, never written. */
+	bool mapped = f->sum.maps || f->pc.faults || (!f->sum.opens && !f->sum.read_calls);
+
+	return mapped && f->sum.read_bytes <= 4096 && !f->sum.write_calls &&
+	       !f->sum.sync_calls && f->kind == FK_FILE;
+}
+
+void files_fold(struct file_record *const *f, size_t n, struct files_fold *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->files = n;
+	for (size_t i = 0; i < n; i++) {
+		out->mapped += file_mapped_only(f[i]);
+		out->read_calls += f[i]->sum.read_calls;
+		out->read_bytes += f[i]->sum.read_bytes;
+		out->write_calls += f[i]->sum.write_calls;
+		out->write_bytes += f[i]->sum.write_bytes;
+		out->resident_pages += f[i]->residency_missing ? 0 : f[i]->res.resident_pages;
+		out->faults += f[i]->pc.faults;
+	}
+}
+
+struct hist_summary file_io_latency(const struct file_io *io, __u64 *dense)
+{
+	sparse_hist_dense(&io->lat, dense);
+	return hist_summary_of(HIST_LOG2, dense, false, 0, 0);
+}
+
+void files_free(struct proc_record *p)
+{
+	for (size_t i = 0; i < p->nfiles; i++) {
+		struct file_record *f = &p->files[i];
+
+		free(f->bits.chunks);
+		for (size_t j = 0; j < f->nio; j++)
+			sparse_hist_free(&f->io[j].lat);
+		free(f->io);
+		for (size_t j = 0; j < f->nblocks; j++) {
+			sparse_hist_free(&f->blocks[j].size);
+			sparse_hist_free(&f->blocks[j].lat);
+			sparse_hist_free(&f->blocks[j].qlat);
+		}
+		free(f->blocks);
+	}
+	free(p->files);
+	p->files = NULL;
+	p->nfiles = 0;
+	if (p->file_index)
+		free(p->file_index->slots);
+	free(p->file_index);
+	p->file_index = NULL;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Cells of the JSON report: numbers, null with a reason, histograms, field tables. */
+#ifndef IOTRACE_JSON_CELLS_H
+#define IOTRACE_JSON_CELLS_H
+
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include "model/model.h"
+
+/* JSON numbers are doubles: counts stay exact up to 2^53, far beyond any run. */
+void add_u64(cJSON *obj, const char *key, uint64_t v);
+/* "key": null, "key_reason": reason. */
+void add_null_reason(cJSON *obj, const char *key, const char *reason);
+/* {"count", "min", "max" (when kept), "p50", "p90", "p99", "buckets": [{"lo", "hi", "count"}]}. */
+cJSON *hist_json(enum hist_layout l, const __u64 *hist, const struct hist_summary *s);
+/* Why a field has no value in this record (it is then null), or NULL. */
+typedef const char *(*unknown_fn)(const struct field *f, const void *rec, const void *ctx);
+/* Every field of a table, from rec: a number, or null with its reason. */
+void add_fields(cJSON *obj, const struct field_table *t, const void *rec, unknown_fn unknown,
+		const void *ctx);
+/* A process's (or a file's, compact: only the operations it had) block I/O object. */
+cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact);
+/* "io_uring": {"READ": {...}, ...}, or null with io_uring_reason when the hooks are off. */
+void add_urings(cJSON *obj, const struct uring_record *recs, size_t n,
+		const struct run_result *r);
+
+#endif

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The run as one JSON document (schema: docs/json.md), built with libcjson. Keys come from
+ * the field tables (fields.h); values are what the model derived.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <cjson/cJSON.h>
+#include "model/files.h"
+#include "model/names.h"
+#include "report.h"
+#include "model/syscall_table.h"
+#include "json_cells.h"
+#include "model/uring.h"
+
+static cJSON *exit_json(bool known, int status)
+{
+	cJSON *e = cJSON_CreateObject();
+
+	if (known && WIFEXITED(status))
+		cJSON_AddNumberToObject(e, "code", WEXITSTATUS(status));
+	else
+		cJSON_AddNullToObject(e, "code");
+	if (known && WIFSIGNALED(status)) {
+		cJSON_AddNumberToObject(e, "signal", WTERMSIG(status));
+		cJSON_AddStringToObject(e, "signal_name", sigabbrev_np(WTERMSIG(status)) ?: "?");
+	} else {
+		cJSON_AddNullToObject(e, "signal");
+	}
+	return e;
+}
+
+/* ---- syscalls ---- */
+
+static cJSON *profile_syscalls_json(const struct profile *p, bool timing)
+{
+	cJSON *obj = cJSON_CreateObject();
+
+	for (size_t i = 0; i < p->nrows; i++) {
+		cJSON *row = cJSON_CreateObject();
+
+		add_fields(row, &syscall_fields, &p->rows[i], NULL, NULL);
+		if (!timing) /* null, without a reason key: docs/json.md */
+			cJSON_ReplaceItemInObject(row, "total_ns", cJSON_CreateNull());
+		cJSON_AddItemToObject(obj, syscall_name(p->rows[i].nr), row);
+	}
+	return obj;
+}
+
+static cJSON *profile_io_json(const struct profile *p, bool timing)
+{
+	cJSON *obj = cJSON_CreateObject();
+
+	for (int k = 1; k < IO_KINDS; k++) {
+		const struct io_summary *io = p->io[k];
+		cJSON *row;
+
+		if (!io)
+			continue;
+		row = cJSON_CreateObject();
+		add_fields(row, &io_fields, io, NULL, NULL);
+		cJSON_AddItemToObject(row, "size_bytes", hist_json(HIST_LOG2, io->size_hist, &io->size_bytes));
+		if (timing)
+			cJSON_AddItemToObject(row, "latency_ns",
+					      hist_json(HIST_FINE, io->lat_hist, &io->latency_ns));
+		else
+			cJSON_AddNullToObject(row, "latency_ns");
+		cJSON_AddItemToObject(obj, io_kinds[k].name, row);
+	}
+	return obj;
+}
+
+static void add_profile(cJSON *obj, const struct profile *p, bool timing)
+{
+	cJSON_AddItemToObject(obj, "syscalls", profile_syscalls_json(p, timing));
+	cJSON_AddItemToObject(obj, "io", profile_io_json(p, timing));
+}
+
+/* ---- page cache ---- */
+
+static const char *page_cache_unknown(const struct field *f, const void *rec, const void *run)
+{
+	const struct run_result *r = run;
+
+	return page_cache_field_unknown(f, rec, r->direct_io_missing);
+}
+
+static cJSON *windows_json(const struct page_cache_view *v)
+{
+	cJSON *w = cJSON_CreateObject();
+
+	for (int k = 0; k < RA_KINDS; k++) {
+		cJSON *one = cJSON_CreateObject();
+
+		add_u64(one, "windows", v->ra_windows[k]);
+		add_u64(one, "pages", v->ra_window_pages[k]);
+		cJSON_AddItemToObject(w, ra_kind_names[k], one);
+	}
+	return w;
+}
+
+/* Counters shared by a file entry and a page_cache summary. */
+static void add_page_cache(cJSON *obj, const struct page_cache_view *v,
+			   const struct run_result *r)
+{
+	add_fields(obj, &page_cache_fields, v, page_cache_unknown, r);
+	cJSON_AddItemToObject(obj, "readahead_windows", windows_json(v));
+}
+
+/* What is cached of the file at the end; unknown: null, and one reason for them all. */
+static void add_residency(cJSON *obj, const struct file_record *f)
+{
+	if (!f->residency_missing) {
+		add_fields(obj, &residency_fields, &f->res, NULL, NULL);
+		return;
+	}
+	for (size_t i = 0; i < residency_fields.n; i++)
+		if (i == 0)
+			add_null_reason(obj, residency_fields.f[i].name, f->residency_missing);
+		else
+			cJSON_AddNullToObject(obj, residency_fields.f[i].name);
+}
+
+/*
+ * The syscalls on the file by name (a copy's destination side under the syscall's name too),
+ * or with uring, its io_uring opcodes: one call per CQE, their latency always measured
+ * (submission to first CQE), no requested size.
+ */
+static cJSON *file_io_json(const struct file_record *f, bool timing, bool uring)
+{
+	cJSON *obj = cJSON_CreateObject();
+	__u64 lat[HIST_BUCKETS];
+	char key[64];
+
+	for (size_t i = 0; i < f->nio; i++) {
+		const struct file_io *io = &f->io[i];
+		const char *name = io->op < FILE_OPS_END ? file_ops[io->op].name : "?";
+		bool timed = timing || uring;
+		cJSON *row;
+
+		if (io->op >= FILE_OPS_END || file_ops[io->op].uring != uring)
+			continue;
+		row = cJSON_CreateObject();
+		/* Both sides of one copy on one file (copy_file_range within it): two entries. */
+		snprintf(key, sizeof(key), cJSON_HasObjectItem(obj, name) ? "%s (destination)" : "%s",
+			 name);
+		add_fields(row, &file_io_fields, io, NULL, NULL);
+		if (uring)
+			cJSON_DeleteItemFromObject(row, "requested_bytes");
+		if (!timed)
+			cJSON_ReplaceItemInObject(row, "total_ns", cJSON_CreateNull());
+		struct hist_summary s = file_io_latency(io, lat);
+
+		if (timed)
+			cJSON_AddItemToObject(row, "latency_ns", hist_json(HIST_LOG2, lat, &s));
+		else
+			cJSON_AddNullToObject(row, "latency_ns");
+		cJSON_AddItemToObject(obj, key, row);
+	}
+	return obj;
+}
+
+
+/* A file's block I/O: the process-level shape, with only the operations it had. */
+static cJSON *file_block_json(const struct file_record *f)
+{
+	struct block_record *recs;
+	size_t n;
+	cJSON *obj;
+
+	if (file_block_records(f, &recs, &n))
+		return cJSON_CreateNull();
+	obj = blocks_json(recs, n, true);
+	free(recs);
+	return obj;
+}
+
+/* path, kind, dev, ino: a metadata row names its disk. */
+static void add_file_name(cJSON *obj, const struct file_record *f)
+{
+	char dev[32];
+
+	if (f->kind == FK_METADATA)
+		cJSON_AddStringToObject(obj, "path", f->key.ino == OTHER_FILES_INO
+							     ? "(other processes' files)"
+							     : "(filesystem metadata)");
+	else if (f->path)
+		cJSON_AddStringToObject(obj, "path", f->path);
+	else
+		add_null_reason(obj, "path", "no name recorded (name table full)");
+	if (f->other_names) { /* a renamed file: the names it had before */
+		cJSON *names = cJSON_AddArrayToObject(obj, "other_names");
+		char *copy = strdup(f->other_names), *save = NULL;
+
+		for (char *n = copy ? strtok_r(copy, "\n", &save) : NULL; n;
+		     n = strtok_r(NULL, "\n", &save))
+			cJSON_AddItemToArray(names, cJSON_CreateString(n));
+		free(copy);
+	}
+	cJSON_AddStringToObject(obj, "kind", file_kind_name(f->kind));
+	if (f->kind == FK_METADATA)
+		cJSON_AddStringToObject(obj, "dev", disk_name(f->key.dev, dev, sizeof(dev)));
+	else
+		cJSON_AddStringToObject(obj, "dev", (kdev_format(f->key.dev, dev, sizeof(dev)), dev));
+	add_u64(obj, "ino", f->kind == FK_METADATA ? 0 : f->key.ino);
+}
+
+static cJSON *file_json(const struct file_record *f, const struct run_result *r)
+{
+	cJSON *obj = cJSON_CreateObject();
+	char adv[64];
+
+	add_file_name(obj, f);
+	if (f->kind != FK_METADATA) {
+		/* With no fadvise call seen, the advice is the default. */
+		cJSON_AddStringToObject(obj, "advice", advice_name(f->advice, adv, sizeof(adv))
+							       ?: "normal");
+		if (r->page_cache_missing)
+			cJSON_AddStringToObject(obj, "page_cache_reason", r->page_cache_missing);
+		else
+			add_page_cache(obj, &f->pc, r);
+		add_u64(obj, "added_folios", f->added_folios);
+		add_residency(obj, f);
+		cJSON_AddItemToObject(obj, "io", file_io_json(f, r->timing, false));
+		cJSON_AddItemToObject(obj, "io_uring", file_io_json(f, r->timing, true));
+	}
+	cJSON_AddItemToObject(obj, "block", file_block_json(f));
+	return obj;
+}
+
+/* ---- streaming: a run touches tens of thousands of files, so no tree holds them all ---- */
+
+/* Prints a JSON text and frees it; -1 when it could not be made. */
+static int put_text(FILE *out, char *text)
+{
+	if (!text)
+		return -1;
+	fputs(text, out);
+	cJSON_free(text);
+	return 0;
+}
+
+/* Prints obj without its closing brace (the caller adds members and closes it), frees it. */
+static int put_open_object(FILE *out, cJSON *obj)
+{
+	char *text = cJSON_Print(obj), *end = text ? strrchr(text, '}') : NULL;
+
+	cJSON_Delete(obj);
+	if (!end) {
+		cJSON_free(text);
+		return -1;
+	}
+	*end = '\0';
+	while (end > text && (end[-1] == '\n' || end[-1] == '\t'))
+		*--end = '\0';
+	return put_text(out, text);
+}
+
+/* "files": [ ... ], one file built, printed and freed at a time. */
+static int put_files(FILE *out, const struct proc_record *p, const struct run_result *r)
+{
+	int err = 0;
+
+	fputs(",\n\t\"files\": [", out);
+	for (size_t i = 0; i < p->nfiles && !err; i++) {
+		cJSON *f = file_json(&p->files[i], r);
+
+		fputs(i ? ",\n" : "\n", out);
+		err = put_text(out, cJSON_Print(f));
+		cJSON_Delete(f);
+	}
+	fputs("]", out);
+	return err;
+}
+
+/* A process object whose files are streamed after its other members. */
+static int put_process(FILE *out, cJSON *obj, const struct proc_record *p,
+		       const struct run_result *r)
+{
+	if (put_open_object(out, obj) || put_files(out, p, r))
+		return -1;
+	fputs("\n}", out);
+	return 0;
+}
+
+static cJSON *page_cache_json(const struct page_cache_sum *sum, const struct run_result *r)
+{
+	cJSON *obj = cJSON_CreateObject();
+	struct hist_summary windows = hist_summary_of(HIST_LOG2, sum->window_hist, false, 0, 0);
+	const struct page_cache_view *v = &sum->v;
+
+	if (r->page_cache_missing) {
+		cJSON_AddBoolToObject(obj, "available", false);
+		cJSON_AddStringToObject(obj, "reason", r->page_cache_missing);
+		return obj;
+	}
+	cJSON_AddBoolToObject(obj, "available", true);
+	add_u64(obj, "files", sum->files);
+	add_page_cache(obj, v, r);
+	cJSON_AddItemToObject(obj, "readahead_window_pages",
+			      hist_json(HIST_LOG2, sum->window_hist, &windows));
+	return obj;
+}
+
+/* ---- processes ---- */
+
+/* --stacks: the process's top call sites, by the folded file's weight. */
+static cJSON *sites_json(const struct proc_record *p)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; i < p->nsites; i++) {
+		cJSON *site = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(site, "syscall", p->sites[i].syscall);
+		cJSON_AddStringToObject(site, "where", p->sites[i].where);
+		add_fields(site, &stack_site_fields, &p->sites[i], NULL, NULL);
+		cJSON_AddItemToArray(arr, site);
+	}
+	return arr;
+}
+
+static cJSON *process_json(const struct proc_record *p, const struct run_result *r)
+{
+	cJSON *obj = cJSON_CreateObject();
+
+	add_u64(obj, "pid", p->pid);
+	add_u64(obj, "ppid", p->ppid);
+	cJSON_AddStringToObject(obj, "comm", p->comm);
+	if (p->args)
+		cJSON_AddStringToObject(obj, "args", p->args);
+	else
+		cJSON_AddNullToObject(obj, "args");
+	if (p->start_ns && p->end_ns)
+		add_u64(obj, "duration_ns", p->end_ns - p->start_ns);
+	else
+		cJSON_AddNullToObject(obj, "duration_ns");
+	cJSON_AddItemToObject(obj, "exit", exit_json(p->exit_seen, p->exit_status));
+	cJSON_AddBoolToObject(obj, "in_overflow", p->overflow);
+	add_profile(obj, &p->prof, r->timing);
+	add_urings(obj, p->urings, p->nurings, r);
+	cJSON_AddItemToObject(obj, "page_cache", page_cache_json(&p->pc, r));
+	cJSON_AddItemToObject(obj, "block", blocks_json(p->blocks, p->nblocks, false));
+	if (r->stacks_path)
+		cJSON_AddItemToObject(obj, "stack_sites", sites_json(p));
+	return obj; /* "files" follows: put_process */
+}
+
+/* Block I/O no traced process caused: a pseudo-process with "pid": null. */
+static cJSON *other_io_json(const struct run_result *r)
+{
+	cJSON *obj = cJSON_CreateObject();
+
+	cJSON_AddNullToObject(obj, "pid");
+	cJSON_AddNullToObject(obj, "ppid");
+	cJSON_AddStringToObject(obj, "comm", "(other I/O)");
+	cJSON_AddStringToObject(obj, "description",
+				"block I/O not charged to a traced process: journal, metadata, "
+				"writeback of others' pages, other processes");
+	cJSON_AddItemToObject(obj, "block", blocks_json(r->other_blocks, r->nother_blocks, false));
+	return obj; /* "files" follows: put_process */
+}
+
+static cJSON *totals_json(const struct run_result *r)
+{
+	cJSON *totals = cJSON_CreateObject();
+	struct block_record *by_disk = NULL;
+	size_t n = 0;
+
+	add_profile(totals, &r->totals, r->timing);
+	add_urings(totals, r->uring_totals, r->nuring_totals, r);
+	cJSON_AddItemToObject(totals, "page_cache", page_cache_json(&r->pc, r));
+	if (!block_by_disk_of_run(r, &by_disk, &n))
+		cJSON_AddItemToObject(totals, "block", blocks_json(by_disk, n, false));
+	free(by_disk);
+	return totals;
+}
+
+static cJSON *drops_json(const struct run_result *r)
+{
+	cJSON *drops = cJSON_CreateObject();
+
+	/* Snoop's own counter (block_events) has no place in a run's report. */
+	for (int i = 0; i < DROP_COUNTERS; i++)
+		if (i != DROP_BLOCK_EVENTS)
+			add_u64(drops, drop_names[i], r->drops[i]);
+	add_u64(drops, "max_live_processes", r->nr_slots - 2);
+	return drops;
+}
+
+/* How calls were timed: all, a sample (the rule), or none; and how many were. */
+static cJSON *timing_json(const struct run_result *r)
+{
+	cJSON *t = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(t, "mode", !r->timing ? "off" : r->sampled ? "sampled" : "all");
+	if (r->sampled) {
+		add_u64(t, "warmup_calls", SAMPLE_WARMUP);
+		add_u64(t, "sample_period", SAMPLE_PERIOD);
+	} else {
+		cJSON_AddNullToObject(t, "warmup_calls");
+		cJSON_AddNullToObject(t, "sample_period");
+	}
+	add_u64(t, "calls", r->totals.calls);
+	add_u64(t, "timed_calls", r->totals.timed_calls);
+	return t;
+}
+
+/* The run's own members: command, exit, wall time, flags. */
+static cJSON *run_json(const struct run_result *r)
+{
+	cJSON *root = cJSON_CreateObject(), *cmd = cJSON_CreateArray();
+
+	for (char **a = r->command; a && *a; a++)
+		cJSON_AddItemToArray(cmd, cJSON_CreateString(*a));
+	cJSON_AddItemToObject(root, "command", cmd);
+	cJSON_AddItemToObject(root, "exit", exit_json(r->exit_known, r->exit_status));
+	add_u64(root, "wall_ns", r->wall_ns);
+	cJSON_AddBoolToObject(root, "partial", r->partial);
+	cJSON_AddItemToObject(root, "timing", timing_json(r));
+	cJSON_AddBoolToObject(root, "synced", r->synced);
+	return root;
+}
+
+/* --stacks: the file and what it holds; null without it. */
+static cJSON *stacks_json(const struct run_result *r)
+{
+	cJSON *t;
+
+	if (!r->stacks_path)
+		return cJSON_CreateNull();
+	t = cJSON_CreateObject();
+	cJSON_AddStringToObject(t, "path", r->stacks_path);
+	cJSON_AddStringToObject(t, "unwind", r->stacks.mode);
+	cJSON_AddStringToObject(t, "by", r->stacks.by);
+	add_fields(t, &stacks_fields, &r->stacks, NULL, NULL);
+	cJSON_AddBoolToObject(t, "written", !r->stacks_failed);
+	return t;
+}
+
+/* --trace: the file and what it holds; null without it. */
+static cJSON *trace_json(const struct run_result *r)
+{
+	cJSON *t;
+
+	if (!r->trace_path)
+		return cJSON_CreateNull();
+	t = cJSON_CreateObject();
+	cJSON_AddStringToObject(t, "path", r->trace_path);
+	add_fields(t, &trace_fields, &r->trace, NULL, NULL);
+	cJSON_AddBoolToObject(t, "truncated", r->trace.not_written != 0);
+	cJSON_AddBoolToObject(t, "written", !r->trace_failed);
+	return t;
+}
+
+/* What follows the processes: overflow, totals, drops, as "key": value members. */
+static int put_tail(FILE *out, const struct run_result *r)
+{
+	cJSON *tail = cJSON_CreateObject(), *item;
+	int err = 0;
+
+	if (r->overflow_used) {
+		cJSON *over = cJSON_CreateObject();
+
+		add_profile(over, &r->overflow, r->timing);
+		cJSON_AddItemToObject(tail, "overflow", over);
+	} else {
+		cJSON_AddNullToObject(tail, "overflow");
+	}
+	cJSON_AddItemToObject(tail, "totals", totals_json(r));
+	cJSON_AddItemToObject(tail, "drops", drops_json(r));
+	cJSON_AddItemToObject(tail, "trace", trace_json(r));
+	cJSON_AddItemToObject(tail, "stacks", stacks_json(r));
+	cJSON_ArrayForEach(item, tail) {
+		fprintf(out, ",\n\t\"%s\": ", item->string);
+		err |= put_text(out, cJSON_Print(item));
+	}
+	cJSON_Delete(tail);
+	return err;
+}
+
+int report_json(FILE *out, const struct run_result *r)
+{
+	int err = put_open_object(out, run_json(r));
+
+	fputs(",\n\t\"processes\": [\n", out);
+	for (size_t i = 0; i < r->nprocs && !err; i++) {
+		err = put_process(out, process_json(&r->procs[i], r), &r->procs[i], r);
+		fputs(",\n", out);
+	}
+	if (!err)
+		err = put_process(out, other_io_json(r), &r->other_files, r);
+	fputs("]", out);
+	if (!err)
+		err = put_tail(out, r);
+	fputs("\n}\n", out);
+	return err;
+}

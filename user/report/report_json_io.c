@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The JSON report's block I/O and io_uring objects (docs/block.md, docs/io_uring.md). */
+#include <stdlib.h>
+#include "json_cells.h"
+#include "report.h"
+#include "model/syscall_table.h"
+#include "model/uring.h"
+
+/* ---- block ---- */
+
+static cJSON *block_op_json(const struct block_record *rec)
+{
+	cJSON *o = cJSON_CreateObject();
+	const struct block_stat *st = &rec->st;
+
+	add_fields(o, &block_fields, &rec->v, NULL, NULL);
+	cJSON_AddItemToObject(o, "size_bytes",
+			      hist_json(HIST_LOG2, st->size_hist, &rec->v.size));
+	cJSON_AddItemToObject(o, "latency_ns",
+			      hist_json(rec->lat_layout, st->lat_hist, &rec->v.lat));
+	cJSON_AddItemToObject(o, "queue_latency_ns",
+			      hist_json(rec->lat_layout, st->qlat_hist, &rec->v.qlat));
+	return o;
+}
+
+/*
+ * {"read": {...}, ..., "latency_ns": hist, "size_bytes": hist, "disks": {"vda": {...}}}.
+ * compact (a file's): only the operations that had requests, and nothing when none had.
+ */
+static cJSON *block_json(const struct block_sums *sums, const struct block_record *recs, size_t n,
+			 bool compact)
+{
+	cJSON *obj = cJSON_CreateObject(), *disks;
+	const struct block_record *all = &sums->all;
+	char name[64];
+
+	if (compact && !all->st.requests)
+		return obj;
+	disks = cJSON_CreateObject();
+	for (size_t i = 0; i < n; i++) {
+		cJSON *disk;
+
+		disk_name(recs[i].key.dev, name, sizeof(name));
+		disk = cJSON_GetObjectItem(disks, name);
+		if (!disk) {
+			disk = cJSON_CreateObject();
+			cJSON_AddItemToObject(disks, name, disk);
+		}
+		cJSON_AddItemToObject(disk, block_op_names[recs[i].key.op % BLOCK_OPS],
+				      block_op_json(&recs[i]));
+	}
+	for (int op = 0; op < BLOCK_OPS; op++)
+		if (!compact || sums->by_op[op].st.requests)
+			cJSON_AddItemToObject(obj, block_op_names[op],
+					      block_op_json(&sums->by_op[op]));
+	cJSON_AddItemToObject(obj, "latency_ns",
+			      hist_json(all->lat_layout, all->st.lat_hist, &all->v.lat));
+	cJSON_AddItemToObject(obj, "queue_latency_ns",
+			      hist_json(all->lat_layout, all->st.qlat_hist, &all->v.qlat));
+	cJSON_AddItemToObject(obj, "size_bytes",
+			      hist_json(HIST_LOG2, all->st.size_hist, &all->v.size));
+	cJSON_AddItemToObject(obj, "disks", disks);
+	return obj;
+}
+
+cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact)
+{
+	struct block_sums *sums = malloc(sizeof(*sums));
+	cJSON *obj;
+
+	if (!sums)
+		return cJSON_CreateNull();
+	block_sums_of(sums, recs, n);
+	obj = block_json(sums, recs, n, compact);
+	free(sums);
+	return obj;
+}
+
+/* ---- io_uring ---- */
+
+static const char *uring_unknown(const struct field *f, const void *view, const void *rec)
+{
+	(void)view;
+	return uring_field_unknown(f, rec) ? "not a data opcode" : NULL;
+}
+
+/* {"READ": {...}, ...} by opcode; null when the io_uring hooks are off (the reason beside). */
+void add_urings(cJSON *obj, const struct uring_record *recs, size_t n,
+		       const struct run_result *r)
+{
+	cJSON *ops;
+	char name[16];
+
+	if (r->uring_missing) {
+		add_null_reason(obj, "io_uring", r->uring_missing);
+		return;
+	}
+	ops = cJSON_AddObjectToObject(obj, "io_uring");
+	for (size_t i = 0; ops && i < n; i++) {
+		cJSON *row = cJSON_CreateObject();
+
+		add_fields(row, &uring_fields, &recs[i].v, uring_unknown, &recs[i]);
+		cJSON_AddItemToObject(row, "latency_ns", hist_json(HIST_FINE, recs[i].st.lat_hist,
+								   &recs[i].v.lat));
+		cJSON_AddItemToObject(ops, uring_op_name(recs[i].key.op, name, sizeof(name)), row);
+	}
+}
