@@ -5,10 +5,10 @@
  * The same events on kernels that lack a tracepoint the other parts use. Each program here
  * stands in for one of theirs and calls the same code: fentry or fexit on the function the
  * tracepoint sits in (same task, same moment), a kprobe where fentry cannot attach (6.1's
- * trampolines take at most six arguments), or an older tracepoint. The loader chooses, for
- * each hook, the first way this kernel offers (user/tracer_hooks.c: its BTF, a test attach
- * of fentry, kallsyms); the programs not chosen are never loaded. Which way each hook went
- * is in `iotrace info` and the JSON report's "kernel" section (docs/kernels.md).
+ * trampolines take at most six arguments), or an older tracepoint. The loader takes, for
+ * each hook, the first way this kernel offers (user/kernel/tracer_hooks.c: from its BTF,
+ * and the first of those that attaches); the programs of other ways are not loaded. Which
+ * way each hook took is in `iotrace info` and the JSON report's "kernel" (docs/kernels.md).
  */
 
 /* ---- readahead (no tracepoints in 6.1) ---- */

@@ -40,9 +40,9 @@
 #define MAX_CGROUP_FILTERS 8
 
 /*
- * Structs the page-cache programs re-type with bpf_rdonly_cast (UNTRUSTED in maps.bpf.h),
- * the one list of them: the enum below, the loader's names (user/tracer.c) and the build's
- * list of ids to record (Makefile, which reads this line) all come from it.
+ * Structs the programs re-type with bpf_rdonly_cast (UNTRUSTED in maps.bpf.h), the one
+ * list of them: the enum below, the loader's names (user/kernel/tracer_load.c) and the
+ * build's list of ids to record (Makefile, which reads this line) all come from it.
  */
 #define KERNEL_CAST_STRUCTS(X)                                                                     \
 	X(address_space) X(file) X(folio) X(inode) X(io_kiocb) X(kiocb) X(task_struct)           \
@@ -545,7 +545,7 @@ struct block_event {
 	char comm[COMM_LEN];
 };
 
-/* ---- the timeline (--trace; bpf/trace.bpf.c, user/trace.c) ---- */
+/* ---- the timeline (--trace; bpf/trace.bpf.c, user/report/trace.c) ---- */
 
 /* What a record of the trace ring buffer is: its first __u32. */
 enum trace_kind {

@@ -9,7 +9,7 @@
  * indexes back (free_files; an entry keeps its rows), so the tables hold what is in use:
  * gen tells a
  * per-thread cache that an index was given to another file, epoch when an entry was last
- * touched (user/tracer_read.c, ledger_evict).
+ * touched (user/kernel/tracer_read.c, ledger_evict).
  *
  * A file is (dev, inode number), except anonymous-inode files (eventfd, epoll, timerfd...),
  * which all share one inode: those are told apart by the name of their dentry, as
@@ -446,7 +446,7 @@ __noinline int file_index_of(__u32 owner, __u32 dev, __u64 ino, __u32 igen)
  * The same for a file a syscall used (an fd, first used by this thread: most often just
  * opened), whose name is sent too, or again if it was renamed since. Only the syscall
  * programs name files: the verifier checks the naming code in them alone (the others' files
- * without a name are named by the loader from their inode: user/names.c).
+ * without a name are named by the loader from their inode: user/model/names.c).
  */
 __noinline int file_index_of_file(__u32 owner, __u64 file_addr)
 {

@@ -86,7 +86,7 @@ __u64 drops[DROP_COUNTERS] = {};
 
 /*
  * The kernel side is built three times from this source (Makefile), for what the running
- * kernel offers; the loader picks the build this kernel can load (user/tracer_hooks.c):
+ * kernel offers; the loader picks the build this kernel can load (user/kernel/tracer_hooks.c):
  * HAVE_RDONLY_CAST: the bpf_rdonly_cast kfunc (kernels since 6.2); HAVE_VMA_ITER: the task
  * VMA iterator kfuncs (since 6.7). A kfunc the kernel lacks fails the whole object's load
  * (libbpf resolves every extern; 6.1's verifier refuses an unresolved call even when it is
@@ -112,7 +112,7 @@ const volatile __u32 kernel_type_id[KERNEL_CAST_TYPES] = {};
  * start-up before these casts (docs/design.md).
  *
  * The cast takes the struct's id in the *kernel's* BTF. CO-RE finds it when relocating
- * against the kernel's BTF; against the minimal BTF (user/kbtf.h) ids are renumbered, so
+ * against the kernel's BTF; against the minimal BTF (user/kernel/kbtf.h) ids are renumbered, so
  * the loader passes the kernel's ids in kernel_type_id instead. Either way the verifier sees
  * a constant (read-only data is frozen) and drops the branch not taken.
  */

@@ -262,7 +262,7 @@ int BPF_PROG(handle_task_rename, struct task_struct *task, const char *comm)
  * An exit wakes the loader (it harvests the process's counters and frees its slot) if none
  * did in the last WAKE_INTERVAL_NS, or at once if slots run short (the exiting one is in the
  * upper half: slots are taken lowest first); otherwise the loader's own timer (RUN_POLL_MS,
- * user/run.c) collects it.
+ * user/cmd/run.c) collects it.
  */
 #define WAKE_INTERVAL_NS (10 * 1000 * 1000)
 

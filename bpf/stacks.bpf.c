@@ -14,7 +14,7 @@
  * - DWARF (STACKS_DWARF), for code without frame pointers: the registers and the top 8 KiB
  *   of the user stack of each (process, syscall)'s first STACK_DWARF_WARMUP calls, then of
  *   one in STACK_DWARF_PERIOD, go to user space, which unwinds them with libdw
- *   (user/stacks.c); each sample carries the calls, bytes and time since the last one, so
+ *   (user/collect/stacks.c); each sample carries the calls, bytes and time since the last one, so
  *   the sums stay exact.
  * User space symbolizes the addresses after the process may have gone: the process's
  * executable file mappings (file key, addresses, offset) are sent when they change.

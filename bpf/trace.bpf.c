@@ -3,7 +3,7 @@
  * Part of bpf/iotrace.bpf.c, which builds every part into one object.
  *
  * The timeline (--trace FILE): one event per traced call that took trace_min_ns or more,
- * per block request and per io_uring request, for user/trace.c to write in the Trace Event
+ * per block request and per io_uring request, for user/report/trace.c to write in the Trace Event
  * Format. Nothing of it runs without --trace: `trace` is read-only data, so the verifier
  * removes every branch on it at load when it is false, and the hot path stays as it was.
  * The syscall, block and io_uring parts call these helpers from their own programs.
