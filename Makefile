@@ -59,7 +59,8 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: FORCE all deps vmlinux workloads test demo experiments bench fuzz soak clean
+.PHONY: FORCE all deps vmlinux workloads test test-kernels kernels-doc demo experiments bench \
+	fuzz soak clean
 .DELETE_ON_ERROR:
 # Keep skeletons and linked objects: they are inputs of several targets.
 .SECONDARY:
@@ -199,6 +200,14 @@ demo: deps all
 
 test: deps all
 	$(Q)scripts/test.sh
+
+# Only the kernel matrix (tests/test_kernels.py): Debian's 6.1 kernels booted under QEMU;
+# `make kernels-doc` then writes docs/kernels.md from its results and the host's.
+test-kernels: deps all
+	$(Q)scripts/test.sh tests/test_kernels.py
+
+kernels-doc: all
+	$(Q)$(PYTHON) scripts/kernels_doc.py
 
 # libFuzzer target of the command-line value parsers (tests/fuzz/); `make fuzz` runs it.
 FUZZ_SECONDS ?= 60

@@ -178,6 +178,7 @@ struct done {
 	__u32 fdev; /* the file it is charged to (ino 0: none) */
 	__u32 igen;
 	__u64 ino;
+	bool keys_only; /* make the keys, count nothing (prepare_keys) */
 };
 
 static void account(struct block_key *key, struct block_rq_info *info, struct done *d);
@@ -374,6 +375,23 @@ struct {
 	__type(value, struct block_rq_info);
 } block_starts SEC(".maps");
 
+/*
+ * The keys a request's completion counts on, made when it starts, in the task that starts
+ * it. Made at completion, in interrupt context, they could fail: on 6.1 a hash without
+ * preallocated elements refills its per-CPU free list from an irq_work, and a burst of
+ * writeback completions emptied it (4 of 15 requests not counted per file, drops.file_blocks).
+ * Completion then only finds them, or makes them as before when this one has gone.
+ */
+static __always_inline void prepare_keys(const struct block_rq_info *info)
+{
+	struct block_key key = { .owner = info->charge != CHARGE_NONE ? info->tgid : 0,
+				 .dev = info->dev, .op = info->op };
+	struct done d = { .fdev = info->fdev, .ino = info->ino, .igen = info->igen,
+			  .keys_only = true };
+
+	account(&key, (struct block_rq_info *)info, &d);
+}
+
 static __always_inline void start_request(struct request *rq, bool issued)
 {
 	struct block_rq_info info = {}, *noted = NULL;
@@ -397,6 +415,8 @@ static __always_inline void start_request(struct request *rq, bool issued)
 	info.issue_ns = issued ? bpf_ktime_get_ns() : 0;
 	info.sector = rq->__sector;
 	info.dev = disk_dev(rq);
+	if (!snoop)
+		prepare_keys(&info);
 	rqk = rq_key(rq);
 	if (bpf_map_update_elem(&block_inflight, &rqk, &info, BPF_NOEXIST))
 		__sync_fetch_and_add(&drops[DROP_BLOCK_INFLIGHT], 1);
@@ -507,7 +527,7 @@ static void account(struct block_key *key, struct block_rq_info *info, struct do
 		.epoch = block_epoch & 1,
 	};
 
-	if (st) {
+	if (st && !d->keys_only) {
 		add_request(st, info, d);
 		ADD_LATENCIES(st, info, d, fine_bucket);
 	}
@@ -516,7 +536,7 @@ static void account(struct block_key *key, struct block_rq_info *info, struct do
 	fst = lookup_or_init(&file_blocks, &fk, &zero_file_stat, DROP_FILE_BLOCKS, &created);
 	if (created && __sync_fetch_and_add(&file_blocks_new, 1) + 1 == MAX_FILE_BLOCKS / 4)
 		ledger_wake_loader();
-	if (fst) {
+	if (fst && !d->keys_only) {
 		add_request((struct block_stat *)fst, info, d);
 		ADD_LATENCIES(fst, info, d, log2_bucket);
 	}

@@ -13,12 +13,14 @@ _iotrace_opts_compare='-D --drop-caches -n --repeat -l --label -j --json -o --ou
 	--usage -V --version'
 _iotrace_opts_serve='--listen -c --cgroup --comm -T --no-time --time-all --max-labels -u --user -v
 	--verbose -? --help --usage -V --version'
+_iotrace_opts_info='-j --json -v --verbose -? --help --usage -V --version'
 # Options that take a value, per mode.
 _iotrace_args_run='-o --output -p --pid -u --user --max-procs --prom-file --files --trace
 	--trace-min --trace-interval --trace-max-events --stacks --stacks-by --stacks-unwind'
 _iotrace_args_snoop='-p --pid -c --cgroup -d --disk'
 _iotrace_args_compare='-n --repeat -l --label -o --output'
 _iotrace_args_serve='--listen -c --cgroup --max-labels -u --user'
+_iotrace_args_info=''
 
 # cgroup v2 directories, as paths below the mount point (with the leading slashes typed),
 # or as full paths when the word starts with the mount point.
@@ -111,7 +113,7 @@ _iotrace()
 		prev=${COMP_WORDS[COMP_CWORD - 2]}
 	fi
 	case ${COMP_WORDS[1]} in
-	snoop | compare | serve)
+	snoop | compare | serve | info)
 		mode=${COMP_WORDS[1]} first=2
 		;;
 	esac
@@ -137,9 +139,9 @@ _iotrace()
 		_iotrace_value "$prev" "$cur"
 	elif [[ $mode == run && $cur != -* ]]; then
 		# iotrace [OPTIONS] CMD: a command, or at first a mode
-		((COMP_CWORD == 1)) && mapfile -t COMPREPLY < <(compgen -W 'snoop compare serve fields' -- "$cur")
+		((COMP_CWORD == 1)) && mapfile -t COMPREPLY < <(compgen -W 'snoop compare serve info fields' -- "$cur")
 		mapfile -t -O ${#COMPREPLY[@]} COMPREPLY < <(compgen -c -- "$cur")
-	elif [[ $cur == -* || $mode == serve ]]; then
+	elif [[ $cur == -* || $mode == serve || $mode == info ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
 	fi
 	return 0

@@ -18,10 +18,10 @@ import pytest
 
 from helpers import IOTRACE, ROOT, mkinput, run, strace_counts, wl
 
-MODES = ("run", "snoop", "compare", "serve")
+MODES = ("run", "snoop", "compare", "serve", "info")
 # argp adds these to every mode; the man page lists them once, under COMMON OPTIONS.
 COMMON = {"-?", "--help", "--usage", "-V", "--version"}
-MAN_SECTION = {"run": "RUN MODE OPTIONS", "snoop": "SNOOP", "compare": "COMPARE",
+MAN_SECTION = {"run": "RUN MODE OPTIONS", "snoop": "SNOOP", "compare": "COMPARE", "info": "INFO",
                "serve": "SERVE"}
 # "  -o, --output=FILE   ..." or "      --json   ...": options start at column 2 or 6;
 # wrapped descriptions start further right.

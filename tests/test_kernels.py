@@ -30,10 +30,11 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import guest  # noqa: E402
 
 FLAVOURS = ["generic", "cloud", "rt"]
+# Every case on each flavour; the cost runs on the generic one (the flavours run the same
+# programs), the 50,000-file ledger check where its grace period is membarrier's.
 CASES = ["info", "syscalls", "files", "readahead", "block", "uring", "snoop", "serve",
-         "compare", "trace", "stacks", "cost"]
-# The 50,000-file ledger check (tar over a tree), where its grace period is membarrier's.
-EXTRA = {"rt": ["many_files"]}
+         "compare", "trace", "stacks"]
+EXTRA = {"generic": ["cost"], "rt": ["many_files"]}
 MANY_FILES = 50000
 SCRIPT = Path(__file__).parent / "guest" / "cases.sh"
 KIB = 1024
@@ -45,6 +46,7 @@ def make_inputs(root):
     rnd = random.Random(4)
     root.mkdir(parents=True, exist_ok=True)
     (root / "in.bin").write_bytes(rnd.randbytes(20000))
+    (root / "small.bin").write_bytes(rnd.randbytes(2000))
     big = rnd.randbytes(MIB)
     with open(root / "big.bin", "wb") as f:
         for i in range(96):
@@ -75,12 +77,17 @@ def vm(request, guest_inputs, tmp_path_factory):
     (scripts/kernels_doc.py reads them)."""
     flavour = request.param
     cases = CASES + EXTRA.get(flavour, [])
+    dest = guest.OUTPUT / "guest" / flavour
+    if os.environ.get("IOTRACE_KERNELS_REUSE") and (dest / "result/out/status").exists():
+        # Checking the last boot's results again (while writing a check), without booting.
+        return guest.GuestRun(flavour, (dest / "console.log").read_text(), dest / "result/out",
+                              0)
     work = tmp_path_factory.mktemp(f"disk-{flavour}")
     shutil.copytree(guest_inputs, work / "work")
     if "many_files" in cases:
         make_many(work / "work")
     script = f"CASES=\"{' '.join(cases)}\"\n" + SCRIPT.read_text()
-    g = guest.run(flavour, script, workdir=work, dest=guest.OUTPUT / "guest" / flavour,
+    g = guest.run(flavour, script, workdir=work, dest=dest,
                   smp=2, mem_mb=2048, disk_mb=1536, timeout=1500)
     assert g.status == 0, (g.console[-3000:], g.log[-3000:])
     return g
@@ -119,8 +126,8 @@ def test_info_says_which_hook_each_feature_takes(vm):
     assert hooks["page_cache_sync_ra"]["kind"] == "fentry"
     assert hooks["mm_filemap_get_pages"]["kind"] == "fexit"
     assert hooks["iomap_dio_rw_begin"]["kind"] == "kprobe"
-    assert "Operation not supported" in hooks["iomap_dio_rw_begin"]["why"] or \
-        "not supported" in hooks["iomap_dio_rw_begin"]["why"].lower()
+    assert "fentry/__iomap_dio_rw: not supported by this kernel (ENOTSUPP)" in \
+        hooks["iomap_dio_rw_begin"]["why"]
     assert hooks["block_io_start"]["target"] == "block_getrq"
     assert hooks["io_uring_submit_req"]["target"] == "io_uring_submit_sqe"
     assert all(f["available"] for f in info["features"].values()), info["features"]
@@ -141,11 +148,12 @@ def test_syscalls_equal_strace(vm, case):
     """Every syscall's calls and errors equal strace -f -c's of the same command (a shell's
     signal returns aside: when its children exit varies, as on the host)."""
     d = out(vm, "syscalls")
-    assert (d / f"{case}.rc").read_text().strip() == "0", (d / f"{case}.err").read_text()
-    ours = counts(json.loads((d / f"{case}.json").read_text()))
-    theirs = {k: v for k, v in parse_strace_c((d / f"{case}.strace").read_text()).items()
-              if k != "total"}
-    if case == "notime-tr2u":  # the inner iotrace (its own report) traced by the outer one
+    if case != "notime-tr2u":
+        assert (d / f"{case}.rc").read_text().strip() == "0", (d / f"{case}.err").read_text()
+        ours = counts(json.loads((d / f"{case}.json").read_text()))
+        theirs = {k: v for k, v in parse_strace_c((d / f"{case}.strace").read_text()).items()
+                  if k != "total"}
+    if case == "notime-tr2u":  # iotrace --no-time on the same input as tr2u's
         inner = json.loads((d / "notime.json").read_text())
         assert inner["timing"]["mode"] == "off"
         ours = counts(inner)
@@ -185,7 +193,7 @@ def resident(vm, mode):
 
 def big_file(report):
     return next(f for p in processes(report) for f in p["files"]
-                if f["path"].endswith("/big.bin"))
+                if (f["path"] or "").endswith("/big.bin"))
 
 
 def test_readahead_as_lab_note_004(vm):
@@ -263,7 +271,7 @@ def test_snoop_shows_the_reads(vm):
     d = out(vm, "snoop")
     assert (d / "snoop.rc").read_text().strip() == "0", (d / "snoop.err").read_text()
     events = [json.loads(line) for line in (d / "snoop.ndjson").read_text().splitlines()]
-    mine = [e for e in events if e["comm"] == "dd" and e["op"] == "R"]
+    mine = [e for e in events if e.get("comm") == "dd" and e.get("op") == "R"]
     assert sum(e["bytes"] for e in mine) == 64 * 64 * KIB, mine[:3]
 
 
@@ -319,20 +327,22 @@ def test_stacks_name_the_functions(vm, binary, unwind):
 def test_many_files_nothing_lost(vm):
     """tar over 50,000 files on PREEMPT_RT, where the ledger's grace period is membarrier's:
     no entry lost (drops.files 0), every file in tar's table."""
-    if "many_files" not in CASES + EXTRA.get(vm.flavour, []):
+    if "many_files" not in EXTRA.get(vm.flavour, []):
         pytest.skip("the scale case runs on the PREEMPT_RT flavour")
     d = out(vm, "many_files")
     assert (d / "many.rc").read_text().strip() == "0", (d / "many.err").read_text()
     report = json.loads((d / "many.json").read_text())
     assert report["drops"]["files"] == 0
     tar = next(p for p in processes(report) if p["comm"] == "tar")
-    names = {f["path"] for f in tar["files"]}
+    names = {f["path"] or "" for f in tar["files"]}
     assert sum(1 for n in names if "/many/" in n) >= MANY_FILES
 
 
 def test_cost_was_measured(vm):
     """The in-guest cost runs produced numbers (ratios, not asserted: TCG's timings are only
     relative; docs/kernels.md shows them)."""
+    if "cost" not in EXTRA.get(vm.flavour, []):
+        pytest.skip("the cost runs on the generic flavour")
     d = out(vm, "cost")
     for kind in ("plain", "floor", "iotrace", "notime"):
         for run_ in (1, 2, 3):

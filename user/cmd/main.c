@@ -13,6 +13,7 @@
 #include "report/report.h"
 #include "run.h"
 #include "snoop.h"
+#include "info.h"
 #include "util/util.h"
 #include "compare.h"
 #include "serve.h"
@@ -47,6 +48,8 @@ static const char doc[] =
 	"        block I/O requests live, one line each (iotrace snoop --help)\n"
 	"  sudo iotrace compare --drop-caches --repeat 3 -- 'CMD A' 'CMD B'\n"
 	"        variants side by side, medians of interleaved runs (iotrace compare --help)\n"
+	"  sudo iotrace info\n"
+	"        how this kernel is traced: the hook each feature takes here, or why it is n/a\n"
 	"  iotrace fields\n"
 	"        every number the reports carry: JSON key, text column, metric, unit, meaning\n"
 	"\n"
@@ -310,6 +313,8 @@ int main(int argc, char **argv)
 	int status;
 
 	argp_err_exit_status = 1;
+	if (argc > 1 && !strcmp(argv[1], "info"))
+		return info_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "snoop"))
 		return snoop_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "compare"))

@@ -475,6 +475,11 @@ int collector_finish(struct collector *c, struct run_result *r)
 	r->page_cache_missing = tracer_hooks_missing(t, HOOKS_PAGE_CACHE);
 	r->direct_io_missing = tracer_hooks_missing(t, HOOKS_DIRECT_IO);
 	r->uring_missing = tracer_hooks_missing(t, HOOKS_URING);
+	r->kernel = malloc(sizeof(*r->kernel));
+	if (r->kernel)
+		tracer_describe(t, r->kernel);
+	else
+		err = -ENOMEM;
 	r->procs = c->procs;
 	r->nprocs = c->nprocs;
 	r->other_files = c->other;

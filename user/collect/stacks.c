@@ -5,6 +5,7 @@
  * process's current ones); frame-pointer aggregates at the end; everything summed per
  * (process, syscall, frames).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -25,11 +26,20 @@ struct stacks *stacks_new(int mode, int by, stacks_name_fn name_of, void *ctx)
 	return s;
 }
 
+static void free_paths(struct stack_space *sp)
+{
+	for (size_t i = 0; sp->paths && i < sp->nvmas; i++)
+		free(sp->paths[i]);
+	free(sp->paths);
+	sp->paths = NULL;
+}
+
 void stacks_free(struct stacks *s)
 {
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nspaces; i++) {
+		free_paths(&s->spaces[i]);
 		free(s->spaces[i].vmas);
 		sym_space_free(s->spaces[i].unwinder);
 	}
@@ -51,38 +61,122 @@ struct stack_space *stacks_space(struct stacks *s, uint32_t pid, uint32_t exec_i
 	return NULL;
 }
 
-const char *stacks_vma_path(struct stacks *s, const struct stack_vma *v)
+const char *stacks_vma_path(struct stacks *s, const struct stack_space *sp,
+			    const struct stack_vma *v)
 {
+	if (sp->paths)
+		return sp->paths[v - sp->vmas];
 	return s->name_of(s->ctx, v->dev, v->ino, v->igen);
 }
 
-/* The latest mappings of a process's exec replace the ones sent before. */
+/* The space of (pid, exec_id), made if new; NULL out of memory. */
+static struct stack_space *space_of(struct stacks *s, uint32_t pid, uint32_t exec_id)
+{
+	struct stack_space *sp = stacks_space(s, pid, exec_id), *grown;
+
+	if (sp)
+		return sp;
+	grown = realloc(s->spaces, (s->nspaces + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	s->spaces = grown;
+	sp = memset(&s->spaces[s->nspaces++], 0, sizeof(*sp));
+	sp->pid = pid;
+	sp->exec_id = exec_id;
+	return sp;
+}
+
+/* The latest mappings of a process's exec replace the ones before (paths: NULL or theirs). */
+static int set_maps(struct stacks *s, uint32_t pid, uint32_t exec_id, struct stack_vma *vmas,
+		    size_t n, char **paths)
+{
+	struct stack_space *sp = space_of(s, pid, exec_id);
+
+	if (!sp) {
+		for (size_t i = 0; paths && i < n; i++)
+			free(paths[i]);
+		free(paths);
+		free(vmas);
+		return -1;
+	}
+	free_paths(sp);
+	free(sp->vmas);
+	sym_space_free(sp->unwinder);
+	sp->unwinder = NULL;
+	sp->vmas = vmas;
+	sp->nvmas = n;
+	sp->paths = paths;
+	return 0;
+}
+
 static int on_maps(struct stacks *s, const struct stack_maps *m)
 {
-	struct stack_space *sp = stacks_space(s, m->tgid, m->exec_id), *grown;
 	size_t n = m->n < MAX_STACK_VMAS ? m->n : MAX_STACK_VMAS;
 	struct stack_vma *vmas = malloc((n ? n : 1) * sizeof(*vmas));
 
 	if (!vmas)
 		return -1;
 	memcpy(vmas, m->vmas, n * sizeof(*vmas));
-	if (!sp) {
-		grown = realloc(s->spaces, (s->nspaces + 1) * sizeof(*grown));
-		if (!grown) {
-			free(vmas);
-			return -1;
+	return set_maps(s, m->tgid, m->exec_id, vmas, n, NULL);
+}
+
+/*
+ * The executable file mappings of a running process, from /proc/PID/maps ("start-end perms
+ * offset dev inode path"): how many, with their paths. 0 when it is gone (or no memory).
+ */
+static size_t proc_exec_maps(uint32_t pid, struct stack_vma **vmas, char ***paths)
+{
+	char file[64], line[4200], perms[8], path[4096];
+	unsigned long long start, end, off, ino;
+	size_t n = 0, cap = 0;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/proc/%u/maps", pid);
+	f = fopen(file, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		void *v, *p;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %llu %4095[^\n]", &start, &end, perms,
+			   &off, &ino, path) != 6 || perms[2] != 'x' || path[0] != '/')
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 32;
+			v = realloc(*vmas, cap * sizeof(**vmas));
+			p = v ? realloc(*paths, cap * sizeof(**paths)) : NULL;
+			if (v)
+				*vmas = v;
+			if (!p)
+				break;
+			*paths = p;
 		}
-		s->spaces = grown;
-		sp = memset(&s->spaces[s->nspaces++], 0, sizeof(*sp));
-		sp->pid = m->tgid;
-		sp->exec_id = m->exec_id;
+		(*paths)[n] = strdup(path);
+		if (!(*paths)[n])
+			break;
+		(*vmas)[n++] = (struct stack_vma){ .start = start, .end = end,
+						   .pgoff = off / 4096, .ino = ino };
 	}
-	free(sp->vmas);
-	sym_space_free(sp->unwinder);
-	sp->unwinder = NULL;
-	sp->vmas = vmas;
-	sp->nvmas = n;
-	return 0;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/*
+ * A kernel without the task VMA iterator (6.1) asks user space to read the mappings: the
+ * process is running (the request comes from its own syscall), so /proc/PID/maps has them.
+ */
+static int on_maps_proc(struct stacks *s, const struct stack_maps *m)
+{
+	struct stack_vma *vmas = NULL;
+	char **paths = NULL;
+	size_t n = proc_exec_maps(m->tgid, &vmas, &paths);
+
+	/* Gone by now (its last change was at exit): what was read before stays. */
+	if (!n && stacks_space(s, m->tgid, m->exec_id)) {
+		free(vmas);
+		free(paths);
+		return 0;
+	}
+	return set_maps(s, m->tgid, m->exec_id, vmas, n, paths);
 }
 
 static uint64_t hash_of(uint32_t pid, uint32_t nr, uint32_t exec_id, const uint64_t *pcs,
@@ -180,7 +274,7 @@ static struct sym_space *unwinder_of(struct stacks *s, struct stack_space *sp)
 	for (size_t i = 0; i < sp->nvmas; i++)
 		maps[i] = (struct sym_map){ .start = sp->vmas[i].start, .end = sp->vmas[i].end,
 					    .offset = sp->vmas[i].pgoff * 4096,
-					    .path = stacks_vma_path(s, &sp->vmas[i]) };
+					    .path = stacks_vma_path(s, sp, &sp->vmas[i]) };
 	sp->unwinder = sym_space_new(maps, sp->nvmas);
 	free(maps);
 	return sp->unwinder;
@@ -222,6 +316,8 @@ int stacks_on_event(struct stacks *s, const void *data, size_t size)
 	memcpy(&kind, data, sizeof(kind));
 	if (kind == SE_MAPS && size >= offsetof(struct stack_maps, vmas))
 		on_maps(s, data);
+	else if (kind == SE_MAPS_PROC && size >= offsetof(struct stack_maps, vmas))
+		on_maps_proc(s, data);
 	else if (kind == SE_SAMPLE && size >= sizeof(struct stack_sample))
 		on_sample(s, data);
 	return 0;

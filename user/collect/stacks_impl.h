@@ -18,6 +18,7 @@ struct stack_space {
 	uint32_t pid, exec_id;
 	struct stack_vma *vmas;
 	size_t nvmas;
+	char **paths; /* the files of vmas, when read from /proc/PID/maps (else NULL) */
 	struct sym_space *unwinder; /* DWARF mode, built from vmas when first needed */
 };
 
@@ -45,7 +46,8 @@ struct stacks {
 
 /* The mappings of (pid, exec_id), or NULL. */
 struct stack_space *stacks_space(struct stacks *s, uint32_t pid, uint32_t exec_id);
-/* The path of a mapping's file, or NULL. */
-const char *stacks_vma_path(struct stacks *s, const struct stack_vma *v);
+/* The path of the file of one of sp's mappings, or NULL. */
+const char *stacks_vma_path(struct stacks *s, const struct stack_space *sp,
+			    const struct stack_vma *v);
 
 #endif

@@ -56,7 +56,7 @@ static int frames_of(struct stacks *s, const struct stack_agg *a, struct frame *
 		/* A return address's call is just before it: look the call up. */
 		uint64_t pc = a->pcs[d], at = d ? pc - 1 : pc;
 		const struct stack_vma *v = vma_of(sp, at);
-		const char *path = v ? stacks_vma_path(s, v) : NULL;
+		const char *path = v ? stacks_vma_path(s, sp, v) : NULL;
 		const char *names[SYM_MAX_INLINE];
 		int k = path ? sym_frames(s->sym, path, pc - v->start + v->pgoff * 4096, d > 0,
 					 names) : 0;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "model/model.h"
+#include "model/kernel_report.h"
 
 struct tracer;
 
@@ -55,7 +56,7 @@ struct tracer_config {
  * numbers are "n/a"); without syscalls, processes or block I/O iotrace does not start.
  */
 enum tracer_hooks {
-	HOOKS_PAGE_CACHE, HOOKS_DIRECT_IO, HOOKS_URING, HOOKS_CORE, HOOKS_BLOCK,
+	HOOKS_CORE, HOOKS_PAGE_CACHE, HOOKS_DIRECT_IO, HOOKS_BLOCK, HOOKS_URING,
 	TRACER_HOOK_GROUPS
 };
 extern const char *const tracer_group_names[TRACER_HOOK_GROUPS];
@@ -78,6 +79,10 @@ struct tracer_hook_info {
 void tracer_hook_info(const struct tracer *t, int i, struct tracer_hook_info *out);
 /* The build loaded and why. */
 enum tracer_build tracer_build(const struct tracer *t, const char **why);
+/* Kernel memory of the tracer's BPF maps (their fdinfo memlock), and how many (nmaps). */
+uint64_t tracer_map_bytes(const struct tracer *t, uint32_t *nmaps);
+/* How this kernel is traced: the kernel, its BTF, the build, every hook (tracer_info.c). */
+void tracer_describe(const struct tracer *t, struct kernel_report *out);
 
 typedef void (*tracer_label_fn)(const struct label_key *key, uint32_t slot, void *ctx);
 

@@ -405,7 +405,9 @@ static bool visit_file_block(const void *key, const void *value, void *ctx)
 
 	if (w->epoch >= 0 && k->epoch != w->epoch)
 		return false;
-	w->fn(k, value, w->ctx);
+	/* A key made when a request started (block.bpf.c, prepare_keys): nothing to add. */
+	if (((const struct file_block_stat *)value)->requests)
+		w->fn(k, value, w->ctx);
 	add_key(&w->taken, key);
 	return false;
 }

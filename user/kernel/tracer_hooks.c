@@ -324,13 +324,18 @@ static void configure_ways(struct tracer *t)
 	}
 }
 
-/* The first reason a group lost a hook is the group's. */
+/*
+ * The first reason a group lost a hook is the group's. Kept outside the tracer: a run's
+ * result points at it after the tracer is closed (one tracer per process).
+ */
 static void note_missing(struct tracer *t, enum tracer_hooks g, const char *why)
 {
+	static char reasons[TRACER_HOOK_GROUPS][HOOK_WHY_LEN];
+
 	if (t->missing[g])
 		return;
-	snprintf(t->missing_why[g], HOOK_WHY_LEN, "%s", why);
-	t->missing[g] = t->missing_why[g];
+	snprintf(reasons[g], HOOK_WHY_LEN, "%s", why);
+	t->missing[g] = reasons[g];
 }
 
 static bool required_missing(const struct tracer *t)
@@ -420,8 +425,10 @@ static int link_way(struct tracer *t, const struct hook_def *h, int w, struct ho
 
 			bpf_link__destroy(link);
 			unlink_way(t, &h->ways[w]);
+			/* 524: the kernel's own ENOTSUPP, which strerror does not know. */
 			snprintf(why, sizeof(why), "%s: %s", bpf_program__section_name(prog),
-				 strerror(-err));
+				 err == -524 ? "not supported by this kernel (ENOTSUPP)"
+					     : strerror(-err));
 			add_why(c, why);
 			return err ?: -EINVAL;
 		}
@@ -494,7 +501,7 @@ const char *const tracer_build_names[TRACER_BUILDS] = {
 enum tracer_build choose_build(const struct btf_index *btf, const char **why)
 {
 	if (!btf) {
-		*why = "the build kernel's";
+		*why = "the kernel iotrace was built on, which has them all";
 		return BUILD_FULL;
 	}
 	if (btf_index_find(btf, "bpf_rdonly_cast", true) < 0) {

@@ -29,8 +29,9 @@ struct tracer {
 	enum tracer_build build;
 	const char *build_why;
 	bool probed;  /* the kernel's BTF was asked (not the build kernel's defaults) */
+	char core[160]; /* what CO-RE relocated against, and why */
+	double load_ms, attach_ms;
 	struct hook_choice hooks[NR_HOOKS];
-	char missing_why[TRACER_HOOK_GROUPS][HOOK_WHY_LEN];
 	struct ring_buffer *events;
 	uint16_t *proc_slot;          /* mmap of proc_slot: u16 per tgid */
 	struct syscall_stat *sc;      /* mmap of syscall_stats */

@@ -215,8 +215,8 @@ static const char *const cast_types[KERNEL_CAST_TYPES] = { KERNEL_CAST_STRUCTS(K
  * Returns the minimal BTF's descriptor and sets ids[] to the kernel's ids of cast_types,
  * or returns -1.
  */
-static int choose_core_btf(const struct tracer_config *cfg, char *path, size_t len,
-			   uint32_t ids[KERNEL_CAST_TYPES])
+static int choose_core_btf(struct tracer *t, const struct tracer_config *cfg, char *path,
+			   size_t len, uint32_t ids[KERNEL_CAST_TYPES])
 {
 	const char *why = "IOTRACE_FULL_BTF is set";
 	int fd = -1;
@@ -231,6 +231,11 @@ static int choose_core_btf(const struct tracer_config *cfg, char *path, size_t l
 			fd = -1;
 		}
 	}
+	if (fd < 0)
+		snprintf(t->core, sizeof(t->core), "%s: %s", BTF_PATH, why);
+	else
+		snprintf(t->core, sizeof(t->core), "the minimal BTF cut from this kernel at build "
+			 "time");
 	if (cfg->verbose && fd < 0) {
 		fprintf(stderr, "iotrace: CO-RE against %s: %s\n", BTF_PATH, why);
 	} else if (cfg->verbose) {
@@ -403,7 +408,7 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 {
 	uint32_t ids[KERNEL_CAST_TYPES] = { 0 };
 	char path[64];
-	int btf_fd = choose_core_btf(cfg, path, sizeof(path), ids), err;
+	int btf_fd = choose_core_btf(t, cfg, path, sizeof(path), ids), err;
 	const char *btf_path = btf_fd >= 0 ? path : NULL;
 	struct btf *btf = NULL;
 	struct btf_index *ix = NULL;
@@ -494,9 +499,11 @@ struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_e
 		report_missing(t);
 		goto fail;
 	}
+	t->load_ms = t_attach - t_load;
+	t->attach_ms = now_ms() - t_attach;
 	if (cfg->verbose)
-		fprintf(stderr, "iotrace: BPF open+load %.1f ms, attach %.1f ms\n",
-			t_attach - t_load, now_ms() - t_attach);
+		fprintf(stderr, "iotrace: BPF open+load %.1f ms, attach %.1f ms, maps %.1f MiB\n",
+			t->load_ms, t->attach_ms, tracer_map_bytes(t, NULL) / 1048576.0);
 	return t;
 fail:
 	tracer_close(t);

@@ -61,6 +61,9 @@ static bool visit_block(const void *key, const void *value, void *ctx)
 
 	if (w->n == MAX_BLOCK_KEYS)
 		return true;
+	/* Made when a request started (block.bpf.c, prepare_keys), none completed yet. */
+	if (!((const struct block_stat *)value)->requests)
+		return false;
 	memset(&w->recs[w->n], 0, sizeof(w->recs[w->n]));
 	w->recs[w->n].key = *(const struct block_key *)key;
 	w->recs[w->n++].st = *(const struct block_stat *)value;

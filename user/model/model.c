@@ -426,6 +426,7 @@ int model_derive(struct run_result *r)
 
 void run_result_free(struct run_result *r)
 {
+	free(r->kernel);
 	for (size_t i = 0; i < r->nprocs; i++) {
 		free(r->procs[i].args);
 		profile_free(&r->procs[i].prof);

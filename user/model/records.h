@@ -15,6 +15,7 @@
 #include "fields.h"
 #include "hist.h"
 #include "util/residency.h"
+#include "kernel_report.h"
 
 /* One syscall's totals in a profile (only syscalls that were called are kept). */
 struct sc_row {
@@ -217,6 +218,7 @@ struct run_result {
 	const char *page_cache_missing; /* NULL, or why page-cache hooks are not attached */
 	const char *direct_io_missing;  /* NULL, or why O_DIRECT hooks are not attached */
 	const char *uring_missing;      /* NULL, or why io_uring hooks are not attached */
+	struct kernel_report *kernel;   /* how the kernel was traced (kernel_report.h), or NULL */
 	struct block_record *other_blocks; /* I/O not charged to a traced process */
 	size_t nother_blocks;
 	struct proc_record other_files; /* ... by file: metadata per disk, others' files */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
+#include "report_kernel.h"
 #include "model/files.h"
 #include "model/names.h"
 #include "report.h"
@@ -473,6 +474,10 @@ static int put_tail(FILE *out, const struct run_result *r)
 	cJSON_AddItemToObject(tail, "drops", drops_json(r));
 	cJSON_AddItemToObject(tail, "trace", trace_json(r));
 	cJSON_AddItemToObject(tail, "stacks", stacks_json(r));
+	if (r->kernel)
+		cJSON_AddItemToObject(tail, "kernel", kernel_report_json(r->kernel));
+	else
+		cJSON_AddNullToObject(tail, "kernel");
 	cJSON_ArrayForEach(item, tail) {
 		fprintf(out, ",\n\t\"%s\": ", item->string);
 		err |= put_text(out, cJSON_Print(item));

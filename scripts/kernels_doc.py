@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Write docs/kernels.md from the kernel matrix's last run and the host's `iotrace info`.
+
+`make test-kernels` (tests/test_kernels.py) leaves each booted flavour's results in
+.output/guest/FLAVOUR/result/out/ (its `iotrace info --json`, its cost runs); this adds the
+host's kernel as the first column and writes the support table (kernel x feature x hook),
+the builds, and the cost measured inside each guest (TCG: only ratios mean anything).
+"""
+import json
+import statistics
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GUEST = ROOT / ".output" / "guest"
+FLAVOURS = [("generic", "6.1 generic"), ("cloud", "6.1 cloud"), ("rt", "6.1 PREEMPT_RT")]
+DOC = ROOT / "docs" / "kernels.md"
+
+INTRO = """# Kernels
+
+iotrace asks the running kernel what it has — its BTF (tracepoints, functions, kfuncs) and,
+for fentry and kprobes, whether attaching works — and never compares version numbers
+(user/kernel/tracer_hooks.c). Two choices follow:
+
+- **The build of the programs.** The kernel side is compiled three times from one source
+  (bpf/maps.bpf.h): *full* (kfuncs `bpf_rdonly_cast` and the task VMA iterator), *no task
+  VMA iterator*, and *no kfuncs*. A kfunc a kernel lacks fails the load of every program
+  of an object, so the loader picks the build the kernel can load. Without
+  `bpf_rdonly_cast`, fields reached through a pointer that came from a number (an fd
+  table's slot, a global function's argument) are read with `bpf_probe_read_kernel`, one
+  helper call each; tracepoint and fentry arguments are walked directly. Without the VMA
+  iterator, `--stacks` reads a process's mappings from `/proc/PID/maps` when the kernel
+  says they changed, so a process must still run then for its frames to be named.
+- **Each event's hook.** Every event the programs use is named after its tracepoint on
+  the kernel iotrace is written against. Where the kernel lacks it, the hook is fentry or
+  fexit on the function the tracepoint sits in (same task, same moment:
+  bpf/fallbacks.bpf.c), a kprobe where fentry cannot attach (6.1's trampolines take at
+  most six arguments, and `__iomap_dio_rw` has seven), or an older tracepoint
+  (`block_getrq` for `block_io_start`, `io_uring_submit_sqe` for `io_uring_submit_req`,
+  the older argument lists of `io_uring_complete` and `sched_process_exit`). A group of
+  events none of whose ways works makes its numbers `n/a` with the reason; without
+  syscalls, processes or block I/O iotrace does not start and says why.
+
+`iotrace info` prints all of this for the machine it runs on; the JSON report carries it
+as `"kernel"` (docs/json.md). `IOTRACE_DISABLE_TRACEPOINTS=a,b` switches events off (every
+way of them), for tests.
+
+## How it is checked
+
+`make test` boots Debian 12's own kernel packages — the newest `linux-image-6.1.0-*` of
+bookworm in its generic, cloud and PREEMPT_RT flavours, fetched with `apt-get download`
+into `.output/kernels/` — under `qemu-system-x86_64 -accel tcg` (these hosts are VMs:
+no KVM) with an initramfs holding busybox, iotrace, the workloads and the reference tools
+(scripts/guest.py), and checks every feature against references taken in the same guest
+(tests/test_kernels.py; `make test-kernels` runs only that): syscall counts against
+`strace -f -c`, per-file calls and bytes against `strace -ff -yy` (tar, sqlite3, a copy),
+lab note 004's readahead on a disk at `read_ahead_kb` 128 against `fincore`, block bytes
+against `/sys/block/vda/stat`, O_DIRECT bytes, writeback charged to the dirtier, io_uring
+against the workload's own counts, `snoop`, `serve`'s metrics against strace, `compare`,
+`--trace` against the report, `--stacks` (frame pointers and DWARF) against the
+workload's named functions, and on PREEMPT_RT (where the ledger's grace period is
+membarrier's) a 50,000-file tar with nothing lost. This page is written from that run by
+`make kernels-doc` (scripts/kernels_doc.py).
+"""
+
+
+def host_info():
+    out = subprocess.run([str(ROOT / "iotrace"), "info", "--json"], capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out)
+
+
+def guest_info(flavour):
+    path = GUEST / flavour / "result" / "out" / "info" / "info.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def hook_cell(info, event):
+    h = next((h for h in info["hooks"] if h["event"] == event), None)
+    if not h or not h["kind"]:
+        return "n/a"
+    kind = {"tp_btf": "tracepoint"}.get(h["kind"], h["kind"])
+    return kind if h["target"] == event else f"{kind} `{h['target']}`"
+
+
+def feature_cell(info, key):
+    f = info["features"][key]
+    if key == "stacks":
+        return "yes" if f["exited_processes"] else "yes, frames of exited processes unnamed"
+    return "yes" if f["available"] else f"n/a: {f['reason']}"
+
+
+def cost(flavour):
+    """Per read/write call of tr2u, against the no-op floor, from the guest's cost runs."""
+    d = GUEST / flavour / "result" / "out" / "cost"
+    if not d.exists():
+        return None
+    ns = {k: statistics.median(int((d / f"{k}.{i}").read_text().split()[0]) for i in (1, 2, 3))
+          for k in ("plain", "floor", "iotrace", "notime")}
+    calls = 2 * 20000 + 2  # tr2u on 20,000 bytes: a read and a write per byte, and EOF
+    startup = [float(p.read_text().split("open+load")[1].split()[0])
+               for p in sorted(d.glob("startup.*")) if "open+load" in p.read_text()]
+    return {k: (v - ns["plain"]) / calls for k, v in ns.items() if k != "plain"} | {
+        "startup": statistics.median(startup) if startup else None}
+
+
+def table(columns, rows):
+    lines = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def main():
+    infos = [("this host: " + host_info()["kernel"]["release"], host_info())]
+    for flavour, label in FLAVOURS:
+        info = guest_info(flavour)
+        if info is None:
+            print(f"kernels_doc: no results for {flavour}: run `make test-kernels` first",
+                  file=sys.stderr)
+            return 1
+        infos.append((f"{label} ({info['kernel']['release']})", info))
+    cols = ["", *[name for name, _ in infos]]
+    keys = ["syscalls", "page_cache", "direct_io", "block", "io_uring", "stacks"]
+    names = {"syscalls": "syscalls, processes, files", "page_cache": "page cache, readahead",
+             "direct_io": "O_DIRECT", "block": "block I/O, writeback, snoop",
+             "io_uring": "io_uring", "stacks": "--stacks"}
+    out = [INTRO, f"## Support (matrix run of {date.today()})", "",
+           table(cols, [[names[k], *[feature_cell(i, k) for _, i in infos]] for k in keys]),
+           "", "Builds of the programs:", "",
+           table(cols, [["build", *[f"{i['build']['name']}" for _, i in infos]],
+                        ["why", *[i["build"]["why"] for _, i in infos]]]),
+           "", "## Hooks, event by event", "",
+           "Each event by the tracepoint it is named after; where a kernel lacks it, the hook "
+           "that gives it there.", ""]
+    events = [h["event"] for h in infos[0][1]["hooks"]]
+    out.append(table(["event", *cols[1:]],
+                     [[f"`{e}`", *[hook_cell(i, e) for _, i in infos]] for e in events]))
+    out += ["", "## Cost on 6.1", "",
+            "Inside each guest (TCG: times are emulated, so only ratios between runs in the "
+            "same guest mean anything), tr2u on 20,000 bytes (40,002 read and write calls), "
+            "median of three runs of the program's own time (bench/cmdtime), as added "
+            "nanoseconds per call over the untraced run; start-up is iotrace's `-v` "
+            "\"open+load\" (verification, CO-RE and map creation), median of three. The "
+            "host's figures are in [performance.md](performance.md).", ""]
+    rows = []
+    for flavour, label in FLAVOURS:
+        c = cost(flavour)
+        if c:
+            rows.append([label, f"+{c['floor']:.0f} ns", f"+{c['notime']:.0f} ns",
+                         f"+{c['iotrace']:.0f} ns",
+                         f"×{c['iotrace'] / c['floor']:.2f}" if c["floor"] > 0 else "-",
+                         f"{c['startup']:.0f} ms" if c["startup"] else "-"])
+    out.append(table(["kernel", "floor (no-op hooks)", "--no-time", "default (sampled)",
+                      "default / floor", "start-up"], rows))
+    DOC.write_text("\n".join(out) + "\n")
+    print(f"wrote {DOC}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
