@@ -72,6 +72,7 @@ struct tracer_hook_info {
 	const char *event;
 	enum tracer_hooks group;
 	bool wanted;        /* used in this mode */
+	int way;            /* index of the way taken (0: the first), -1: none */
 	const char *kind;   /* tp_btf, fentry, fexit, kprobe, kretprobe; NULL: none */
 	const char *target; /* the tracepoint or function */
 	const char *why;    /* why better ways were not taken ("" when the first was) */

@@ -479,6 +479,7 @@ void tracer_hook_info(const struct tracer *t, int i, struct tracer_hook_info *ou
 
 	*out = (struct tracer_hook_info){
 		.event = hook_defs[i].event, .group = hook_defs[i].group, .wanted = c->wanted,
+		.way = c->way,
 		.kind = c->way >= 0 ? c->kind : NULL, .target = c->way >= 0 ? c->target : NULL,
 		.why = c->why,
 	};

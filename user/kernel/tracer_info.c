@@ -103,6 +103,7 @@ void tracer_describe(const struct tracer *t, struct kernel_report *out)
 		snprintf(h->event, sizeof(h->event), "%s", hi.event);
 		h->group = hi.group;
 		h->wanted = hi.wanted;
+		h->way = hi.way;
 		snprintf(h->kind, sizeof(h->kind), "%s", hi.kind ? hi.kind : "");
 		snprintf(h->target, sizeof(h->target), "%s", hi.target ? hi.target : "");
 		snprintf(h->why, sizeof(h->why), "%s", hi.why ? hi.why : "");

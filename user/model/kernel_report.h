@@ -19,6 +19,7 @@ struct kernel_hook {
 	char event[40];  /* the tracepoint's name (the kernel iotrace is written against) */
 	int group;       /* index into kernel_report.groups */
 	bool wanted;     /* the mode uses it */
+	int way;         /* which of its ways: 0 the tracepoint it is named after, -1 none */
 	char kind[16];   /* tp_btf, fentry, fexit, kprobe, kretprobe; "" when none attached */
 	char target[64]; /* the tracepoint or function */
 	char why[320];   /* why better ways were not taken; or why none was */

@@ -58,6 +58,8 @@ static void text_hooks(FILE *out, const struct kernel_report *k)
 
 		if (!h->wanted)
 			snprintf(way, sizeof(way), "not used in this mode");
+		else if (h->kind[0] && h->way > 0 && !strcmp(h->target, h->event))
+			snprintf(way, sizeof(way), "%s %s (its older arguments)", h->kind, h->target);
 		else if (h->kind[0])
 			snprintf(way, sizeof(way), "%s %s", h->kind, h->target);
 		else
@@ -86,6 +88,7 @@ static cJSON *hooks_json(const struct kernel_report *k)
 		cJSON_AddStringToObject(o, "event", h->event);
 		cJSON_AddStringToObject(o, "group", k->groups[h->group].key);
 		cJSON_AddBoolToObject(o, "used", h->wanted);
+		cJSON_AddNumberToObject(o, "way", h->way);
 		if (h->kind[0]) {
 			cJSON_AddStringToObject(o, "kind", h->kind);
 			cJSON_AddStringToObject(o, "target", h->target);
