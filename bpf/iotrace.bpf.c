@@ -18,6 +18,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "trace.bpf.c"     /* --trace: the timeline's events */
 #include "ledger.bpf.c"    /* per-file entries, rows and names; fds to files */
 #include "stacks.bpf.c"    /* --stacks: user-space stacks of I/O syscalls */
+#include "counters.bpf.c"  /* per-CPU caches of the syscall and I/O counters, and totals */
 #include "syscalls.bpf.c"  /* syscall counters; syscalls counted per file */
 #include "pagecache.bpf.c" /* page cache and readahead per (process, file) */
 #include "block.bpf.c"     /* block I/O per process, disk and file */

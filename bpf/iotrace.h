@@ -27,9 +27,14 @@
 #define SAMPLE_WARMUP 1000
 #define SAMPLE_PERIOD 64
 
-/* Per-process slots are recycled when a process exits; slot 0 means "not traced". */
-#define DEFAULT_SLOTS 128
-#define MAX_SLOTS 4096
+/*
+ * Live processes (serve: labels) with counters of their own, at most; a slot is recycled
+ * when its process exits. Slot 0 means "not traced". A slot costs no memory of its own:
+ * its counters live in per-CPU caches and, when evicted from them, in totals that grow
+ * with the (slot, syscall) pairs used (see sc_cache in maps.bpf.h).
+ */
+#define MAX_SLOTS 16384
+#define SLOT_BITS 14
 /* Slot shared by every process that arrived while all slots were busy. */
 #define OVERFLOW_SLOT 1
 /* Set in a proc_slot entry until the task's first execve: nothing before it is counted. */
@@ -93,6 +98,24 @@ struct syscall_stat {
 	__u64 total_ns; /* time of the calls: measured, or estimated (timed ones by their weight) */
 	__u64 timed;    /* calls timed (all of them with --time-all; a sample by default) */
 };
+
+/*
+ * The counters of a (slot, syscall) and of a (slot, I/O kind) are kept, while in use, in
+ * small per-CPU caches of rows tagged by that key ([cpu][row] arrays): each CPU increments
+ * its own rows, plainly (see syscalls.bpf.c), as it did in its own [cpu][slot] region
+ * before, but a slot no longer needs a region on every CPU. A row taken for another key is
+ * first added, with atomics, to the key's totals (sc_totals, io_totals: hashes that grow
+ * with the keys used). The loader sums totals and rows; to take a dead slot's rows it sets
+ * their tag to CACHE_CLAIMED, and a CPU that finds a row claimed counts into the totals.
+ */
+#define SC_CACHE_ROWS 256 /* per CPU; a power of two */
+#define IO_CACHE_ROWS 32
+#define CACHE_CLAIMED 0xffffffffu
+/* A row's tag: the key plus one (0: an empty row). */
+#define SC_TAG(slot, nr) ((((slot) << 9) | (nr)) + 1)
+#define IO_TAG(slot, kind) ((((slot) << 4) | (kind)) + 1)
+#define TAG_SLOT_SC(tag) (((tag) - 1) >> 9)
+#define TAG_SLOT_IO(tag) (((tag) - 1) >> 4)
 
 struct io_stat {
 	__u64 requested;       /* bytes asked for by calls whose request could be read */
@@ -185,6 +208,8 @@ struct thread_io {
 	X(TRACE, trace_events, "--trace events the trace ring buffer had no room for")             \
 	X(STACKS, stacks, "--stacks calls whose stack was not recorded (a table or the ring "     \
 	  "buffer full, or the stack unreadable)")                                                 \
+	X(TOTALS, cache_totals, "counts of cache rows moved out that the totals tables had "     \
+	  "no room for")                                                                           \
 	X(NESTED, nested_runs, "hook runs the kernel skipped because the same program was "        \
 	  "already running on that CPU (an interrupt nested in it); read from the programs' "     \
 	  "recursion_misses, never written by them")
@@ -212,7 +237,22 @@ struct iot_proc_event {
 	char args[ARGS_LEN];
 };
 
+struct sc_cache_row {
+	__u32 tag; /* SC_TAG, 0 (empty) or CACHE_CLAIMED */
+	__u32 pad;
+	struct syscall_stat st;
+};
+
+struct io_cache_row {
+	__u32 tag; /* IO_TAG, 0 or CACHE_CLAIMED */
+	__u32 pad;
+	struct io_stat st;
+};
+
 _Static_assert(sizeof(struct syscall_stat) == 32, "syscall_stat layout");
+_Static_assert(sizeof(struct sc_cache_row) == 40, "sc_cache_row layout");
+_Static_assert(MAX_SLOTS == 1 << SLOT_BITS && SLOT_BITS + 9 < 32, "tags fit 32 bits");
+_Static_assert(IO_KINDS <= 16, "an I/O kind fits its tag's 4 bits");
 _Static_assert(sizeof(struct io_stat) == 8 * (7 + HIST_BUCKETS + FINE_BUCKETS), "io_stat layout");
 _Static_assert(sizeof(struct thread_io) == 192 + 32 * FD_CACHE, "thread_io layout");
 _Static_assert(sizeof(struct iot_proc_event) == 32 + COMM_LEN + ARGS_LEN, "proc_event layout");

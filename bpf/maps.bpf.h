@@ -18,23 +18,56 @@ struct {
 	__uint(max_entries, 32768 / 4);
 } proc_slot SEC(".maps");
 
-/* [cpu][slot][syscall] counters (set at load: ncpus * nr_slots * MAX_SYSCALLS). */
+/* Per-CPU caches of (slot, syscall) counters: [cpu][SC_CACHE_ROWS] (set at load). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, struct syscall_stat);
+	__type(value, struct sc_cache_row);
 	__uint(max_entries, 1);
-} syscall_stats SEC(".maps");
+} sc_cache SEC(".maps");
 
-/* [cpu][slot][io_kind] sizes and histograms (set at load: ncpus * nr_slots * IO_KINDS). */
+/* Per-CPU caches of (slot, I/O kind) sizes and histograms: [cpu][IO_CACHE_ROWS]. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, struct io_stat);
+	__type(value, struct io_cache_row);
 	__uint(max_entries, 1);
-} io_stats SEC(".maps");
+} io_cache SEC(".maps");
+
+/*
+ * The counts of rows taken from the caches for another key, by (slot, syscall) and (slot,
+ * I/O kind): they grow with the keys whose rows were evicted, not with CPUs or slots.
+ * Added to with atomics; never made in interrupt context (syscalls only).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32); /* SC_TAG */
+	__type(value, struct syscall_stat);
+	__uint(max_entries, 1 << 17);
+} sc_totals SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32); /* IO_TAG */
+	__type(value, struct io_stat);
+	__uint(max_entries, 1 << 14);
+} io_totals SEC(".maps");
+
+/*
+ * Per CPU, a counter made odd while the CPU moves a row into the totals and even again
+ * after: the loader reads caches and totals together only between two such moves.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1); /* ncpus */
+} cache_moves SEC(".maps");
 
 /* Each thread's syscall state (thread_io), indexed by tid & inflight_mask (set at load). */
 struct {
@@ -51,7 +84,7 @@ struct {
 } proc_events SEC(".maps");
 
 /* Set by the loader before load. */
-const volatile __u32 nr_slots = DEFAULT_SLOTS;
+const volatile __u32 nr_slots = MAX_SLOTS;
 const volatile __u32 inflight_mask = 0;
 const volatile bool timing = true;
 /* With timing: 0 times every call (--time-all), else the mean gap between timed calls. */
@@ -82,6 +115,12 @@ int serve_label_slot(__u32 tgid, __u64 comm_addr);
 
 /* Allocation bitmap of slots; the loader frees a slot after harvesting its counters. */
 __u64 slot_used[MAX_SLOTS / 64] = {};
+/*
+ * Which keys of a slot have totals (sc_totals, io_totals): a bit per syscall, a word per
+ * slot for the I/O kinds; set with the totals, read and cleared by the loader.
+ */
+__u64 sc_moved[MAX_SLOTS * MAX_SYSCALLS / 64] = {};
+__u32 io_moved[MAX_SLOTS] = {};
 __u64 drops[DROP_COUNTERS] = {};
 
 /*

@@ -56,14 +56,16 @@ struct {
 	__type(value, struct stack_val);
 } stack_counts SEC(".maps");
 
-/* DWARF mode: per (slot, syscall). */
+/* DWARF mode: per (slot, syscall), SC_TAG's key; it grows with the pairs stacked. */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1); /* nr_slots * MAX_SYSCALLS with --stacks dwarf */
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1); /* 1 << 16 with --stacks dwarf */
 	__type(key, __u32);
 	__type(value, struct stack_pending);
 } stack_pending SEC(".maps");
+
+static const struct stack_pending zero_pending;
 
 /* Per slot: (exec id, mm->map_count + 1) when its mappings were last sent (0: never). */
 struct {
@@ -270,6 +272,10 @@ static __always_inline __u32 read_stack(struct stack_sample *s, __u64 sp, __u64 
 {
 	__u64 first = PAGE - (sp & (PAGE - 1)), second;
 
+	/* Bounded here, where it is used: 6.1's verifier forgets a bound kept across a spill. */
+	barrier_var(size);
+	if (size > STACK_DWARF_BYTES)
+		return 0;
 	if (!bpf_probe_read_user(s->stack, size, (void *)sp))
 		return size;
 	if (first > size)
@@ -291,8 +297,9 @@ static __always_inline __u32 read_stack(struct stack_sample *s, __u64 sp, __u64 
 /* DWARF mode: the calls since the last sample add up; this one is sampled, or not. */
 __noinline int stack_dwarf(__u32 slot, __u32 nr, __s64 ret, __u64 weighted_ns, __u32 rnd)
 {
-	__u32 k = slot * MAX_SYSCALLS + (nr & (MAX_SYSCALLS - 1));
-	struct stack_pending *p = bpf_map_lookup_elem(&stack_pending, &k);
+	__u32 k = SC_TAG(slot & (MAX_SLOTS - 1), nr & (MAX_SYSCALLS - 1));
+	struct stack_pending *p = lookup_or_init(&stack_pending, &k, &zero_pending, DROP_STACKS,
+						 NULL);
 	struct task_struct *task;
 	struct stack_sample *s;
 	struct pt_regs *regs;

@@ -9,11 +9,12 @@
  * when timing, one clock read per hook (each helper call costs ~50 ns with AMD's SRSO
  * mitigation).
  *
- * Why plain increments are exact: the counters are [cpu][slot][...] regions written only by
- * handle_sys_exit, and one program never runs twice at once on a CPU: it runs with
- * preemption off (syscall tracepoints guard their BPF probes with preempt_notrace), and the
- * kernel skips a run that would nest in a running one (the per-program "active" count of
- * bpf_trace_run). A locked add costs ~20 cycles; a read accounts up to seven of them.
+ * Why plain increments are exact: the counters are rows of per-CPU caches (counters.bpf.c)
+ * written only by handle_sys_exit on their CPU, and one program never runs twice at once on
+ * a CPU: it runs with preemption off (syscall tracepoints guard their BPF probes with
+ * preempt_notrace), and the kernel skips a run that would nest in a running one (the
+ * per-program "active" count of bpf_trace_run). A locked add costs ~20 cycles; a read
+ * accounts up to seven of them.
  */
 /* Largest syscall return value that is an error: the kernel's -MAX_ERRNO..-1 range. */
 #define MAX_ERRNO 4095
@@ -93,15 +94,19 @@ __noinline int note_closing_file(__u64 fd)
 static __always_inline __u32 time_this_call(struct task_struct *task, struct thread_io *ti,
 					    __u32 slot, long id)
 {
-	__u32 nr = (__u64)id < MAX_SYSCALLS ? id : SYSCALL_OTHER, x, period, key;
+	__u32 nr = (__u64)id < MAX_SYSCALLS ? id : SYSCALL_OTHER, x, period, key, tag;
+	struct sc_cache_row *row;
 	struct syscall_stat *st;
 
 	if (!sample_period) /* --time-all, --trace: every call (the verifier drops the rest) */
 		return 1;
-	key = (bpf_get_smp_processor_id() * nr_slots + (slot & ~SLOT_PENDING)) * MAX_SYSCALLS + nr;
-	st = bpf_map_lookup_elem(&syscall_stats, &key);
-	if (!st || st->timed < SAMPLE_WARMUP)
+	tag = SC_TAG(slot & ~SLOT_PENDING & (MAX_SLOTS - 1), nr);
+	key = cache_row(bpf_get_smp_processor_id(), tag, SC_CACHE_ROWS);
+	row = bpf_map_lookup_elem(&sc_cache, &key);
+	/* Not in this CPU's cache (yet, or any more): its warm-up starts (again). */
+	if (!row || row->tag != tag || row->st.timed < SAMPLE_WARMUP)
 		return 1;
+	st = &row->st;
 	if (st->calls < (__u64)SAMPLE_WARMUP / 2 * sample_period) {
 		period = 1u << bit_length(st->calls / SAMPLE_WARMUP); /* a real division in BPF */
 		return thread_random(task, ti) & (period - 1) ? 0 : period;
@@ -199,16 +204,48 @@ struct call {
 	bool known, timed, data; /* data: a read/write-family call (ret is a byte count) */
 };
 
+/*
+ * One call of the read/write family counted straight into the totals, its row being
+ * claimed by the loader: req is REQ_UNKNOWN when it is not known, lat_ns 0 when untimed.
+ */
+__noinline int io_count_totals(__u32 tag, __s64 ret, __u64 req, __u64 lat_ns, __u32 weight)
+{
+	static const struct io_stat zero;
+	struct io_stat *t = lookup_or_init(&io_totals, &tag, &zero, DROP_TOTALS, NULL);
+
+	if (!t)
+		return 0;
+	if (req != ~0ULL)
+		__sync_fetch_and_add(&t->requested, req);
+	else
+		__sync_fetch_and_add(&t->unknown_request, 1);
+	if (ret >= 0) {
+		__sync_fetch_and_add(&t->transferred, ret);
+		__sync_fetch_and_add(&t->size_hist[log2_bucket(ret)], 1);
+	}
+	if (lat_ns)
+		__sync_fetch_and_add(&t->lat_hist[fine_bucket(lat_ns)], weight);
+	__sync_fetch_and_or(&io_moved[TAG_SLOT_IO(tag) & (MAX_SLOTS - 1)], 1u << ((tag - 1) & 15));
+	return 0;
+}
+
 static __always_inline void account_io(struct call *c, __u32 cpu, __u32 slot, __u32 kind)
 {
-	__u32 key = (cpu * nr_slots + slot) * IO_KINDS + kind;
-	struct io_stat *io = bpf_map_lookup_elem(&io_stats, &key);
+	__u32 tag = IO_TAG(slot & (MAX_SLOTS - 1), kind), key = cache_row(cpu, tag, IO_CACHE_ROWS);
+	struct io_cache_row *row = bpf_map_lookup_elem(&io_cache, &key);
 	long ret = c->ret;
 	__u64 lat_ns = c->lat_ns, req = c->req;
 	bool known = c->known, timed = c->timed;
+	struct io_stat *io;
 
-	if (!io)
+	if (!row)
 		return;
+	if (row->tag != tag && io_row_take(cpu, key, tag)) {
+		io_count_totals(tag, ret, known ? req : ~0ULL, timed ? lat_ns | !lat_ns : 0,
+				c->weight);
+		return;
+	}
+	io = &row->st;
 	if (known)
 		io->requested += req;
 	else
@@ -401,6 +438,35 @@ static __always_inline void after_call(void *ctx, struct task_struct *task, stru
 }
 
 /*
+ * The call on its (slot, syscall) row of this CPU's cache (counters.bpf.c): plain
+ * increments, exact because only this CPU's sys_exit writes its rows and a program does not
+ * nest in itself on a CPU. -1 when the cache cannot be read.
+ */
+static __always_inline int count_call(__u32 cpu, __u32 slot, __u32 nr, struct call *c)
+{
+	__u32 tag = SC_TAG(slot & (MAX_SLOTS - 1), nr), key = cache_row(cpu, tag, SC_CACHE_ROWS);
+	struct sc_cache_row *row = bpf_map_lookup_elem(&sc_cache, &key);
+	bool error = c->ret < 0 && c->ret >= -MAX_ERRNO;
+	struct syscall_stat *st;
+
+	if (!row)
+		return -1;
+	if (row->tag != tag && sc_row_take(cpu, key, tag)) {
+		sc_count_totals(tag, error, c->timed ? c->lat_ns * c->weight : 0, c->timed);
+		return 0;
+	}
+	st = &row->st;
+	st->calls++;
+	if (error)
+		st->errors++;
+	if (c->timed) {
+		st->total_ns += c->lat_ns * c->weight;
+		st->timed++;
+	}
+	return 0;
+}
+
+/*
  * Calls are counted when they return, as strace -c counts them: exit and exit_group
  * never return and are not counted, and neither is anything a task did before the
  * execve that made it the traced command.
@@ -419,9 +485,8 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct call c = { .ret = ret };
 	__u64 start_ns = 0;
-	struct syscall_stat *st;
 	struct thread_io *ti;
-	__u32 slot, nr, key, cpu, kind;
+	__u32 slot, nr, cpu, kind;
 	__u16 *entry;
 	long id;
 
@@ -469,17 +534,8 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		id = nr_rt_sigreturn;
 	nr = (__u64)id < MAX_SYSCALLS ? id : SYSCALL_OTHER;
 	cpu = bpf_get_smp_processor_id();
-	key = (cpu * nr_slots + slot) * MAX_SYSCALLS + nr;
-	st = bpf_map_lookup_elem(&syscall_stats, &key);
-	if (!st)
+	if (count_call(cpu, slot, nr, &c))
 		return 0;
-	st->calls++;
-	if (ret < 0 && ret >= -MAX_ERRNO)
-		st->errors++;
-	if (c.timed) {
-		st->total_ns += c.lat_ns * c.weight;
-		st->timed++;
-	}
 	kind = io_kind_of[syscall_index(nr)];
 	if (kind) {
 		c.data = true;

@@ -157,6 +157,17 @@ case_many_files() {
 	find $W/many -type f | wc -l > many.count
 }
 
+# ---- every live process its own counters (run with 64 CPUs): strace -f in the same run ----
+
+case_crowd() {
+	$IOT --json -o crowd.json -- strace -f -o crowd.strace sh -c 'for i in $(seq 200); do
+		(sleep 8; exec dd if=/dev/zero of=/dev/null bs=1 count=$((i % 10 + 1)) \
+			status=none) &
+	done; wait' > /dev/null 2> crowd.err
+	echo $? > crowd.rc
+	nproc > cpus
+}
+
 # ---- cost: the program's own time, untraced, with the no-op floor and with iotrace ----
 
 case_cost() {

@@ -82,7 +82,7 @@ static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to a running process (and its future children)", 0 },
 	{ "user", 'u', "USER", 0, "Run CMD as USER (uid, gid and groups), like strace -u", 0 },
 	{ "max-procs", OPT_MAX_PROCS, "N", 0,
-	  "Live processes with their own counters (default depends on CPUs; more share one)", 0 },
+	  "Live processes with their own counters, at most (default 16382; more share one)", 0 },
 	{ "sync", OPT_SYNC, NULL, 0,
 	  "When the command ends, flush dirty data (sync) before the report, so its writeback "
 	  "is counted", 0 },

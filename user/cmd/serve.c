@@ -66,7 +66,7 @@ static const struct argp_option opts[] = {
 	{ "time-all", OPT_TIME_ALL, NULL, 0,
 	  "Time every syscall (default: a sample; iotrace_syscall_seconds_total only then)", 0 },
 	{ "max-labels", OPT_MAX_LABELS, "N", 0,
-	  "Distinct label sets with their own counters (default 254; more share one)", 0 },
+	  "Distinct label sets with their own counters (default 16382; more share one)", 0 },
 	{ "user", 'u', "USER", 0,
 	  "Once attached, run as USER with no capabilities (default " PRIVDROP_DEFAULT_USER
 	  "; root keeps them)", 0 },

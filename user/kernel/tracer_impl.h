@@ -34,14 +34,15 @@ struct tracer {
 	struct hook_choice hooks[NR_HOOKS];
 	struct ring_buffer *events;
 	uint16_t *proc_slot;          /* mmap of proc_slot: u16 per tgid */
-	struct syscall_stat *sc;      /* mmap of syscall_stats */
-	struct io_stat *io;           /* mmap of io_stats */
+	struct sc_cache_row *sc;      /* mmap of sc_cache: [cpu][SC_CACHE_ROWS] */
+	struct io_cache_row *io;      /* mmap of io_cache: [cpu][IO_CACHE_ROWS] */
+	uint64_t *moves;              /* mmap of cache_moves: [cpu] (read atomically) */
+	struct dense_profile *scratch; /* a consistent read of a live slot's counters */
 	struct file_stat *files;      /* mmap of file_stats */
 	struct file_row *rows;        /* mmap of file_rows */
 	uint64_t *trace_ctr;          /* mmap of trace_counters (--trace), or NULL */
-	struct stack_pending *stack_pending; /* mmap (--stacks dwarf), or NULL */
-	size_t proc_slot_len, sc_len, io_len, files_len, rows_len, trace_ctr_len;
-	size_t stack_pending_len;
+	uint32_t stack_nrs[MAX_SYSCALLS], nstack_nrs; /* --stacks: the syscalls stacked */
+	size_t proc_slot_len, sc_len, io_len, moves_len, files_len, rows_len, trace_ctr_len;
 	uint32_t pid_max, ncpus, nr_slots;
 	const char *missing[TRACER_HOOK_GROUPS]; /* why a hook group is off, or NULL */
 };
@@ -85,9 +86,8 @@ void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *c
 void configure_trace(struct tracer *t, const struct tracer_config *cfg);
 int map_trace(struct tracer *t, const struct tracer_config *cfg, void *ctx);
 void unmap_trace(struct tracer *t);
-/* --stacks (tracer_stacks.c): the same for the stacks. */
+/* --stacks (tracer_stacks.c): its rodata and map sizes, its ring. */
 void configure_stacks(struct tracer *t, const struct tracer_config *cfg);
 int map_stacks(struct tracer *t, const struct tracer_config *cfg, void *ctx);
-void unmap_stacks(struct tracer *t);
 
 #endif

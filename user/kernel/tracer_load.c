@@ -94,19 +94,6 @@ static uint32_t round_up_pow2(uint32_t v)
 	return p;
 }
 
-/* serve: labels (cgroup, comm) at once; ~21 KiB of counters per label and CPU. */
-#define SERVE_SLOTS 256
-
-static uint32_t default_slots(uint32_t ncpus)
-{
-	/* Counters cost ncpus * slots * ~21 KiB of kernel memory; keep it near 6 MiB. */
-	uint32_t slots = 256 / (ncpus ? ncpus : 1);
-
-	if (slots > DEFAULT_SLOTS)
-		slots = DEFAULT_SLOTS;
-	return slots < 8 ? 8 : slots;
-}
-
 /* Snoop needs the block programs and the dirtier hook only. */
 static void configure_snoop(struct iotrace_bpf *s, const struct tracer_config *cfg)
 {
@@ -155,8 +142,10 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 
 	inflight = round_up_pow2(inflight);
 	bpf_map__set_max_entries(s->maps.proc_slot, (t->pid_max + 3) / 4);
-	bpf_map__set_max_entries(s->maps.syscall_stats, t->ncpus * t->nr_slots * MAX_SYSCALLS);
-	bpf_map__set_max_entries(s->maps.io_stats, t->ncpus * t->nr_slots * IO_KINDS);
+	/* Counters' memory follows the CPUs and the keys used, not the slots (counters.bpf.c). */
+	bpf_map__set_max_entries(s->maps.sc_cache, t->ncpus * SC_CACHE_ROWS);
+	bpf_map__set_max_entries(s->maps.io_cache, t->ncpus * IO_CACHE_ROWS);
+	bpf_map__set_max_entries(s->maps.cache_moves, t->ncpus);
 	bpf_map__set_max_entries(s->maps.inflight, inflight);
 	s->rodata->inflight_mask = inflight - 1;
 	s->rodata->nr_slots = t->nr_slots;
@@ -185,6 +174,8 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 	/* Without timing nothing needs sys_enter: calls are counted when they return. */
 	if (!cfg->timing)
 		bpf_program__set_autoload(s->progs.handle_sys_enter, false);
+	if (!cfg->serve) /* labels are serve's */
+		bpf_map__set_max_entries(s->maps.label_slots, 1);
 	if (cfg->serve) {
 		s->rodata->serve = true;
 		s->rodata->label_comm = cfg->label_comm;
@@ -382,7 +373,7 @@ static int size_tracer(struct tracer *t, const struct tracer_config *cfg)
 	}
 	t->ncpus = ncpus;
 	t->nr_slots = cfg->max_procs ? cfg->max_procs + OVERFLOW_SLOT + 1
-		      : cfg->serve ? SERVE_SLOTS : default_slots(t->ncpus);
+		      : MAX_SLOTS;
 	if (t->nr_slots > MAX_SLOTS) {
 		fprintf(stderr, "iotrace: --max-procs is at most %d\n", MAX_SLOTS - 2);
 		return -1;
@@ -448,11 +439,12 @@ static int map_counters(struct tracer *t, const struct tracer_config *cfg,
 			tracer_event_fn on_event, void *ctx)
 {
 	t->proc_slot = map_mmap(t->skel->maps.proc_slot, &t->proc_slot_len);
-	t->sc = map_mmap(t->skel->maps.syscall_stats, &t->sc_len);
-	t->io = map_mmap(t->skel->maps.io_stats, &t->io_len);
+	t->sc = map_mmap(t->skel->maps.sc_cache, &t->sc_len);
+	t->io = map_mmap(t->skel->maps.io_cache, &t->io_len);
+	t->moves = map_mmap(t->skel->maps.cache_moves, &t->moves_len);
 	t->files = map_mmap(t->skel->maps.file_stats, &t->files_len);
 	t->rows = map_mmap(t->skel->maps.file_rows, &t->rows_len);
-	if (!t->proc_slot || !t->sc || !t->io || !t->files || !t->rows) {
+	if (!t->proc_slot || !t->sc || !t->io || !t->moves || !t->files || !t->rows) {
 		report_failure("map the BPF counters", -errno);
 		return -1;
 	}
@@ -526,12 +518,14 @@ void tracer_close(struct tracer *t)
 		munmap(t->sc, t->sc_len);
 	if (t->io)
 		munmap(t->io, t->io_len);
+	if (t->moves)
+		munmap(t->moves, t->moves_len);
+	free(t->scratch);
 	if (t->files)
 		munmap(t->files, t->files_len);
 	if (t->rows)
 		munmap(t->rows, t->rows_len);
 	unmap_trace(t);
-	unmap_stacks(t);
 	iotrace_bpf__destroy(t->skel);
 	free(t);
 }

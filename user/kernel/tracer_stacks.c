@@ -17,9 +17,11 @@
 
 static void mark(int nr, int rw, void *ctx)
 {
-	struct iotrace_bpf *s = ctx;
+	struct tracer *t = ctx;
 
-	s->rodata->stack_nr[nr] = 1;
+	t->skel->rodata->stack_nr[nr] = 1;
+	if (t->nstack_nrs < MAX_SYSCALLS)
+		t->stack_nrs[t->nstack_nrs++] = nr;
 }
 
 void configure_stacks(struct tracer *t, const struct tracer_config *cfg)
@@ -32,11 +34,12 @@ void configure_stacks(struct tracer *t, const struct tracer_config *cfg)
 		return;
 	}
 	s->rodata->stacks = cfg->stacks;
-	for_each_io_call(mark, s);
+	t->nstack_nrs = 0;
+	for_each_io_call(mark, t);
 	bpf_map__set_max_entries(s->maps.stack_events, dwarf ? STACK_RING_DWARF : STACK_RING_FP);
 	bpf_map__set_max_entries(s->maps.stack_maps_sent, t->nr_slots);
 	if (dwarf) {
-		bpf_map__set_max_entries(s->maps.stack_pending, t->nr_slots * MAX_SYSCALLS);
+		bpf_map__set_max_entries(s->maps.stack_pending, 1 << 16);
 	} else {
 		bpf_map__set_max_entries(s->maps.stack_traces, MAX_STACK_IDS);
 		bpf_map__set_max_entries(s->maps.stack_counts, MAX_STACK_KEYS);
@@ -47,20 +50,8 @@ int map_stacks(struct tracer *t, const struct tracer_config *cfg, void *ctx)
 {
 	if (!cfg->stacks)
 		return 0;
-	if (cfg->stacks == STACKS_DWARF) {
-		t->stack_pending = map_mmap(t->skel->maps.stack_pending, &t->stack_pending_len);
-		if (!t->stack_pending)
-			return -errno;
-	}
 	return ring_buffer__add(t->events, bpf_map__fd(t->skel->maps.stack_events),
 				cfg->on_stack, ctx);
-}
-
-void unmap_stacks(struct tracer *t)
-{
-	if (t->stack_pending)
-		munmap(t->stack_pending, t->stack_pending_len);
-	t->stack_pending = NULL;
 }
 
 void tracer_stack_slot(struct tracer *t, uint32_t slot, tracer_pending_fn fn, void *ctx)
@@ -71,17 +62,17 @@ void tracer_stack_slot(struct tracer *t, uint32_t slot, tracer_pending_fn fn, vo
 		return;
 	/* The next process in this slot sends its own mappings. */
 	bpf_map_update_elem(bpf_map__fd(t->skel->maps.stack_maps_sent), &slot, &zero, BPF_ANY);
-	for (uint32_t nr = 0; t->stack_pending && nr < MAX_SYSCALLS; nr++) {
-		struct stack_pending *p = &t->stack_pending[slot * MAX_SYSCALLS + nr], got = { 0 };
+	/* The slot's process is gone (or the programs detached): nothing adds meanwhile. */
+	for (uint32_t i = 0; t->skel->rodata->stacks == STACKS_DWARF && i < t->nstack_nrs; i++) {
+		uint32_t key = SC_TAG(slot, t->stack_nrs[i]);
+		int fd = bpf_map__fd(t->skel->maps.stack_pending);
+		struct stack_pending got;
 
-		if (!__atomic_load_n(&p->calls, __ATOMIC_RELAXED) && !p->sampled)
+		if (bpf_map_lookup_elem(fd, &key, &got))
 			continue;
-		got.calls = __atomic_exchange_n(&p->calls, 0, __ATOMIC_RELAXED);
-		got.bytes = __atomic_exchange_n(&p->bytes, 0, __ATOMIC_RELAXED);
-		got.time_ns = __atomic_exchange_n(&p->time_ns, 0, __ATOMIC_RELAXED);
-		p->sampled = 0;
+		bpf_map_delete_elem(fd, &key);
 		if (got.calls)
-			fn(nr, &got, ctx);
+			fn(t->stack_nrs[i], &got, ctx);
 	}
 }
 

@@ -62,32 +62,41 @@ static void sc_add(struct sc_row *dst, const struct sc_row *src)
 	dst->timed_calls += src->timed_calls;
 }
 
-void dense_add_counters(struct dense_profile *d, const struct syscall_stat *sc,
-			const struct io_stat *io)
+void dense_add_syscall(struct dense_profile *d, uint32_t nr, const struct syscall_stat *sc)
 {
-	for (int nr = 0; nr < MAX_SYSCALLS; nr++) {
-		struct sc_row row = { .calls = sc[nr].calls, .errors = sc[nr].errors,
-				      .total_ns = sc[nr].total_ns, .timed_calls = sc[nr].timed };
+	struct sc_row row = { .calls = sc->calls, .errors = sc->errors,
+			      .total_ns = sc->total_ns, .timed_calls = sc->timed };
 
+	if (nr < MAX_SYSCALLS)
 		sc_add(&d->sc[nr], &row);
-	}
-	for (int k = 1; k < IO_KINDS; k++) {
-		const struct io_stat *s = &io[k];
-		/* The kernel keeps min + 1 so that 0 can mean "none yet". */
-		struct io_summary one = {
-			.requested_bytes = s->requested,
-			.transferred_bytes = s->transferred,
-			.unknown_request_calls = s->unknown_request,
-			.size_min = s->size_min_plus1 ? s->size_min_plus1 - 1 : 0,
-			.size_max = s->size_max,
-			.lat_min = s->lat_min_plus1 ? s->lat_min_plus1 - 1 : 0,
-			.lat_max = s->lat_max,
-		};
+}
 
-		memcpy(one.size_hist, s->size_hist, sizeof(one.size_hist));
-		memcpy(one.lat_hist, s->lat_hist, sizeof(one.lat_hist));
-		io_add(&d->io[k], &one);
-	}
+void dense_add_io(struct dense_profile *d, uint32_t kind, const struct io_stat *s)
+{
+	/* The kernel keeps min + 1 so that 0 can mean "none yet". */
+	struct io_summary one = {
+		.requested_bytes = s->requested,
+		.transferred_bytes = s->transferred,
+		.unknown_request_calls = s->unknown_request,
+		.size_min = s->size_min_plus1 ? s->size_min_plus1 - 1 : 0,
+		.size_max = s->size_max,
+		.lat_min = s->lat_min_plus1 ? s->lat_min_plus1 - 1 : 0,
+		.lat_max = s->lat_max,
+	};
+
+	if (!kind || kind >= IO_KINDS)
+		return;
+	memcpy(one.size_hist, s->size_hist, sizeof(one.size_hist));
+	memcpy(one.lat_hist, s->lat_hist, sizeof(one.lat_hist));
+	io_add(&d->io[kind], &one);
+}
+
+void dense_merge_raw(struct dense_profile *d, const struct dense_profile *src)
+{
+	for (int nr = 0; nr < MAX_SYSCALLS; nr++)
+		sc_add(&d->sc[nr], &src->sc[nr]);
+	for (int k = 1; k < IO_KINDS; k++)
+		io_add(&d->io[k], &src->io[k]);
 }
 
 void dense_add(struct dense_profile *d, const struct profile *p)

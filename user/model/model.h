@@ -25,9 +25,11 @@ struct dense_profile {
 };
 
 void dense_reset(struct dense_profile *d);
-/* Adds raw kernel counters of one CPU's region (readers call it). */
-void dense_add_counters(struct dense_profile *d, const struct syscall_stat *sc,
-			const struct io_stat *io);
+/* Adds raw kernel counters of one syscall, or of one read/write-family kind (readers). */
+void dense_add_syscall(struct dense_profile *d, uint32_t nr, const struct syscall_stat *sc);
+void dense_add_io(struct dense_profile *d, uint32_t kind, const struct io_stat *io);
+/* Adds src's raw counters (before dense_finish_io) into d. */
+void dense_merge_raw(struct dense_profile *d, const struct dense_profile *src);
 void dense_add(struct dense_profile *d, const struct profile *p);
 /* After summing raw kernel counters: marks the I/O kinds called, with their call counts. */
 void dense_finish_io(struct dense_profile *d);

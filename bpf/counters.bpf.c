@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Part of bpf/iotrace.bpf.c, which builds every part into one object.
+ *
+ * Where a process's syscall and read/write-family counters are kept (iotrace.h, "per-CPU
+ * caches"): each CPU has a small cache of rows tagged by (slot, syscall) or (slot, kind),
+ * which only that CPU's sys_exit increments, plainly; a row is found by hashing its tag
+ * (one inlined array lookup, as the [cpu][slot] regions before). A row wanted for another
+ * tag is first moved into the totals (sc_totals, io_totals) with atomics. The loader takes
+ * a dead slot's rows by swapping their tag to CACHE_CLAIMED; a CPU that finds its row so
+ * claimed counts that call into the totals directly.
+ *
+ * Memory: ncpus x (SC_CACHE_ROWS x 40 B + IO_CACHE_ROWS x 2.8 KiB), ~100 KiB a CPU, plus
+ * totals for the rows moved out; none of it per slot, so every live process (up to
+ * MAX_SLOTS) gets its own counters on any number of CPUs.
+ */
+
+/* Multiplicative hash of a tag to a row of a CPU's cache of rows rows. */
+static __always_inline __u32 cache_row(__u32 cpu, __u32 tag, __u32 rows)
+{
+	return cpu * rows + ((tag * 2654435761u) >> 16) % rows;
+}
+
+/* The CPU moves a row into the totals: its cache_moves counter is odd meanwhile. */
+static __always_inline void moving(__u32 cpu)
+{
+	__u64 *seq = bpf_map_lookup_elem(&cache_moves, &cpu);
+
+	if (seq)
+		__sync_fetch_and_add(seq, 1);
+}
+
+static __always_inline void sc_add_totals(__u32 tag, const struct syscall_stat *st)
+{
+	static const struct syscall_stat zero;
+	struct syscall_stat *t = lookup_or_init(&sc_totals, &tag, &zero, DROP_TOTALS, NULL);
+	__u32 bit = tag - 1;
+
+	if (!t)
+		return;
+	__sync_fetch_and_add(&t->calls, st->calls);
+	__sync_fetch_and_add(&t->errors, st->errors);
+	__sync_fetch_and_add(&t->total_ns, st->total_ns);
+	__sync_fetch_and_add(&t->timed, st->timed);
+	__sync_fetch_and_or(&sc_moved[(bit / 64) & (MAX_SLOTS * MAX_SYSCALLS / 64 - 1)],
+			    1ULL << (bit % 64));
+}
+
+/*
+ * Takes the row at idx of this CPU's syscall cache for tag: its counts so far to the
+ * totals, then zeroed. 0, or -1 when the loader has it claimed (count into the totals).
+ * Global: verified once, and only a miss pays for the call.
+ */
+__noinline int sc_row_take(__u32 cpu, __u32 idx, __u32 tag)
+{
+	struct sc_cache_row *row = bpf_map_lookup_elem(&sc_cache, &idx);
+	__u32 old;
+
+	if (!row)
+		return -1;
+	old = row->tag;
+	if (old == CACHE_CLAIMED)
+		return -1;
+	if (old) {
+		if (__sync_val_compare_and_swap(&row->tag, old, CACHE_CLAIMED) != old)
+			return -1;
+		moving(cpu);
+		sc_add_totals(old, &row->st);
+		moving(cpu);
+	}
+	__builtin_memset(&row->st, 0, sizeof(row->st));
+	row->tag = tag;
+	return 0;
+}
+
+/* One call counted straight into the totals (its row is claimed by the loader). */
+__noinline int sc_count_totals(__u32 tag, __u64 errors, __u64 total_ns, __u64 timed)
+{
+	struct syscall_stat st = { .calls = 1, .errors = errors, .total_ns = total_ns,
+				   .timed = timed };
+
+	sc_add_totals(tag, &st);
+	return 0;
+}
+
+/* ---- the read/write family's sizes and histograms ---- */
+
+#define IO_WORDS (sizeof(struct io_stat) / 8)
+
+struct io_move {
+	__u64 *from, *to;
+};
+
+/*
+ * One word of an io_stat into the totals, and zeroed (an empty row is all zeros: the loader
+ * zeroes a row it takes, and 2.8 KiB is too much for one memset here). Min + 1 and max go
+ * by compare-and-swap.
+ */
+static long io_move_word(__u32 i, void *data)
+{
+	struct io_move *m = data;
+	__u64 v, old;
+
+	if (i >= IO_WORDS)
+		return 1;
+	v = m->from[i];
+	if (!v)
+		return 0;
+	m->from[i] = 0;
+	if (!m->to) /* the totals had no room (counted): zeroed only */
+		return 0;
+	if (i == __builtin_offsetof(struct io_stat, size_min_plus1) / 8 ||
+	    i == __builtin_offsetof(struct io_stat, lat_min_plus1) / 8) {
+		for (int tries = 0; tries < 8; tries++) {
+			old = m->to[i];
+			if ((old && old <= v) || __sync_val_compare_and_swap(&m->to[i], old, v) == old)
+				break;
+		}
+	} else if (i == __builtin_offsetof(struct io_stat, size_max) / 8 ||
+		   i == __builtin_offsetof(struct io_stat, lat_max) / 8) {
+		for (int tries = 0; tries < 8; tries++) {
+			old = m->to[i];
+			if (old >= v || __sync_val_compare_and_swap(&m->to[i], old, v) == old)
+				break;
+		}
+	} else {
+		__sync_fetch_and_add(&m->to[i], v);
+	}
+	return 0;
+}
+
+/*
+ * The same for the I/O cache: a row's sizes and histograms into the totals (a loop over
+ * its words: only a miss pays it, about when a CPU switches between processes).
+ */
+__noinline int io_row_take(__u32 cpu, __u32 idx, __u32 tag)
+{
+	static const struct io_stat zero;
+	struct io_cache_row *row = bpf_map_lookup_elem(&io_cache, &idx);
+	struct io_move m = {};
+	struct io_stat *t;
+	__u32 old;
+
+	if (!row)
+		return -1;
+	old = row->tag;
+	if (old == CACHE_CLAIMED)
+		return -1;
+	if (old) {
+		if (__sync_val_compare_and_swap(&row->tag, old, CACHE_CLAIMED) != old)
+			return -1;
+		moving(cpu);
+		t = lookup_or_init(&io_totals, &old, &zero, DROP_TOTALS, NULL);
+		m.from = (__u64 *)&row->st;
+		m.to = (__u64 *)t;
+		bpf_loop(IO_WORDS, io_move_word, &m, 0);
+		if (t)
+			__sync_fetch_and_or(&io_moved[TAG_SLOT_IO(old) & (MAX_SLOTS - 1)],
+					    1u << ((old - 1) & 15));
+		moving(cpu);
+	}
+	row->tag = tag;
+	return 0;
+}
