@@ -104,23 +104,6 @@ const char *name_head(const char *name, int width, char *buf, size_t len)
 	return buf;
 }
 
-const char *middle_cut(const char *name, int width, char *buf, size_t len)
-{
-	const char *base = strrchr(name, '/');
-	int n = text_width(name), keep;
-
-	if (n <= width)
-		return name;
-	base = base && base[1] ? base + 1 : name;
-	keep = width - 1 - text_width(base) - 1; /* "…" and "/" */
-	if (keep < 1 || strlen(base) + 8 > len) {
-		snprintf(buf, len, ELLIPSIS "%.*s", (int)len - 4, base + strlen(base) - (width - 1));
-		return buf;
-	}
-	snprintf(buf, len, "%.*s" ELLIPSIS "/%.*s", keep, name, (int)len - keep - 5, base);
-	return buf;
-}
-
 const char *cell_count(uint64_t v, char buf[CELL_MAX])
 {
 	if (v < 100000)

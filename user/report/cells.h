@@ -30,12 +30,6 @@ void put_padded(FILE *out, const char *text, int width);
 const char *name_cell(const char *name, int width, char *buf, size_t len);
 /* name escaped, cut at its end to width columns ("…" last) when it is wider; into buf. */
 const char *name_head(const char *name, int width, char *buf, size_t len);
-/*
- * name shortened to width columns in its middle, the file name kept whole
- * ("/usr/lib/…/libc.so.6"); a file name longer than the column keeps its end.
- * Returns name itself when it fits, else buf.
- */
-const char *middle_cut(const char *name, int width, char *buf, size_t len);
 /* 512, 12k, 1.2M: a count in at most 5 columns. */
 const char *cell_count(uint64_t v, char buf[CELL_MAX]);
 /* 832, 8.0K, 500K, 64M, 1.2G: bytes, binary units. */
