@@ -45,7 +45,7 @@ WORKLOADS := $(patsubst %.c,%,$(wildcard workloads/*.c))
 # Small C programs used by tests and benchmarks only (not shipped).
 TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test $(OUTPUT)/tests/hist_test
 BENCH_PROGS := $(OUTPUT)/bench/floor $(OUTPUT)/bench/cmdtime
-FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers
+FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers $(OUTPUT)/fuzz/fuzz_escape
 
 comma := ,
 empty :=
@@ -209,7 +209,8 @@ test-kernels: deps all
 kernels-doc: all
 	$(Q)$(PYTHON) scripts/kernels_doc.py
 
-# libFuzzer target of the command-line value parsers (tests/fuzz/); `make fuzz` runs it.
+# libFuzzer targets (tests/fuzz/): the command-line value parsers, and the escaping of names
+# with the text cells that cut them; `make fuzz` runs each for FUZZ_SECONDS.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-D_GNU_SOURCE -Iuser -Iworkloads
@@ -219,11 +220,20 @@ $(OUTPUT)/fuzz/fuzz_parsers: tests/fuzz/fuzz_parsers.c user/util/util.c user/uti
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz/fuzz_parsers.c user/util/util.c -o $@ -lm
 
-fuzz: deps $(OUTPUT)/fuzz/fuzz_parsers
-	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
+ESCAPE_FUZZ_SRCS := tests/fuzz/fuzz_escape.c user/util/escape.c user/report/cells.c
+$(OUTPUT)/fuzz/fuzz_escape: $(ESCAPE_FUZZ_SRCS) user/util/escape.h user/report/cells.h \
+		$(OUTPUT)/.deps
+	$(Q)mkdir -p $(@D)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(ESCAPE_FUZZ_SRCS) -o $@ -lcjson -lm
+
+fuzz: deps $(FUZZ_PROGS)
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus $(OUTPUT)/fuzz/corpus-escape
 	$(Q)head -c 64 $(KERNEL_NOTES) > $(OUTPUT)/fuzz/corpus/kernel-notes 2>/dev/null || true
 	$(Q)$(OUTPUT)/fuzz/fuzz_parsers -max_total_time=$(FUZZ_SECONDS) -max_len=64 \
 		$(OUTPUT)/fuzz/corpus tests/fuzz/seeds
+	$(Q)$(OUTPUT)/fuzz/fuzz_escape -max_total_time=$(FUZZ_SECONDS) -max_len=256 \
+		$(OUTPUT)/fuzz/corpus-escape tests/fuzz/escape-seeds
 
 # Long hardening runs (minutes; SOAK_SECONDS=600 by default): not part of `make test`. Their
 # own --basetemp, so that pytest runs meanwhile do not clean up their files.

@@ -10,8 +10,8 @@ PKGS=(
 	libcjson-dev libseccomp-dev libmicrohttpd-dev
 	# io_uring workload (liburing) and user-space stack symbolization (libdw)
 	liburing-dev libdw-dev elfutils
-	# tests and references
-	strace util-linux coreutils python3 python3-pytest
+	# tests and references (jq: a second JSON reader of the reports)
+	strace util-linux coreutils python3 python3-pytest jq
 	# real programs the per-file tests trace (besides tar, cp, git, python3)
 	sqlite3 git
 	# Prometheus export: promtool checks the format, a real server scrapes `iotrace serve`

@@ -1,4 +1,4 @@
-"""Hardening (issue 8): process storms, bad input on every option, the parser fuzzer, and the
+"""Hardening (issue 8): process storms, bad input on every option, the fuzzers, and the
 long soak runs (`make soak`, marker "soak", not in the default run).
 """
 import json
@@ -154,6 +154,19 @@ def test_parser_fuzzer_short_run(tmp_path):
     (corpus / "kernel-notes").write_bytes(open("/sys/kernel/notes", "rb").read()[:64])
     res = run([fuzzer, "-runs=300000", "-max_len=64", "-seed=1", str(corpus),
                str(ROOT / "tests" / "fuzz" / "seeds")], cwd=tmp_path, timeout=300)
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    assert not list(tmp_path.glob("crash-*"))
+
+
+def test_escape_fuzzer_short_run(tmp_path):
+    """The escaping of names and the text cells that cut them (tests/fuzz/fuzz_escape.c:
+    every output kind read back by its own decoder); `make fuzz` runs it longer."""
+    fuzzer = ROOT / ".output" / "fuzz" / "fuzz_escape"
+    assert fuzzer.exists(), "built by make"
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    res = run([fuzzer, "-runs=25000", "-max_len=256", "-seed=1", str(corpus),
+               str(ROOT / "tests" / "fuzz" / "escape-seeds")], cwd=tmp_path, timeout=300)
     assert res.returncode == 0, res.stderr.decode()[-2000:]
     assert not list(tmp_path.glob("crash-*"))
 

@@ -15,6 +15,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -54,8 +55,8 @@ def promtool_check(path):
     assert res.returncode == 0, res.stdout + res.stderr
     # promtool accepts a series written twice; Prometheus would keep one of them.
     samples = parse(Path(path).read_text())
-    keys = [(n, tuple(sorted(l.items()))) for n, l, _ in samples]
-    dups = {k for k in keys if keys.count(k) > 1}
+    counts = Counter((n, tuple(sorted(l.items()))) for n, l, _ in samples)
+    dups = {k for k, c in counts.items() if c > 1}
     assert not dups, sorted(dups)[:5]
 
 

@@ -335,9 +335,10 @@ def test_speedscope_opens_the_trace(tmp_path):
     assert page["shot"].stat().st_size > 5000
 
 
-def viewer_page(tmp_path, profile):
+def viewer_page(tmp_path, profile, view=None, height=800):
     """Serves speedscope and the profile on loopback; returns the page's DOM and a
-    screenshot after Chromium opened it."""
+    screenshot after Chromium opened it (in speedscope's view VIEW: "sandwich" lists the
+    frames by name, as many as a window HEIGHT pixels high shows)."""
     site = tmp_path / "site"
     site.symlink_to(SPEEDSCOPE, target_is_directory=True)
     (tmp_path / "data").mkdir()
@@ -349,11 +350,13 @@ def viewer_page(tmp_path, profile):
         port = re.search(r"port (\d+)", server.stdout.readline()).group(1)
         url = (f"http://127.0.0.1:{port}/site/index.html#profileURL="
                f"http://127.0.0.1:{port}/data/profile.json")
+        if view:
+            url += f"&view={view}"
         flags = ["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
                  "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync",
                  f"--user-data-dir={tmp_path / 'chromium'}", "--virtual-time-budget=15000",
-                 "--window-size=1400,800"]
+                 f"--window-size=1400,{height}"]
         shot = tmp_path / "speedscope.png"
         dom = run(flags + ["--dump-dom", url], timeout=120).stdout.decode(errors="replace")
         run(flags + [f"--screenshot={shot}", url], timeout=120)

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
 #include "compare.h"
+#include "report/cells.h"
 #include "report/compare_table.h"
 #include "util/util.h"
 
@@ -160,6 +161,8 @@ out:
 /* Interleaved A B A B ..., so drift in the machine's state hits every variant alike. */
 static int run_all(const struct compare_opts *o, struct compare_variant *v)
 {
+	char shown[NAME_TEXT_MAX];
+
 	for (int i = 0; i < o->repeat; i++) {
 		for (int k = 0; k < o->ncommands; k++) {
 			if (o->drop_caches && drop_caches())
@@ -167,7 +170,8 @@ static int run_all(const struct compare_opts *o, struct compare_variant *v)
 			v[k].runs[i] = run_variant(v[k].command);
 			if (!v[k].runs[i]) {
 				fprintf(stderr, "iotrace: variant %d (%s): run %d gave no report\n",
-					k + 1, v[k].command, i + 1);
+					k + 1, name_cell(v[k].command, 0, shown, sizeof(shown)),
+					i + 1);
 				return 1;
 			}
 		}
@@ -183,12 +187,14 @@ int compare_main(int argc, char **argv)
 	struct compare_variant v[MAX_VARIANTS] = { 0 };
 	struct comparison c = { .v = v };
 	FILE *out = stdout;
+	char shown[NAME_TEXT_MAX];
 	int status;
 
 	argv[0] = "iotrace compare";
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
 	if (o.output && !(out = fopen(o.output, "w"))) {
-		fprintf(stderr, "iotrace: cannot write %s: %s\n", o.output, strerror(errno));
+		fprintf(stderr, "iotrace: cannot write %s: %s\n",
+			name_cell(o.output, 0, shown, sizeof(shown)), strerror(errno));
 		return 1;
 	}
 	c.n = o.ncommands;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include "report/cells.h"
 #include "report/report.h"
 #include "run.h"
 #include "snoop.h"
@@ -282,9 +283,11 @@ static int prom_dir_check(const char *path)
 	char *copy = strdup(path);
 	const char *dir = copy ? dirname(copy) : ".";
 	int err = access(dir, W_OK | X_OK);
+	char a[NAME_TEXT_MAX], b[NAME_TEXT_MAX];
 
 	if (err)
-		fprintf(stderr, "iotrace: cannot write %s: directory %s: %s\n", path, dir,
+		fprintf(stderr, "iotrace: cannot write %s: directory %s: %s\n",
+			name_cell(path, 0, a, sizeof(a)), name_cell(dir, 0, b, sizeof(b)),
 			strerror(errno));
 	free(copy);
 	return err;
@@ -310,6 +313,7 @@ int main(int argc, char **argv)
 	struct run_result r;
 	FILE *out = stderr;
 	char exit[64];
+	char shown[NAME_TEXT_MAX];
 	int status;
 
 	argp_err_exit_status = 1;
@@ -332,7 +336,8 @@ int main(int argc, char **argv)
 		/* Opened before the run so a bad path fails before the command starts. */
 		out = fopen(o.output, "w");
 		if (!out) {
-			fprintf(stderr, "iotrace: cannot write %s: %s\n", o.output, strerror(errno));
+			fprintf(stderr, "iotrace: cannot write %s: %s\n",
+				name_cell(o.output, 0, shown, sizeof(shown)), strerror(errno));
 			return 1;
 		}
 	}
@@ -346,7 +351,9 @@ int main(int argc, char **argv)
 	}
 	if (r.exit_known && WIFSIGNALED(r.exit_status)) {
 		format_exit(exit, sizeof(exit), true, r.exit_status);
-		fprintf(stderr, "iotrace: %s %s\n", o.command ? o.command[0] : "process", exit);
+		fprintf(stderr, "iotrace: %s %s\n",
+			o.command ? name_cell(o.command[0], 0, shown, sizeof(shown)) : "process",
+			exit);
 	}
 	if (o.json)
 		report_json(out, &r);
@@ -356,12 +363,14 @@ int main(int argc, char **argv)
 	if (r.trace_failed || r.stacks_failed)
 		status = 1;
 	if (o.prom_file && report_prom_file(o.prom_file, &r)) {
-		fprintf(stderr, "iotrace: writing %s: %s\n", o.prom_file, strerror(errno));
+		fprintf(stderr, "iotrace: writing %s: %s\n",
+			name_cell(o.prom_file, 0, shown, sizeof(shown)), strerror(errno));
 		status = 1;
 	}
 	run_result_free(&r);
 	if (out != stderr && fclose(out)) {
-		fprintf(stderr, "iotrace: writing %s: %s\n", o.output, strerror(errno));
+		fprintf(stderr, "iotrace: writing %s: %s\n",
+			name_cell(o.output, 0, shown, sizeof(shown)), strerror(errno));
 		return 1;
 	}
 	return status;

@@ -18,6 +18,7 @@
 #include "model/names.h"
 #include "spawn.h"
 #include "collect/stacks.h"
+#include "report/cells.h"
 #include "report/trace.h"
 #include "kernel/tracer.h"
 
@@ -297,7 +298,7 @@ static int read_small_file(pid_t pid, const char *name, char *buf, size_t len)
 
 static int attach_pid(struct session *s)
 {
-	char comm[COMM_LEN] = "", stat[512], args[ARGS_LEN + 1] = "";
+	char comm[COMM_LEN + 1] = "", stat[512], args[ARGS_LEN + 1] = "", shown[NAME_TEXT_MAX];
 	int ppid = 0, n;
 	uint32_t slot;
 	char *p;
@@ -312,8 +313,10 @@ static int attach_pid(struct session *s)
 		if (p)
 			sscanf(p + 1, " %*c %d", &ppid);
 	}
-	if (read_small_file(s->opt->pid, "comm", comm, sizeof(comm)) > 0)
-		comm[strcspn(comm, "\n")] = '\0';
+	/* The kernel ends the name with a newline; the name itself may hold one. */
+	n = read_small_file(s->opt->pid, "comm", comm, sizeof(comm));
+	if (n > 0 && comm[n - 1] == '\n')
+		comm[n - 1] = '\0';
 	n = read_small_file(s->opt->pid, "cmdline", args, sizeof(args));
 	for (int i = 0; i < n - 1; i++)
 		if (!args[i])
@@ -327,7 +330,8 @@ static int attach_pid(struct session *s)
 	}
 	if (s->trace)
 		trace_process(s->trace, s->root, comm);
-	fprintf(stderr, "iotrace: attached to pid %d (%s); Ctrl-C to stop\n", s->root, comm);
+	fprintf(stderr, "iotrace: attached to pid %d (%s); Ctrl-C to stop\n", s->root,
+		name_cell(comm, 0, shown, sizeof(shown)));
 	return 0;
 }
 
@@ -367,14 +371,15 @@ static const char *file_name_of(void *ctx, uint32_t dev, uint64_t ino, uint32_t 
 static int open_stacks(struct session *s, struct tracer_config *cfg)
 {
 	const struct options *o = s->opt;
+	char shown[NAME_TEXT_MAX];
 	int fd;
 
 	if (!o->stacks)
 		return 0;
 	fd = open(o->stacks, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		fprintf(stderr, "iotrace: cannot write the stacks %s: %s\n", o->stacks,
-			strerror(errno));
+		fprintf(stderr, "iotrace: cannot write the stacks %s: %s\n",
+			name_cell(o->stacks, 0, shown, sizeof(shown)), strerror(errno));
 		return -1;
 	}
 	close(fd);

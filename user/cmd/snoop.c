@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <cjson/cJSON.h>
+#include "report/cells.h"
+#include "report/json_cells.h"
 #include "util/residency.h"
 #include "snoop.h"
 #include "kernel/tracer.h"
@@ -146,7 +148,7 @@ static void print_json(const struct snoop_state *s, const struct block_event *e,
 	char *text;
 
 	cJSON_AddNumberToObject(obj, "time_s", (e->ts_ns - s->start_ns) / 1e9);
-	cJSON_AddStringToObject(obj, "comm", e->comm);
+	add_name(obj, "comm", e->comm);
 	cJSON_AddNumberToObject(obj, "pid", e->tgid);
 	cJSON_AddStringToObject(obj, "charged_by",
 				e->charge == CHARGE_DIRTIER ? "dirtier" : "submitter");
@@ -179,7 +181,7 @@ static int on_block_event(void *ctx, void *data, size_t size)
 {
 	struct snoop_state *s = ctx;
 	const struct block_event *e = data;
-	char disk[64], ino[32] = "-";
+	char disk[64], ino[32] = "-", comm[4 * sizeof(e->comm) + 1];
 
 	if (size < sizeof(*e))
 		return 0;
@@ -191,9 +193,10 @@ static int on_block_event(void *ctx, void *data, size_t size)
 	}
 	if (e->ino)
 		snprintf(ino, sizeof(ino), "%llu", (unsigned long long)e->ino);
-	printf("%-11.6f %-16s %-7u %-7s %c %-12llu %8u ", (e->ts_ns - s->start_ns) / 1e9, e->comm,
-	       e->tgid, disk, op_letter[e->op % BLOCK_OPS], (unsigned long long)e->sector,
-	       e->bytes);
+	printf("%-11.6f ", (e->ts_ns - s->start_ns) / 1e9);
+	put_padded(stdout, name_cell(e->comm, 0, comm, sizeof(comm)), 16);
+	printf(" %-7u %-7s %c %-12llu %8u ", e->tgid, disk, op_letter[e->op % BLOCK_OPS],
+	       (unsigned long long)e->sector, e->bytes);
 	if (s->o->queue)
 		printf("%8.3f ", e->lat_ns <= e->qlat_ns ? (e->qlat_ns - e->lat_ns) / 1e6 : 0.0);
 	if (e->late)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include "report/cells.h"
 #include "spawn.h"
 
 extern char **environ;
@@ -27,7 +28,7 @@ static int check_executable(const char *path)
 int spawn_resolve(const char *cmd, char **path)
 {
 	const char *env = getenv("PATH");
-	char *dirs, *dir, *save = NULL;
+	char *dirs, *dir, *save = NULL, shown[NAME_TEXT_MAX];
 	int status = 127, s;
 
 	*path = NULL;
@@ -59,10 +60,12 @@ int spawn_resolve(const char *cmd, char **path)
 	}
 	if (*path)
 		return 0;
+	name_cell(cmd, 0, shown, sizeof(shown));
 	if (status == 127)
-		fprintf(stderr, "iotrace: %s: command not found\n", cmd);
+		fprintf(stderr, "iotrace: %s: command not found\n", shown);
 	else
-		fprintf(stderr, "iotrace: %s: permission denied or not an executable file\n", cmd);
+		fprintf(stderr, "iotrace: %s: permission denied or not an executable file\n",
+			shown);
 	return status;
 }
 

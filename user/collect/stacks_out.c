@@ -2,15 +2,20 @@
 /*
  * The stacks, out (stacks.h): each aggregate's frames symbolized (libdw: sym.c) through the
  * mappings of its process's exec, written as folded stacks, root first ("comm;main;f;read
- * 1234"; identical lines of processes of one name summed), and each process's top call
- * sites: its stacks' innermost frames outside the C library, summed.
+ * 1234"; identical lines of processes of one name summed; each frame escaped by esc_folded,
+ * so a ';' or a newline in a name cannot break a line), and each process's top call sites:
+ * its stacks' innermost frames outside the C library, summed (names as they are: the
+ * reports escape them).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "report/cells.h"
 #include "stacks_impl.h"
 #include "model/syscall_table.h"
+#include "util/escape.h"
 
 #define SITE_FRAMES 3 /* frames of a call site: the caller of the C library and two more */
 #define TOP_SITES 5
@@ -96,23 +101,32 @@ static const char *comm_of(const struct run_result *r, uint32_t pid)
 	return "?";
 }
 
+/* Appends ";" (unless first) and frame, escaped for the folded format (esc_folded). */
+static size_t add_frame(char *text, size_t used, const char *frame)
+{
+	if (used)
+		text[used++] = ';';
+	return used + esc_folded(text + used, SIZE_MAX, frame);
+}
+
 static int line_of(struct stacks *s, const struct run_result *r, const struct stack_agg *a,
 		   struct line *l, struct stacks_summary *sum)
 {
 	struct frame f[MAX_STACK_DEPTH * SYM_MAX_INLINE];
 	int n = frames_of(s, a, f, sizeof(f) / sizeof(f[0]), sum);
-	size_t len = strlen(comm_of(r, a->pid)) + strlen(syscall_name(a->nr)) + 2, used;
+	const char *comm = comm_of(r, a->pid), *call = syscall_name(a->nr);
+	size_t len = esc_folded(NULL, 0, comm) + esc_folded(NULL, 0, call) + 2, used;
 
 	for (int i = 0; i < n; i++)
-		len += strlen(f[i].name) + 1;
+		len += esc_folded(NULL, 0, f[i].name) + 1;
 	*l = (struct line){ .pid = a->pid, .nr = a->nr, .calls = a->calls, .bytes = a->bytes,
 			    .time_ns = a->time_ns, .text = malloc(len), .where = site_of(f, n) };
 	if (!l->text || !l->where)
 		return -1;
-	used = sprintf(l->text, "%s", comm_of(r, a->pid));
+	used = add_frame(l->text, 0, comm);
 	for (int i = 0; i < n; i++)
-		used += sprintf(l->text + used, ";%s", f[i].name);
-	sprintf(l->text + used, ";%s", syscall_name(a->nr));
+		used = add_frame(l->text, used, f[i].name);
+	add_frame(l->text, used, call);
 	if ((uint64_t)n > sum->max_depth)
 		sum->max_depth = n;
 	return 0;
@@ -229,6 +243,7 @@ int stacks_finish(struct stacks *s, struct run_result *r, const char *path)
 	static const char *const by[] = { "calls", "bytes", "time" };
 	struct line *lines = calloc(s->naggs ? s->naggs : 1, sizeof(*lines));
 	struct stacks_summary *sum = &r->stacks;
+	char shown[NAME_TEXT_MAX];
 	long written = -1;
 	size_t n = 0;
 
@@ -246,7 +261,8 @@ int stacks_finish(struct stacks *s, struct run_result *r, const char *path)
 		written = write_folded(s, lines, n, path);
 	}
 	if (written < 0)
-		fprintf(stderr, "iotrace: writing the stacks %s: %s\n", path,
+		fprintf(stderr, "iotrace: writing the stacks %s: %s\n",
+			name_cell(path, 0, shown, sizeof(shown)),
 			lines ? strerror(errno) : "out of memory");
 	sum->stacks = written > 0 ? written : 0;
 	for (size_t i = 0; lines && i < s->naggs; i++) {

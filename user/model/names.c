@@ -21,7 +21,7 @@ struct names {
 		uint32_t kind;
 		bool deleted, from_alias;
 		char *text;   /* the latest name */
-		char *others; /* earlier names, each ending with '\n', or NULL */
+		char *others; /* earlier names, each ending with a NUL, then a NUL; or NULL */
 	} *slots; /* open addressing by (dev, ino) */
 	struct path_key unnamed[64]; /* files names_resolve found no path for lately (a ring) */
 	unsigned nunnamed;
@@ -198,27 +198,29 @@ static int grow(struct names *n)
 	return 0;
 }
 
-/* The slot's name goes to its earlier names (once each) before text replaces it. */
+/*
+ * The slot's name goes to its earlier names (once each) before text replaces it. They are
+ * kept NUL-separated, an empty one last: a name may hold any other byte, a newline too.
+ */
 static int remember(struct named *s, const char *text)
 {
-	size_t len = s->others ? strlen(s->others) : 0, add = strlen(s->text);
+	size_t len = 0, add = strlen(s->text) + 1;
 	char *grown;
 
 	if (!strcmp(s->text, text)) {
 		free(s->text);
 		return 0;
 	}
-	for (const char *p = s->others; p && *p; p += strcspn(p, "\n") + 1)
-		if (strcspn(p, "\n") == add && !strncmp(p, s->text, add)) {
+	for (const char *p = s->others; p && *p; p += strlen(p) + 1, len = p - s->others)
+		if (!strcmp(p, s->text)) {
 			free(s->text);
 			return 0;
 		}
-	grown = realloc(s->others, len + add + 2);
+	grown = realloc(s->others, len + add + 1);
 	if (!grown)
 		return -1;
 	memcpy(grown + len, s->text, add);
-	grown[len + add] = '\n';
-	grown[len + add + 1] = '\0';
+	grown[len + add] = '\0';
 	free(s->text);
 	s->others = grown;
 	return 0;

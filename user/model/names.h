@@ -20,7 +20,8 @@ void names_free(struct names *n);
 int names_add(struct names *n, const struct path_key *key, const struct file_name *name);
 /*
  * The latest name of a file, its kind, whether it was deleted, and its earlier names
- * (renamed files; each ending with '\n', or NULL); NULL when no name was recorded.
+ * (renamed files; each ending with a NUL, an empty one last; or NULL); NULL when no name
+ * was recorded.
  */
 const char *names_find(const struct names *n, const struct path_key *key, uint32_t *kind,
 		       bool *deleted, const char **others);

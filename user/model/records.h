@@ -104,7 +104,8 @@ struct file_record {
 	uint32_t advice;        /* enum advice_bit, OR of all seen */
 	uint64_t added_folios;
 	/* Its name as /proc/PID/fd shows it, or NULL; earlier names of a renamed file, each
-	 * '\n'-terminated, or NULL. Both are the run's names table's (run_result.names). */
+	 * NUL-terminated, an empty one last, or NULL. Both are the run's names table's
+	 * (run_result.names). Names are bytes as recorded: renderers escape them. */
 	const char *path;
 	const char *other_names;
 	bool deleted;

@@ -2,32 +2,105 @@
 /* Cells of the text tables (see cells.h). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cells.h"
+#include "util/escape.h"
 
 int text_width(const char *s)
 {
-	int w = 0;
+	int w = 0, c;
+	size_t n;
 
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xC0) != 0x80;
+	while ((n = esc_text_unit(s, &c))) {
+		w += c;
+		s += n;
+	}
 	return w;
 }
 
-const char *middle_cut(const char *name, int width, char *buf, size_t len)
+void put_padded(FILE *out, const char *text, int width)
 {
-	const char *base = strrchr(name, '/');
-	int n = text_width(name), keep;
+	int w = text_width(text);
 
-	if (n <= width)
-		return name;
-	base = base && base[1] ? base + 1 : name;
-	keep = width - 1 - text_width(base) - 1; /* "…" and "/" */
-	if (keep < 1 || strlen(base) + 8 > len) {
-		snprintf(buf, len, ELLIPSIS "%.*s", (int)len - 4, base + strlen(base) - (width - 1));
-		return buf;
+	fprintf(out, "%s%*s", text, width > w ? width - w : 0, "");
+}
+
+/* The bytes of the units at the start of s that fit in width columns. */
+static int head_bytes(const char *s, int width)
+{
+	size_t at = 0, n;
+	int c;
+
+	while ((n = esc_text_unit(s + at, &c)) && c <= width) {
+		width -= c;
+		at += n;
 	}
-	snprintf(buf, len, "%.*s" ELLIPSIS "/%.*s", keep, name, (int)len - keep - 5, base);
+	return at;
+}
+
+/* The longest tail of s, in whole units, that fits in width columns. */
+static const char *tail_of(const char *s, int width)
+{
+	int total = text_width(s), c;
+	size_t n;
+
+	while (total > width && (n = esc_text_unit(s, &c))) {
+		total -= c;
+		s += n;
+	}
+	return s;
+}
+
+/*
+ * name escaped into buf, whole when it fits (with "…" at its end when buf is too short);
+ * else the escaped text in *big (malloc'ed, or NULL: "?" in buf) for the caller to cut.
+ */
+static const char *escaped(const char *name, int width, char *buf, size_t len, char **big)
+{
+	size_t n = esc_text(buf, len, name);
+
+	*big = NULL;
+	if (n < len && (width <= 0 || text_width(buf) <= width))
+		return buf;
+	if (width <= 0) {
+		esc_text(buf, len - strlen(ELLIPSIS), name);
+		return strcat(buf, ELLIPSIS);
+	}
+	*big = esc_dup(esc_text, name);
+	if (!*big)
+		snprintf(buf, len, "?");
+	return *big ? *big : buf;
+}
+
+const char *name_cell(const char *name, int width, char *buf, size_t len)
+{
+	char *t;
+	const char *text = escaped(name, width, buf, len, &t), *base;
+	int keep;
+
+	if (!t)
+		return text;
+	base = strrchr(t, '/');
+	base = base && base[1] ? base + 1 : t;
+	keep = width - 1 - text_width(base) - 1; /* "…" and "/" */
+	if (keep < 1)
+		snprintf(buf, len, ELLIPSIS "%s", tail_of(base, width - 1));
+	else
+		snprintf(buf, len, "%.*s" ELLIPSIS "/%s", head_bytes(t, keep), t, base);
+	free(t);
+	return buf;
+}
+
+const char *name_head(const char *name, int width, char *buf, size_t len)
+{
+	char *t;
+	const char *text = escaped(name, width, buf, len, &t);
+
+	if (!t)
+		return text;
+	snprintf(buf, len, "%.*s" ELLIPSIS, head_bytes(t, width - 1), t);
+	free(t);
 	return buf;
 }
 

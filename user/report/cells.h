@@ -5,18 +5,31 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define CELL_MAX 32
 #define ELLIPSIS "…"
 
-/* Display width of UTF-8 text (each ellipsis is three bytes, one column). */
-int text_width(const char *s);
 /*
- * name shortened to width columns in its middle, the file name kept whole
- * ("/usr/lib/…/libc.so.6"); a file name longer than the column keeps its end.
- * Returns name itself when it fits, else buf.
+ * Display width of text as printed: esc_text's units (an escape is as wide as it is long, a
+ * character as a terminal shows it: "…" one column, an East Asian wide one two).
  */
-const char *middle_cut(const char *name, int width, char *buf, size_t len);
+int text_width(const char *s);
+/* text, then spaces up to width columns. */
+void put_padded(FILE *out, const char *text, int width);
+
+/* Room for any name escaped whole: esc_text writes at most four bytes for one. */
+#define NAME_TEXT_MAX (4 * 4096 + 64)
+/*
+ * name (bytes, as recorded) escaped for a text report (esc_text: one line, nothing raw for a
+ * terminal) and shortened to width columns in its middle, the file name kept whole
+ * ("/usr/lib/…/libc.so.6"); a file name longer than the column keeps its end. Whole when
+ * width is 0. Cuts fall between escapes and characters, never inside one. Written into buf
+ * (len at least 4 * width + 8; NAME_TEXT_MAX for width 0), which it returns.
+ */
+const char *name_cell(const char *name, int width, char *buf, size_t len);
+/* name escaped, cut at its end to width columns ("…" last) when it is wider; into buf. */
+const char *name_head(const char *name, int width, char *buf, size_t len);
 /* 512, 12k, 1.2M: a count in at most 5 columns. */
 const char *cell_count(uint64_t v, char buf[CELL_MAX]);
 /* 832, 8.0K, 500K, 64M, 1.2G: bytes, binary units. */

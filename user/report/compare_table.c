@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include "cells.h"
 #include "compare_table.h"
+#include "json_cells.h"
+#include "util/escape.h"
 
 /* ---- numbers from one run-mode report ---- */
 
@@ -212,23 +214,30 @@ static const struct file_metric file_metrics[] = {
 };
 #define NFILE_METRICS (sizeof(file_metrics) / sizeof(file_metrics[0]))
 
-/* The metric over the file's entries in one run; -1 when no process touched it. */
+/*
+ * The metric over the file's entries in one run; -1 when no process touched it. The reports
+ * hold paths escaped (esc_json): path is compared escaped the same way.
+ */
 static double file_value(const cJSON *run, const char *path, const struct file_metric *m)
 {
 	const cJSON *proc, *file;
+	char *want = esc_dup(esc_json, path);
 	double v = -1;
 
+	if (!want)
+		return v;
 	cJSON_ArrayForEach(proc, cJSON_GetObjectItem(run, "processes")) {
 		cJSON_ArrayForEach(file, cJSON_GetObjectItem(proc, "files")) {
 			const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(file, "path"));
 			double x;
 
-			if (!p || strcmp(p, path))
+			if (!p || strcmp(p, want))
 				continue;
 			x = m->get(file);
 			v = v < 0 ? x : m->state ? (x > v ? x : v) : v + x;
 		}
 	}
+	free(want);
 	return v;
 }
 
@@ -316,10 +325,12 @@ static void join_words(char *const *words, int from, int to, char *buf, size_t l
 
 static bool labels_usable(const struct compare_variant *v, int n, char (*derived)[256])
 {
+	char shown[4 * 256 + 8];
+
 	for (int i = 0; i < n; i++) {
 		if (v[i].label[0])
 			continue;
-		if (text_width(derived[i]) > LABEL_MAX)
+		if (text_width(name_cell(derived[i], 0, shown, sizeof(shown))) > LABEL_MAX)
 			return false;
 		for (int j = 0; j < i; j++)
 			if (!strcmp(derived[i], v[j].label[0] ? v[j].label : derived[j]))
@@ -479,7 +490,7 @@ static void print_file_rows(FILE *out, const struct comparison *c, const char *p
 {
 	char cut[PATH_MAX], buf[CELL_MAX];
 
-	fprintf(out, "file %s\n", middle_cut(path, 95, cut, sizeof(cut)));
+	fprintf(out, "file %s\n", name_cell(path, 95, cut, sizeof(cut)));
 	for (size_t m = 0; m < NFILE_METRICS; m++) {
 		print_row_name(out, "  ", file_metrics[m].name, file_metrics[m].shown);
 		for (int v = 0; v < c->n; v++)
@@ -492,13 +503,14 @@ static void print_file_rows(FILE *out, const struct comparison *c, const char *p
 
 void compare_print_table(FILE *out, const struct comparison *c)
 {
-	int width = c->repeat > 1 ? 20 : 14;
-	char buf[CELL_MAX];
+	int width = c->repeat > 1 ? 20 : 14, pad;
+	char buf[CELL_MAX], label[4 * sizeof(c->v[0].label)], *command;
 
 	fprintf(out, "%-*s", ROW_NAME, "variant");
-	for (int v = 0; v < c->n; v++)
-		fprintf(out, " %*s", width + (int)strlen(c->v[v].label) - text_width(c->v[v].label),
-			c->v[v].label);
+	for (int v = 0; v < c->n; v++) {
+		pad = width - text_width(name_cell(c->v[v].label, 0, label, sizeof(label)));
+		fprintf(out, " %*s%s", pad > 0 ? pad : 0, "", label);
+	}
 	fputc('\n', out);
 	for (size_t m = 0; m < NMETRICS; m++) {
 		print_row_name(out, "", metrics[m].name, metrics[m].shown);
@@ -512,8 +524,12 @@ void compare_print_table(FILE *out, const struct comparison *c)
 	fprintf(out, "(medians of %d run%s per variant, interleaved%s%s)\n", c->repeat,
 		c->repeat == 1 ? "" : "s", c->repeat > 1 ? "; wall: median (min-max)" : "",
 		c->drop_caches ? "; page cache dropped before each" : "");
-	for (int v = 0; v < c->n; v++)
-		fprintf(out, "%s: %s\n", c->v[v].label, c->v[v].command);
+	for (int v = 0; v < c->n; v++) {
+		command = esc_dup(esc_text, c->v[v].command);
+		fprintf(out, "%s: %s\n", name_cell(c->v[v].label, 0, label, sizeof(label)),
+			command ? command : "?");
+		free(command);
+	}
 }
 
 /* ---- JSON ---- */
@@ -523,7 +539,10 @@ static cJSON *file_summaries(const struct comparison *c, const struct compare_va
 	cJSON *files = cJSON_CreateObject();
 
 	for (int f = 0; f < c->nfiles; f++) {
-		cJSON *sum = cJSON_AddObjectToObject(files, c->files[f]);
+		char *key = esc_dup(esc_json, c->files[f]);
+		cJSON *sum = key ? cJSON_AddObjectToObject(files, key) : NULL;
+
+		free(key);
 
 		for (size_t m = 0; sum && m < NFILE_METRICS; m++) {
 			struct spread s = file_metric(v, c->repeat, c->files[f], m);
@@ -546,8 +565,8 @@ void compare_print_json(FILE *out, struct comparison *c)
 		cJSON *var = cJSON_CreateObject(), *list = cJSON_CreateArray();
 		cJSON *sum = cJSON_CreateObject();
 
-		cJSON_AddStringToObject(var, "label", c->v[v].label);
-		cJSON_AddStringToObject(var, "command", c->v[v].command);
+		add_name(var, "label", c->v[v].label);
+		add_name(var, "command", c->v[v].command);
 		for (size_t m = 0; m < NMETRICS; m++)
 			cJSON_AddNumberToObject(sum, metrics[m].name,
 						run_metric(&c->v[v], c->repeat, m).median);

@@ -1,12 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Cells of the JSON report (see json_cells.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include "json_cells.h"
+#include "util/escape.h"
 
 /* JSON numbers are doubles: counts stay exact up to 2^53, far beyond any run. */
 void add_u64(cJSON *obj, const char *key, uint64_t v)
 {
 	cJSON_AddNumberToObject(obj, key, (double)v);
+}
+
+cJSON *json_name(const char *name)
+{
+	char buf[512], *big = NULL;
+	cJSON *s;
+
+	if (esc_json(buf, sizeof(buf), name) >= sizeof(buf) && !(big = esc_dup(esc_json, name)))
+		return cJSON_CreateNull();
+	s = cJSON_CreateString(big ? big : buf);
+	free(big);
+	return s;
+}
+
+void add_name(cJSON *obj, const char *key, const char *name)
+{
+	cJSON_AddItemToObject(obj, key, json_name(name));
 }
 
 void add_null_reason(cJSON *obj, const char *key, const char *reason)

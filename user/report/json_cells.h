@@ -9,6 +9,13 @@
 
 /* JSON numbers are doubles: counts stay exact up to 2^53, far beyond any run. */
 void add_u64(cJSON *obj, const char *key, uint64_t v);
+/*
+ * A name (file path, comm, command line, symbol: bytes as recorded) as a JSON string, its
+ * value escaped by esc_json (util/escape.h): valid UTF-8 whatever the bytes, reversible.
+ * Every string that can carry such bytes goes through one of these two.
+ */
+cJSON *json_name(const char *name);
+void add_name(cJSON *obj, const char *key, const char *name);
 /* "key": null, "key_reason": reason. */
 void add_null_reason(cJSON *obj, const char *key, const char *reason);
 /* {"count", "min", "max" (when kept), "p50", "p90", "p99", "buckets": [{"lo", "hi", "count"}]}. */

@@ -16,8 +16,8 @@
 #include "prom.h"
 #include "model/syscall_table.h"
 #include "model/uring.h"
+#include "util/escape.h"
 #include "util/residency.h"
-#include "model/syscall_table.h"
 
 #ifndef IOTRACE_VERSION
 #define IOTRACE_VERSION "unknown"
@@ -28,17 +28,10 @@ static void family(FILE *out, const char *name, const char *type, const char *he
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* A label value with \, " and newline escaped as the format requires. */
+/* A label value: valid UTF-8, escaped as the format requires (esc_prom, util/escape.h). */
 static void put_value(FILE *out, const char *v)
 {
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fprintf(out, "\\%c", *v);
-		else if (*v == '\n')
-			fputs("\\n", out);
-		else
-			fputc(*v, out);
-	}
+	esc_fputs(esc_prom, v, out);
 }
 
 /* '{' labels [, extra="value"]... ; pairs is a NULL-terminated name/value list. */

@@ -18,11 +18,6 @@
 
 /* ---- cells ---- */
 
-static void put_left(FILE *out, const char *s, int width)
-{
-	fprintf(out, "%s%*s", s, width > text_width(s) ? width - text_width(s) : 0, "");
-}
-
 static void put_count(FILE *out, uint64_t v, int width)
 {
 	char s[CELL_MAX];
@@ -150,7 +145,7 @@ static void print_header(FILE *out, const char *title, size_t shown, size_t tota
 		fprintf(out, ": %zu of %zu, by %s", shown, total, by_time ? "I/O time" : "bytes");
 	fputc('\n', out);
 	print_group_line(out, wide);
-	put_left(out, "file", NAME_COLUMN);
+	put_padded(out, "file", NAME_COLUMN);
 	FILE_SUMMARY_FIELDS(SUMMARY_COLUMN)
 	fputc('\n', out);
 }
@@ -192,10 +187,11 @@ static void print_detail(FILE *out, const struct file_record *f)
 
 static void print_row(FILE *out, const struct file_record *f, bool wide)
 {
-	char name[512], cut[256];
-	const char *text = row_name(f, name, sizeof(name));
+	char name[512], shown[NAME_TEXT_MAX];
+	const char *text = name_cell(row_name(f, name, sizeof(name)), wide ? 0 : NAME_COLUMN,
+				     shown, sizeof(shown));
 
-	put_left(out, wide ? text : middle_cut(text, NAME_COLUMN, cut, sizeof(cut)), NAME_COLUMN);
+	put_padded(out, text, NAME_COLUMN);
 	if (wide && text_width(text) > NAME_COLUMN)
 		fprintf(out, "\n%*s", NAME_COLUMN, "");
 	put_summary(out, &f->sum, wide);

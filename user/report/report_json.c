@@ -188,17 +188,14 @@ static void add_file_name(cJSON *obj, const struct file_record *f)
 							     ? "(other processes' files)"
 							     : "(filesystem metadata)");
 	else if (f->path)
-		cJSON_AddStringToObject(obj, "path", f->path);
+		add_name(obj, "path", f->path);
 	else
 		add_null_reason(obj, "path", "no name recorded (name table full)");
 	if (f->other_names) { /* a renamed file: the names it had before */
 		cJSON *names = cJSON_AddArrayToObject(obj, "other_names");
-		char *copy = strdup(f->other_names), *save = NULL;
 
-		for (char *n = copy ? strtok_r(copy, "\n", &save) : NULL; n;
-		     n = strtok_r(NULL, "\n", &save))
-			cJSON_AddItemToArray(names, cJSON_CreateString(n));
-		free(copy);
+		for (const char *n = f->other_names; *n; n += strlen(n) + 1)
+			cJSON_AddItemToArray(names, json_name(n));
 	}
 	cJSON_AddStringToObject(obj, "kind", file_kind_name(f->kind));
 	if (f->kind == FK_METADATA)
@@ -316,7 +313,7 @@ static cJSON *sites_json(const struct proc_record *p)
 		cJSON *site = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(site, "syscall", p->sites[i].syscall);
-		cJSON_AddStringToObject(site, "where", p->sites[i].where);
+		add_name(site, "where", p->sites[i].where);
 		add_fields(site, &stack_site_fields, &p->sites[i], NULL, NULL);
 		cJSON_AddItemToArray(arr, site);
 	}
@@ -329,9 +326,9 @@ static cJSON *process_json(const struct proc_record *p, const struct run_result 
 
 	add_u64(obj, "pid", p->pid);
 	add_u64(obj, "ppid", p->ppid);
-	cJSON_AddStringToObject(obj, "comm", p->comm);
+	add_name(obj, "comm", p->comm);
 	if (p->args)
-		cJSON_AddStringToObject(obj, "args", p->args);
+		add_name(obj, "args", p->args);
 	else
 		cJSON_AddNullToObject(obj, "args");
 	if (p->start_ns && p->end_ns)
@@ -415,7 +412,7 @@ static cJSON *run_json(const struct run_result *r)
 	cJSON *root = cJSON_CreateObject(), *cmd = cJSON_CreateArray();
 
 	for (char **a = r->command; a && *a; a++)
-		cJSON_AddItemToArray(cmd, cJSON_CreateString(*a));
+		cJSON_AddItemToArray(cmd, json_name(*a));
 	cJSON_AddItemToObject(root, "command", cmd);
 	cJSON_AddItemToObject(root, "exit", exit_json(r->exit_known, r->exit_status));
 	add_u64(root, "wall_ns", r->wall_ns);
@@ -433,7 +430,7 @@ static cJSON *stacks_json(const struct run_result *r)
 	if (!r->stacks_path)
 		return cJSON_CreateNull();
 	t = cJSON_CreateObject();
-	cJSON_AddStringToObject(t, "path", r->stacks_path);
+	add_name(t, "path", r->stacks_path);
 	cJSON_AddStringToObject(t, "unwind", r->stacks.mode);
 	cJSON_AddStringToObject(t, "by", r->stacks.by);
 	add_fields(t, &stacks_fields, &r->stacks, NULL, NULL);
@@ -449,7 +446,7 @@ static cJSON *trace_json(const struct run_result *r)
 	if (!r->trace_path)
 		return cJSON_CreateNull();
 	t = cJSON_CreateObject();
-	cJSON_AddStringToObject(t, "path", r->trace_path);
+	add_name(t, "path", r->trace_path);
 	add_fields(t, &trace_fields, &r->trace, NULL, NULL);
 	cJSON_AddBoolToObject(t, "truncated", r->trace.not_written != 0);
 	cJSON_AddBoolToObject(t, "written", !r->trace_failed);

@@ -305,22 +305,20 @@ static void print_uring_table(FILE *out, const struct uring_record *recs, size_t
 
 static void print_process_header(FILE *out, const struct proc_record *p)
 {
-	char exit[64];
-
-	char head[64], tail[128];
+	char exit[64], comm[NAME_TEXT_MAX], head[NAME_TEXT_MAX + 64], tail[128], args[512];
 	int room;
 
 	format_exit(exit, sizeof(exit), p->exit_seen, p->exit_status);
-	snprintf(head, sizeof(head), "== pid %u (ppid %u) %s: ", p->pid, p->ppid, p->comm);
+	snprintf(head, sizeof(head), "== pid %u (ppid %u) %s: ", p->pid, p->ppid,
+		 name_cell(p->comm, 0, comm, sizeof(comm)));
 	snprintf(tail, sizeof(tail), " — %s", exit);
 	if (p->start_ns && p->end_ns)
 		snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail), ", %.3f s",
 			 (p->end_ns - p->start_ns) / 1e9);
 	/* The command line is cut to keep the line within 100 columns (JSON has it whole). */
-	room = 100 - (int)strlen(head) - ((int)strlen(tail) - 2);
-	fprintf(out, "\n%s%.*s%s%s", head, room > 10 ? room - 1 : 9,
-		p->args ? p->args : p->comm,
-		(int)strlen(p->args ? p->args : p->comm) > (room > 10 ? room - 1 : 9) ? "…" : "",
+	room = 100 - text_width(head) - text_width(tail);
+	fprintf(out, "\n%s%s%s", head,
+		name_head(p->args ? p->args : p->comm, room > 10 ? room : 10, args, sizeof(args)),
 		tail);
 	fputs(p->overflow ? " (counted with other processes beyond --max-procs)\n" : "\n", out);
 }
@@ -331,31 +329,35 @@ static void print_process_list(FILE *out, const struct run_result *r)
 		"errors", "exit", "command");
 	for (size_t i = 0; i < r->nprocs; i++) {
 		const struct proc_record *p = &r->procs[i];
-		char exit[64];
+		char exit[64], comm[NAME_TEXT_MAX], args[256];
 
 		format_exit(exit, sizeof(exit), p->exit_seen, p->exit_status);
-		fprintf(out, "%8u %8u %-16s %10llu %8llu %-14s %.60s%s\n", p->pid, p->ppid, p->comm,
-			(unsigned long long)p->prof.calls, (unsigned long long)p->prof.errors, exit,
-			p->args ? p->args : "", p->overflow ? " (+overflow)" : "");
+		fprintf(out, "%8u %8u ", p->pid, p->ppid);
+		put_padded(out, name_cell(p->comm, 0, comm, sizeof(comm)), 16);
+		fprintf(out, " %10llu %8llu %-14s %s%s\n", (unsigned long long)p->prof.calls,
+			(unsigned long long)p->prof.errors, exit,
+			name_head(p->args ? p->args : "", 60, args, sizeof(args)),
+			p->overflow ? " (+overflow)" : "");
 	}
 }
 
 /* --stacks: the process's top call sites, one line each. */
 static void print_sites(FILE *out, const struct proc_record *p, const struct run_result *r)
 {
-	char t[CELL_MAX], c[CELL_MAX], b[CELL_MAX];
+	char t[CELL_MAX], c[CELL_MAX], b[CELL_MAX], where[NAME_TEXT_MAX];
 
 	if (!r->stacks_path || !p->nsites)
 		return;
 	fprintf(out, "\ncall sites, by %s (unwound with %s; every stack: %s)\n",
 		!strcmp(r->stacks.by, "time") ? "I/O time" : r->stacks.by, r->stacks.mode,
-		r->stacks_path);
+		name_cell(r->stacks_path, 0, where, sizeof(where)));
 	fputs("    time   calls   bytes syscall          where\n", out);
 	for (size_t i = 0; i < p->nsites; i++) {
 		const struct stack_site *s = &p->sites[i];
 
 		fprintf(out, "%8s %7s %7s %-16s %s\n", r->timing ? cell_time(s->time_ns, t) : "-",
-			cell_count(s->calls, c), cell_bytes(s->bytes, b), s->syscall, s->where);
+			cell_count(s->calls, c), cell_bytes(s->bytes, b), s->syscall,
+			name_cell(s->where, 0, where, sizeof(where)));
 	}
 }
 
@@ -374,6 +376,7 @@ static void print_process(FILE *out, const struct proc_record *p, const struct r
 static void print_drops(FILE *out, const struct run_result *r)
 {
 	const uint64_t *d = r->drops;
+	char path[NAME_TEXT_MAX];
 
 	fprintf(out, "\nlost: %llu events (ring buffer full); %llu processes merged (over %u live)",
 		(unsigned long long)d[DROP_RINGBUF], (unsigned long long)d[DROP_SLOTS],
@@ -395,7 +398,8 @@ static void print_drops(FILE *out, const struct run_result *r)
 	if (r->trace_path)
 		fprintf(out, "trace: %s: %llu events (%llu calls, %llu block requests, %llu io_uring, "
 			     "%llu flows); %llu lost (ring buffer full), %llu not written%s\n",
-			r->trace_path, (unsigned long long)r->trace.events,
+			name_cell(r->trace_path, 0, path, sizeof(path)),
+			(unsigned long long)r->trace.events,
 			(unsigned long long)r->trace.syscalls,
 			(unsigned long long)r->trace.block_requests,
 			(unsigned long long)r->trace.io_uring_requests,
@@ -405,7 +409,8 @@ static void print_drops(FILE *out, const struct run_result *r)
 	if (r->stacks_path)
 		fprintf(out, "stacks: %s: %llu stacks (%s, by %s) of %llu calls; %llu calls lost, "
 			     "deepest %llu frames, %llu frames unknown\n",
-			r->stacks_path, (unsigned long long)r->stacks.stacks, r->stacks.mode,
+			name_cell(r->stacks_path, 0, path, sizeof(path)),
+			(unsigned long long)r->stacks.stacks, r->stacks.mode,
 			r->stacks.by, (unsigned long long)r->stacks.stack_calls,
 			(unsigned long long)r->stacks.lost_calls,
 			(unsigned long long)r->stacks.max_depth,

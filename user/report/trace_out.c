@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "cells.h"
+#include "util/escape.h"
 #include "util/residency.h"
 #include "model/syscall_table.h"
 #include "trace_out_impl.h"
@@ -23,6 +25,7 @@ static const char *const track_names[COUNTER_TRACKS] = {
 struct trace_writer *trace_open(const struct trace_options *o)
 {
 	struct trace_writer *w = calloc(1, sizeof(*w));
+	char shown[NAME_TEXT_MAX];
 
 	if (!w) {
 		fprintf(stderr, "iotrace: out of memory\n");
@@ -31,7 +34,8 @@ struct trace_writer *trace_open(const struct trace_options *o)
 	w->o = *o;
 	w->f = fopen(o->path, "we");
 	if (!w->f) {
-		fprintf(stderr, "iotrace: cannot write the trace %s: %s\n", o->path,
+		fprintf(stderr, "iotrace: cannot write the trace %s: %s\n",
+			name_cell(o->path, 0, shown, sizeof(shown)),
 			strerror(errno));
 		free(w);
 		return NULL;
@@ -65,20 +69,10 @@ void out_us(FILE *f, uint64_t ns)
 	fprintf(f, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
 }
 
+/* A JSON string: the same value as cJSON's reports hold (esc_json_quoted, util/escape.h). */
 static void put_escaped(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	esc_fputs(esc_json_quoted, s, f);
 }
 
 void out_str(struct trace_writer *w, const char *key, const char *s)
@@ -240,6 +234,7 @@ static void write_metadata(struct trace_writer *w, const struct run_result *r)
 int trace_end(struct trace_writer *w, const struct run_result *r, uint64_t end_ns,
 	      uint64_t lost, struct trace_stats *out)
 {
+	char shown[NAME_TEXT_MAX];
 	int err;
 
 	trace_sample(w, end_ns);
@@ -251,7 +246,8 @@ int trace_end(struct trace_writer *w, const struct run_result *r, uint64_t end_n
 	write_metadata(w, r);
 	err = ferror(w->f) | fflush(w->f);
 	if (fclose(w->f) || err)
-		fprintf(stderr, "iotrace: writing the trace %s failed: %s\n", w->o.path,
+		fprintf(stderr, "iotrace: writing the trace %s failed: %s\n",
+			name_cell(w->o.path, 0, shown, sizeof(shown)),
 			strerror(errno ? errno : EIO));
 	*out = w->st;
 	free(w->procs);

@@ -125,17 +125,6 @@ static Dwarf_Addr address_of(const struct sym_file *f, uint64_t off)
 	return 0;
 }
 
-/* A name usable in a folded stack: no ';' (the separator), no line break. */
-static char *clean_name(const char *name)
-{
-	char *s = strdup(name);
-
-	for (char *c = s; c && *c; c++)
-		if (*c == ';' || *c == '\n' || *c == '\r')
-			*c = ':';
-	return s;
-}
-
 static bool is_function(Dwarf_Die *die)
 {
 	int tag = dwarf_tag(die);
@@ -172,7 +161,7 @@ static int inline_names(struct sym_file *f, Dwarf_Addr addr, char **names)
 			continue;
 		name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &attr));
 		if (name)
-			names[n++] = clean_name(name);
+			names[n++] = strdup(name);
 		if (tag == DW_TAG_subprogram)
 			break;
 	}
@@ -194,10 +183,10 @@ static void lookup(struct sym_file *f, uint64_t off, bool ret, struct sym_name *
 		n = inline_names(f, addr - ret, inner_first);
 	if (!n && addr && (name = dwfl_module_addrinfo(f->mod, addr - ret, &offset, &sym, NULL,
 						       NULL, NULL)))
-		inner_first[n++] = clean_name(name);
+		inner_first[n++] = strdup(name);
 	if (!n) {
 		snprintf(buf, sizeof(buf), "[unknown] (%s)", base ? base + 1 : f->path);
-		inner_first[n++] = clean_name(buf);
+		inner_first[n++] = strdup(buf);
 	}
 	out->n = n;
 	for (int i = 0; i < n; i++)
