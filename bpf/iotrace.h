@@ -106,12 +106,19 @@ struct io_stat {
 	__u64 lat_hist[FINE_BUCKETS];  /* calls by latency in ns (timed ones by their weight) */
 };
 
-/* Per thread: which file each recently used fd was, for the ledger (see thread_io). */
+/*
+ * Per thread: which file each recently used fd was, for the ledger (see thread_io). The
+ * struct file alone says it: two fds sharing a slot with one file are one file. But a freed
+ * struct file's address comes back for the next open, often on the same fd, and ext4 gives
+ * a deleted file's inode number to the next file: so the inode's number and generation are
+ * checked too (a new file in a reused struct file on a reused inode number: the 20 files of
+ * docs/files.md's "What a file is").
+ */
 #define FD_CACHE 4
 struct fd_cache {
 	__u64 file; /* the struct file the fd pointed to */
-	__u64 ino;  /* its inode number: the address of a freed file may come back */
-	__u32 fd;
+	__u64 ino;  /* its inode's number ... */
+	__u32 igen; /* ... and generation */
 	__u32 idx;  /* its ledger entry (file_stats index) */
 	__u32 gen;  /* the entry's gen then: a recycled entry has another */
 	__u32 pad;

@@ -540,17 +540,20 @@ static __always_inline struct file *fd_file(struct task_struct *task, __u64 fd)
 
 /*
  * The ledger entry of fd for the current process, from the thread's small cache when the
- * fd still holds the same file, else through file_index (creating the entry). *idxp gets
- * its index.
+ * fd still holds the same file, else through file_index (creating the entry). An open
+ * (opening) always takes the long way: the fd it returns may hold a new file where the
+ * cache saw an old one. *idxp gets its index.
  */
 static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
-						     struct thread_io *ti, __u64 fd, __u32 *idxp)
+						     struct thread_io *ti, __u64 fd, __u32 *idxp,
+						     bool opening)
 {
 	struct file *file = fd_file(task, fd);
 	struct fd_cache *c = &ti->fds[fd & (FD_CACHE - 1)];
 	__u64 file_addr = 0;
 	struct inode *inode;
 	struct file_stat *st;
+	__u32 igen;
 	__u64 ino;
 	int idx;
 
@@ -560,7 +563,8 @@ static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
 	if (!inode)
 		return NULL;
 	ino = KREAD(inode, i_ino);
-	if (c->file == (__u64)file && c->fd == fd && c->ino == ino) {
+	igen = KREAD(inode, i_generation);
+	if (c->file == (__u64)file && c->ino == ino && c->igen == igen && !opening) {
 		st = entry_at(c->idx, c->gen);
 		if (st) {
 			*idxp = c->idx;
@@ -577,8 +581,8 @@ static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
 	if (!st)
 		return NULL;
 	c->file = (__u64)file;
-	c->fd = fd;
 	c->ino = ino;
+	c->igen = igen;
 	c->idx = idx;
 	c->gen = st->gen;
 	st->epoch = ledger_epoch;

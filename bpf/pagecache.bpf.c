@@ -50,6 +50,7 @@ struct thread_state {
 	void *cached_inode; /* file_stat_of()'s last answer */
 	__u64 cached_ino;
 	__u32 cached_idx, cached_gen;
+	__u32 cached_igen, pad4; /* the inode's generation: its address and number come back */
 	__u32 dio_dev, dio_gen; /* the file of the O_DIRECT call in progress (block.bpf.c) */
 	__u64 dio_ino;
 };
@@ -143,7 +144,8 @@ static __always_inline struct file_stat *file_stat_of_ids(struct task_struct *ta
 							   struct thread_state *t,
 							   const struct inode_ids *id, __u32 *idxp)
 {
-	if (t && (__u64)t->cached_inode == id->addr && t->cached_ino == id->ino) {
+	if (t && (__u64)t->cached_inode == id->addr && t->cached_ino == id->ino &&
+	    t->cached_igen == id->igen) {
 		/* A recycled entry has another gen; a reused tid another owner. */
 		struct file_stat *cached = entry_at(t->cached_idx, t->cached_gen);
 
@@ -159,6 +161,7 @@ static __always_inline struct file_stat *file_stat_of_ids(struct task_struct *ta
 	if (t) {
 		t->cached_inode = (void *)id->addr;
 		t->cached_ino = id->ino;
+		t->cached_igen = id->igen;
 		t->cached_idx = *idxp;
 		t->cached_gen = st->gen;
 	}

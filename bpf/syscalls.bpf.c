@@ -71,7 +71,7 @@ __noinline int note_closing_file(__u64 fd)
 
 	if (!ti || ti->tid != task->pid)
 		return 0;
-	st = entry_of_fd(task, ti, fd, &idx);
+	st = entry_of_fd(task, ti, fd, &idx, false);
 	ti->close_idx = st ? idx + 1 : 0;
 	ti->close_gen = st ? st->gen : 0;
 	return 0;
@@ -291,7 +291,7 @@ static __always_inline void count_file(struct task_struct *task, struct thread_i
 		st = ti->close_idx ? entry_at(idx, ti->close_gen) : NULL;
 		ti->close_idx = 0;
 	} else {
-		st = entry_of_fd(task, ti, fd, &idx);
+		st = entry_of_fd(task, ti, fd, &idx, fd_arg[op] == FD_RET);
 	}
 	if (!st)
 		return;
