@@ -113,6 +113,7 @@ struct inode_ids {
 static __always_inline struct file_stat *file_stat_lookup(struct task_struct *task,
 							  const struct inode_ids *id, __u32 *idxp)
 {
+	__u32 igen;
 	int idx;
 
 	/* serve keeps files per label: the owner is the process's label slot. */
@@ -123,7 +124,19 @@ static __always_inline struct file_stat *file_stat_lookup(struct task_struct *ta
 
 		owner = entry ? *entry : 0;
 	}
-	idx = file_index_of(owner, id->dev, id->ino, id->igen);
+	/*
+	 * A filesystem without generations: the ledger's count of the number's files (global
+	 * functions take numbers: the inode's address copied out as one).
+	 */
+	igen = id->igen;
+	if (!igen) {
+		struct inode *inode = UNTRUSTED(inode, (void *)id->addr);
+		__u64 addr = 0;
+
+		bpf_probe_read_kernel(&addr, sizeof(addr), &id->addr);
+		igen = inode_instance(addr, id->dev, id->ino, KREAD(inode, __i_nlink));
+	}
+	idx = file_index_of(owner, id->dev, id->ino, igen);
 
 	if (idx < 0)
 		return NULL;

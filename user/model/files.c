@@ -205,6 +205,9 @@ int files_add_entry(struct proc_record *p, const struct ledger_entry *e)
 	qsort(sorted.chunks, sorted.n, sizeof(*sorted.chunks), cmp_chunk);
 	if (sorted.n && bits_union(&f->bits, &sorted))
 		err = -1;
+	/* By name first: the rows so far were all made under the file's first name. */
+	if (files_add_named(f, e))
+		err = -1;
 	for (size_t i = 0; i < e->nrows; i++)
 		if (add_row(f, e->rows[i].op, &e->rows[i].row))
 			err = -1;
@@ -382,6 +385,9 @@ void files_free(struct proc_record *p)
 		for (size_t j = 0; j < f->nio; j++)
 			sparse_hist_free(&f->io[j].lat);
 		free(f->io);
+		for (size_t j = 0; j < f->nby_name; j++)
+			free(f->by_name[j].rows);
+		free(f->by_name);
 		for (size_t j = 0; j < f->nblocks; j++) {
 			sparse_hist_free(&f->blocks[j].size);
 			sparse_hist_free(&f->blocks[j].lat);

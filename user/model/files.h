@@ -45,6 +45,22 @@ void files_count_readahead(struct proc_record *p);
 /* At the end: the last bitmaps counted, and the per-file summaries. */
 void files_finish(struct proc_record *p);
 void files_free(struct proc_record *p);
+
+/* ---- a file's names (file_names.c) ---- */
+
+/*
+ * An entry's syscall rows by the name they were made under (its name_id), before they are
+ * added to the file's: the file's calls by name start when a second name comes; -1 out of
+ * memory.
+ */
+int files_add_named(struct file_record *f, const struct ledger_entry *e);
+/*
+ * At the end, once the file has its name: the path of each name its calls were made under;
+ * by_name is left only when some differs from the file's name. name_of(ctx, id) is the
+ * path of a name id, or NULL.
+ */
+typedef const char *(*file_name_of_fn)(void *ctx, uint64_t id);
+int files_name_calls(struct file_record *f, file_name_of_fn name_of, void *ctx);
 /* A row's latency histogram into dense (HIST_BUCKETS) and its quantiles (kept sparse). */
 struct hist_summary file_io_latency(const struct file_io *io, __u64 *dense);
 /* Shared libraries and the like: mapped, at most their header read, never written. */

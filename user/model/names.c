@@ -14,15 +14,23 @@
 
 struct names {
 	size_t cap, n;
-	char **retired; /* names replaced by names_mark_deleted: records may still point at them */
+	char **retired; /* names replaced: records may still point at them */
 	size_t nretired;
 	struct named {
 		struct path_key key;
 		uint32_t kind;
 		bool deleted, from_alias;
-		char *text;   /* the latest name */
+		bool counted; /* igen is the ledger's count of files with the number (file_name) */
+		uint64_t id;  /* the latest name's id (file_name.name_id; 0: not known) */
+		char *path;   /* the latest name */
+		char *shown;  /* ... with " (deleted)", once deleted, or NULL */
 		char *others; /* earlier names, each ending with '\n', or NULL */
-	} *slots; /* open addressing by (dev, ino) */
+		struct earlier {
+			uint64_t id;
+			char *path;
+		} *earlier; /* the ids of the earlier names (a renamed file's) */
+		uint32_t nearlier;
+	} *slots; /* open addressing by (dev, ino, igen) */
 	struct path_key unnamed[64]; /* files names_resolve found no path for lately (a ring) */
 	unsigned nunnamed;
 };
@@ -138,11 +146,6 @@ char *name_format(const struct path_key *key, const struct file_name *n)
 		/* fallthrough */
 	default:
 		text = path_of(key, n);
-		if (text && n->deleted) {
-			base = text;
-			err = asprintf(&text, "%s (deleted)", base);
-			free(base);
-		}
 	}
 	return err < 0 ? NULL : text;
 }
@@ -152,14 +155,22 @@ struct names *names_new(void)
 	return calloc(1, sizeof(struct names));
 }
 
+static void named_free(struct named *s)
+{
+	free(s->path);
+	free(s->shown);
+	free(s->others);
+	for (uint32_t i = 0; i < s->nearlier; i++)
+		free(s->earlier[i].path);
+	free(s->earlier);
+}
+
 void names_free(struct names *n)
 {
 	if (!n)
 		return;
-	for (size_t i = 0; i < n->cap; i++) {
-		free(n->slots[i].text);
-		free(n->slots[i].others);
-	}
+	for (size_t i = 0; i < n->cap; i++)
+		named_free(&n->slots[i]);
 	for (size_t i = 0; i < n->nretired; i++)
 		free(n->retired[i]);
 	free(n->retired);
@@ -177,7 +188,7 @@ static size_t slot_of(const struct names *n, const struct path_key *k)
 	size_t i = ((k->ino ^ ((uint64_t)k->dev << 32) ^ ((uint64_t)k->igen << 16)) *
 		    0x9E3779B97F4A7C15ULL) & (n->cap - 1);
 
-	while (n->slots[i].text && !same_file(&n->slots[i].key, k))
+	while (n->slots[i].path && !same_file(&n->slots[i].key, k))
 		i = (i + 1) & (n->cap - 1);
 	return i;
 }
@@ -190,7 +201,7 @@ static int grow(struct names *n)
 	if (!bigger.slots)
 		return -1;
 	for (size_t i = 0; i < n->cap; i++)
-		if (n->slots[i].text)
+		if (n->slots[i].path)
 			bigger.slots[slot_of(&bigger, &n->slots[i].key)] = n->slots[i];
 	bigger.n = n->n;
 	free(n->slots);
@@ -198,29 +209,93 @@ static int grow(struct names *n)
 	return 0;
 }
 
-/* The slot's name goes to its earlier names (once each) before text replaces it. */
-static int remember(struct named *s, const char *text)
+/* A string records may point at, kept until the end; -1 out of memory. */
+static int retire(struct names *n, char *s)
 {
-	size_t len = s->others ? strlen(s->others) : 0, add = strlen(s->text);
-	char *grown;
+	char **grown;
 
-	if (!strcmp(s->text, text)) {
-		free(s->text);
+	if (!s)
 		return 0;
-	}
-	for (const char *p = s->others; p && *p; p += strcspn(p, "\n") + 1)
-		if (strcspn(p, "\n") == add && !strncmp(p, s->text, add)) {
-			free(s->text);
-			return 0;
-		}
-	grown = realloc(s->others, len + add + 2);
+	grown = realloc(n->retired, (n->nretired + 1) * sizeof(*grown));
 	if (!grown)
 		return -1;
-	memcpy(grown + len, s->text, add);
-	grown[len + add] = '\n';
-	grown[len + add + 1] = '\0';
-	free(s->text);
-	s->others = grown;
+	n->retired = grown;
+	n->retired[n->nretired++] = s;
+	return 0;
+}
+
+/* Whether others ('\n'-terminated names) holds path. */
+static bool listed(const char *others, size_t len, const char *path)
+{
+	size_t plen = strlen(path);
+
+	for (const char *p = others; p && p < others + len; p += strcspn(p, "\n") + 1)
+		if (strcspn(p, "\n") == plen && !strncmp(p, path, plen))
+			return true;
+	return false;
+}
+
+/* others: the earlier names, once each, in the order they came, the latest name left out. */
+static int list_others(struct names *n, struct named *s)
+{
+	size_t len = 0, room = 1;
+	char *text;
+
+	for (uint32_t i = 0; i < s->nearlier; i++)
+		room += strlen(s->earlier[i].path) + 1;
+	text = malloc(room);
+	if (!text || retire(n, s->others)) {
+		free(text);
+		return -1;
+	}
+	for (uint32_t i = 0; i < s->nearlier; i++) {
+		const char *p = s->earlier[i].path;
+
+		if (strcmp(p, s->path) && !listed(text, len, p))
+			len += sprintf(text + len, "%s\n", p);
+	}
+	text[len] = '\0';
+	s->others = len ? text : NULL;
+	if (!len)
+		free(text);
+	return 0;
+}
+
+/*
+ * The slot's name is now path (owned), whose id is id (0: not known): a name other than
+ * the latest one (by id when both are known, else by text) makes that one an earlier name.
+ * Its deletion as told. -1 out of memory.
+ */
+static int set_name(struct names *n, struct named *s, char *path, uint64_t id, bool deleted)
+{
+	bool same = s->path && (id && s->id ? id == s->id : !strcmp(path, s->path));
+	struct earlier *more;
+
+	if (same) {
+		free(path);
+		s->id = id ? id : s->id;
+	} else if (s->path) {
+		more = realloc(s->earlier, (s->nearlier + 1) * sizeof(*more));
+		if (!more) {
+			free(path);
+			return -1;
+		}
+		s->earlier = more;
+		s->earlier[s->nearlier++] = (struct earlier){ s->id, s->path };
+		s->path = path;
+		s->id = id;
+		if (list_others(n, s))
+			return -1;
+	} else {
+		s->path = path;
+		s->id = id;
+	}
+	if (s->deleted != deleted) {
+		if (retire(n, s->shown))
+			return -1;
+		s->shown = NULL;
+		s->deleted = deleted;
+	}
 	return 0;
 }
 
@@ -231,62 +306,103 @@ int names_add(struct names *n, const struct path_key *key, const struct file_nam
 
 	if ((n->n + 1) * 10 > n->cap * 7 && grow(n))
 		return -1;
+	s = &n->slots[slot_of(n, key)];
+	/* A rename or unlink that left the file no name: it was deleted, its name stays. */
+	if (name->again && !name->nparts && name->kind != FK_PIPE && name->kind != FK_SOCKET) {
+		if (s->path && name->deleted && !s->deleted)
+			s->deleted = true;
+		return 0;
+	}
 	text = name_format(key, name);
 	if (!text)
 		return -1;
-	s = &n->slots[slot_of(n, key)];
-	/* One of the inode's names (no file was at hand) does not replace a file's own. */
-	if (s->text && name->from_alias && !s->from_alias) {
+	/* One of the inode's names (no file at hand) does not replace a file's own, except
+	 * the newest name a rename, link or unlink gave it. */
+	if (s->path && name->from_alias && !name->again && !s->from_alias) {
 		free(text);
 		return 0;
 	}
-	if (!s->text)
+	if (!s->path) {
 		n->n++;
-	else if (remember(s, text))
-		return -1;
-	*s = (struct named){ .key = *key, .kind = name->kind,
-			     .deleted = name->deleted, .from_alias = name->from_alias, .text = text,
-			     .others = s->text ? s->others : NULL };
-	return 0;
+		s->key = *key;
+	}
+	s->kind = name->kind;
+	s->counted = name->counted;
+	s->from_alias = name->from_alias && !name->again;
+	/* memfds are always shown "(deleted)", in their name itself */
+	return set_name(n, s, text, name->name_id, name->deleted && name->kind != FK_MEMFD);
 }
 
-const char *names_find(const struct names *n, const struct path_key *key, uint32_t *kind,
-		       bool *deleted, const char **others)
+/* The path with " (deleted)" after it, made once. */
+static const char *shown_of(struct named *s)
+{
+	if (!s->deleted)
+		return s->path;
+	if (!s->shown && asprintf(&s->shown, "%s (deleted)", s->path) < 0)
+		s->shown = NULL;
+	return s->shown;
+}
+
+bool names_find(struct names *n, const struct path_key *key, struct name_view *out)
+{
+	struct named *s;
+
+	memset(out, 0, sizeof(*out));
+	if (!n->cap)
+		return false;
+	s = &n->slots[slot_of(n, key)];
+	if (!s->path)
+		return false;
+	*out = (struct name_view){ .shown = shown_of(s), .path = s->path, .others = s->others,
+				   .kind = s->kind, .deleted = s->deleted, .counted = s->counted };
+	return out->shown != NULL;
+}
+
+const char *names_of_id(const struct names *n, const struct path_key *key, uint64_t id)
 {
 	const struct named *s;
 
-	if (!n->cap)
+	if (!n->cap || !id)
 		return NULL;
 	s = &n->slots[slot_of(n, key)];
-	if (!s->text)
+	if (!s->path)
 		return NULL;
-	*kind = s->kind;
-	*deleted = s->deleted;
-	*others = s->others;
-	return s->text;
+	if (s->id == id)
+		return s->path;
+	for (uint32_t i = 0; i < s->nearlier; i++)
+		if (s->earlier[i].id == id)
+			return s->earlier[i].path;
+	return NULL;
 }
 
 const char *names_mark_deleted(struct names *n, const struct path_key *key)
 {
 	struct named *s;
-	char *text, **grown;
 
 	if (!n->cap)
 		return NULL;
 	s = &n->slots[slot_of(n, key)];
-
-	if (!s->text || s->deleted)
-		return s->text;
-	grown = realloc(n->retired, (n->nretired + 1) * sizeof(*grown));
-	if (!grown)
+	if (!s->path)
 		return NULL;
-	n->retired = grown;
-	if (asprintf(&text, "%s (deleted)", s->text) < 0)
-		return NULL;
-	n->retired[n->nretired++] = s->text;
-	s->text = text;
 	s->deleted = true;
-	return text;
+	return shown_of(s);
+}
+
+int names_rename(struct names *n, const struct path_key *key, const char *path)
+{
+	struct named *s;
+	char *copy = strdup(path);
+
+	if (!copy || !n->cap) {
+		free(copy);
+		return -1;
+	}
+	s = &n->slots[slot_of(n, key)];
+	if (!s->path) {
+		free(copy);
+		return -1;
+	}
+	return set_name(n, s, copy, 0, false);
 }
 
 /*
@@ -295,7 +411,7 @@ const char *names_mark_deleted(struct names *n, const struct path_key *key)
  * generation) pair that ext4, xfs and tmpfs export (FILEID_INO32_GEN), on its mount, and
  * read back from /proc/self/fd. NULL when the filesystem or the file does not allow it.
  */
-static char *path_by_handle(const struct path_key *key)
+char *names_by_inode(const struct path_key *key)
 {
 	struct {
 		struct file_handle fh;
@@ -319,25 +435,23 @@ static char *path_by_handle(const struct path_key *key)
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, path, sizeof(path) - 1);
 	close(fd);
-	if (n <= 0 || path[0] != '/')
-		return NULL; /* a disconnected dentry names no path */
+	/* A disconnected dentry names no path; a deleted file's is no longer its. */
+	if (n <= 0 || path[0] != '/' ||
+	    (n > 10 && !memcmp(path + n - 10, " (deleted)", 10)))
+		return NULL;
 	path[n] = '\0';
 	return strdup(path);
 }
 
 const char *names_lookup(struct names *n, const struct path_key *key)
 {
-	const char *others, *name;
-	uint32_t kind;
-	bool deleted;
+	struct name_view v;
 
-	name = names_find(n, key, &kind, &deleted, &others);
-	return name ? name : names_resolve(n, key);
+	return names_find(n, key, &v) ? v.shown : names_resolve(n, key);
 }
 
 const char *names_resolve(struct names *n, const struct path_key *key)
 {
-	struct file_name none = { .kind = FK_FILE, .from_alias = 1 };
 	const unsigned ring = sizeof(n->unnamed) / sizeof(n->unnamed[0]);
 	struct named *s;
 	char *text;
@@ -346,7 +460,7 @@ const char *names_resolve(struct names *n, const struct path_key *key)
 	for (unsigned i = 0; i < ring && i < n->nunnamed; i++)
 		if (!memcmp(&n->unnamed[i], key, sizeof(*key)))
 			return NULL;
-	text = path_by_handle(key);
+	text = names_by_inode(key);
 	if (!text)
 		n->unnamed[n->nunnamed++ % ring] = *key;
 	if (!text || ((n->n + 1) * 10 > n->cap * 7 && grow(n))) {
@@ -354,11 +468,11 @@ const char *names_resolve(struct names *n, const struct path_key *key)
 		return NULL;
 	}
 	s = &n->slots[slot_of(n, key)];
-	if (s->text) { /* named meanwhile */
+	if (s->path) { /* named meanwhile */
 		free(text);
-		return s->text;
+		return shown_of(s);
 	}
 	n->n++;
-	*s = (struct named){ .key = *key, .kind = none.kind, .from_alias = true, .text = text };
+	*s = (struct named){ .key = *key, .kind = FK_FILE, .from_alias = true, .path = text };
 	return text;
 }

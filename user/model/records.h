@@ -79,6 +79,20 @@ struct file_io {
 	struct sparse_hist lat; /* latency of the timed calls (file_io_latency) */
 };
 
+/*
+ * A renamed file's syscalls under one of its names (the name strace -yy shows them under):
+ * the calls of its ledger entries of that name (file_stat.name_id), summed.
+ */
+struct file_name_io {
+	uint64_t name_id;  /* 0: not known */
+	const char *name;  /* its path (derived at the end: the names table's) */
+	struct name_calls {
+		uint32_t op; /* enum file_op */
+		uint64_t calls, errors, requested_bytes, transferred_bytes;
+	} *rows;
+	size_t nrows;
+};
+
 /* Block I/O for one file on one disk and operation. */
 struct file_block {
 	uint32_t disk, op;
@@ -106,12 +120,21 @@ struct file_record {
 	 * '\n'-terminated, or NULL. Both are the run's names table's (run_result.names). */
 	const char *path;
 	const char *other_names;
+	const char *name; /* the path alone, without " (deleted)" */
 	bool deleted;
 	bool chunks_lost;       /* some chunk of some file did not fit: counts inexact */
 	bool final;             /* its process exited: nothing more comes */
 	struct page_bits bits;  /* raw, freed once counted (file_finish) */
 	struct file_io *io;
 	size_t nio;
+	/*
+	 * The name its syscalls were made under (that of its first entry with syscalls), and
+	 * once a second name came, its calls by name (entries of each name summed; derived at
+	 * the end: only when some name differs from path).
+	 */
+	uint64_t name_id;
+	struct file_name_io *by_name;
+	size_t nby_name;
 	struct file_block *blocks;
 	size_t nblocks;
 	const char *residency_missing; /* NULL, or why residency is unknown */
