@@ -328,21 +328,24 @@ void files_count_readahead(struct proc_record *p)
 	}
 }
 
-void files_finish(struct proc_record *p)
+void file_summarize(struct file_record *f)
+{
+	memset(&f->sum, 0, sizeof(f->sum));
+	summarize_io(f);
+	summarize_blocks(f);
+	f->sum.hit_pct = f->pc.requested_pages ? 100 * f->pc.hit_pages / f->pc.requested_pages
+					       : FILE_SUMMARY_NONE;
+	f->sum.readahead_pages = f->pc.readahead_pages;
+	f->sum.unused_readahead_pages = f->pc.unused_readahead_pages;
+}
+
+void files_finish(struct proc_record *p, bool by_path)
 {
 	files_count_readahead(p);
-	for (size_t i = 0; i < p->nfiles; i++) {
-		struct file_record *f = &p->files[i];
-
-		memset(&f->sum, 0, sizeof(f->sum));
-		summarize_io(f);
-		summarize_blocks(f);
-		f->sum.hit_pct = f->pc.requested_pages
-					 ? 100 * f->pc.hit_pages / f->pc.requested_pages
-					 : FILE_SUMMARY_NONE;
-		f->sum.readahead_pages = f->pc.readahead_pages;
-		f->sum.unused_readahead_pages = f->pc.unused_readahead_pages;
-	}
+	for (size_t i = 0; i < p->nfiles; i++)
+		file_summarize(&p->files[i]);
+	if (files_rows(p, by_path))
+		p->nrows = 0; /* out of memory: no rows rather than half of them */
 }
 
 bool file_mapped_only(const struct file_record *f)
@@ -376,28 +379,36 @@ struct hist_summary file_io_latency(const struct file_io *io, __u64 *dense)
 	return hist_summary_of(HIST_LOG2, dense, false, 0, 0);
 }
 
+void file_record_free(struct file_record *f)
+{
+	free(f->bits.chunks);
+	for (size_t j = 0; j < f->nio; j++)
+		sparse_hist_free(&f->io[j].lat);
+	free(f->io);
+	for (size_t j = 0; j < f->nby_name; j++)
+		free(f->by_name[j].rows);
+	free(f->by_name);
+	for (size_t j = 0; j < f->nblocks; j++) {
+		sparse_hist_free(&f->blocks[j].size);
+		sparse_hist_free(&f->blocks[j].lat);
+		sparse_hist_free(&f->blocks[j].qlat);
+	}
+	free(f->blocks);
+	free(f->owned_names);
+}
+
 void files_free(struct proc_record *p)
 {
-	for (size_t i = 0; i < p->nfiles; i++) {
-		struct file_record *f = &p->files[i];
-
-		free(f->bits.chunks);
-		for (size_t j = 0; j < f->nio; j++)
-			sparse_hist_free(&f->io[j].lat);
-		free(f->io);
-		for (size_t j = 0; j < f->nby_name; j++)
-			free(f->by_name[j].rows);
-		free(f->by_name);
-		for (size_t j = 0; j < f->nblocks; j++) {
-			sparse_hist_free(&f->blocks[j].size);
-			sparse_hist_free(&f->blocks[j].lat);
-			sparse_hist_free(&f->blocks[j].qlat);
-		}
-		free(f->blocks);
-	}
+	for (size_t i = 0; i < p->nfiles; i++)
+		file_record_free(&p->files[i]);
+	for (size_t i = 0; i < p->nmerged; i++)
+		file_record_free(&p->merged[i]);
 	free(p->files);
-	p->files = NULL;
-	p->nfiles = 0;
+	free(p->merged);
+	free(p->rows);
+	p->files = p->merged = NULL;
+	p->rows = NULL;
+	p->nfiles = p->nmerged = p->nrows = 0;
 	if (p->file_index)
 		free(p->file_index->slots);
 	free(p->file_index);

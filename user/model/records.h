@@ -120,7 +120,7 @@ struct file_record {
 	 * '\n'-terminated, or NULL. Both are the run's names table's (run_result.names). */
 	const char *path;
 	const char *other_names;
-	const char *name; /* the path alone, without " (deleted)" */
+	const char *name; /* the path alone, without " (deleted)" (what --files-by path folds by) */
 	bool deleted;
 	bool chunks_lost;       /* some chunk of some file did not fit: counts inexact */
 	bool final;             /* its process exited: nothing more comes */
@@ -137,6 +137,9 @@ struct file_record {
 	size_t nby_name;
 	struct file_block *blocks;
 	size_t nblocks;
+	/* --files-by path: a row of several files of one path (derived; 0: one file) */
+	uint32_t versions;
+	char *owned_names; /* ... which owns its other_names */
 	const char *residency_missing; /* NULL, or why residency is unknown */
 	struct residency_view res;
 	/* derived */
@@ -200,6 +203,14 @@ struct proc_record {
 	struct file_index *file_index;   /* (dev, ino) -> files[] (files.c) */
 	/* derived */
 	struct page_cache_sum pc; /* its files summed */
+	/*
+	 * The rows its files are reported in: files[] one by one, or with --files-by path the
+	 * files of one path folded into one row (merged[], versions > 1).
+	 */
+	struct file_record **rows;
+	size_t nrows;
+	struct file_record *merged;
+	size_t nmerged;
 };
 
 /* What a --trace file holds (report/trace.c): events, and those it could not hold. */
@@ -229,6 +240,7 @@ struct run_result {
 	bool partial;    /* iotrace was interrupted before the traced processes ended */
 	int stop_signal; /* the signal (SIGINT, SIGTERM) that made iotrace stop early, or 0 */
 	bool timing;
+	bool files_by_path; /* --files-by path: a process's files of one path in one row */
 	bool sampled; /* timing by the sampling rule (SAMPLE_WARMUP, SAMPLE_PERIOD), not every call */
 	struct proc_record *procs;
 	size_t nprocs;

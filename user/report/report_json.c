@@ -235,6 +235,8 @@ static void add_file_name(cJSON *obj, const struct file_record *f)
 	else
 		cJSON_AddStringToObject(obj, "dev", (kdev_format(f->key.dev, dev, sizeof(dev)), dev));
 	add_u64(obj, "ino", f->kind == FK_METADATA ? 0 : f->key.ino);
+	if (f->versions) /* --files-by path: this path's files in one */
+		add_u64(obj, "versions", f->versions);
 }
 
 static cJSON *file_json(const struct file_record *f, const struct run_result *r)
@@ -296,8 +298,8 @@ static int put_files(FILE *out, const struct proc_record *p, const struct run_re
 	int err = 0;
 
 	fputs(",\n\t\"files\": [", out);
-	for (size_t i = 0; i < p->nfiles && !err; i++) {
-		cJSON *f = file_json(&p->files[i], r);
+	for (size_t i = 0; i < p->nrows && !err; i++) {
+		cJSON *f = file_json(p->rows[i], r);
 
 		fputs(i ? ",\n" : "\n", out);
 		err = put_text(out, cJSON_Print(f));
