@@ -37,11 +37,17 @@
 #define SOCKFS_MAGIC 0x534F434B
 #define ANON_INODE_FS_MAGIC 0x09041934
 #define TMPFS_MAGIC 0x01021994
+#define EXT4_SUPER_MAGIC 0xEF53
+#define XFS_SUPER_MAGIC 0x58465342
+#define BTRFS_SUPER_MAGIC 0x9123683E
+#define F2FS_SUPER_MAGIC 0xF2F52010
 /* Key inode numbers of anonymous-inode files: a hash of the name, with this bit set. */
 #define ANON_KEY_BIT (1ULL << 63)
 #define ANON_NAME_LEN 32
 /* Inodes a rename, link or unlink changes: the file, the one replaced, two directories. */
 #define NOTED_INODES 4
+/* Numbers of files counted per number (overlayfs, FUSE, NFS: inode_instance) at once. */
+#define MAX_COUNTED 4096
 
 /* File names, as events (struct file_name): a file's every name reaches the loader. */
 struct {
@@ -82,7 +88,7 @@ enum { INST_LINKED = 1, INST_DEAD, INST_LOST };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, MAX_NAMED);
+	__uint(max_entries, MAX_COUNTED);
 	__type(key, struct path_key);
 	__type(value, struct instance);
 } instances SEC(".maps");
@@ -90,7 +96,7 @@ struct {
 /* A name (name_id_of) -> the file last named so, for inode_instance's INST_LOST. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, MAX_NAMED);
+	__uint(max_entries, MAX_COUNTED);
 	__type(key, __u64);
 	__type(value, struct path_key);
 } name_owner SEC(".maps");
@@ -174,6 +180,28 @@ static __u32 leaf_name(struct file_name *n, __u64 d)
 	return len;
 }
 
+/*
+ * Whether a file of generation 0 on this filesystem has the ledger count its number's files
+ * (inode_instance): not where every new inode gets a generation (ext4, xfs, btrfs, tmpfs,
+ * f2fs: a 0 there is a file older than that, never a reused number), nor for pipes, sockets
+ * and anonymous inodes (numbers that do not come back, or one inode for all).
+ */
+static __always_inline bool counted_fs(__u64 magic)
+{
+	switch (magic) {
+	case EXT4_SUPER_MAGIC:
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case F2FS_SUPER_MAGIC:
+	case PIPEFS_MAGIC:
+	case SOCKFS_MAGIC:
+	case ANON_INODE_FS_MAGIC:
+		return false;
+	}
+	return true;
+}
+
 static __always_inline __u32 kind_of(__u32 mode, __u64 magic)
 {
 	switch (mode & S_IFMT) {
@@ -250,8 +278,7 @@ static __u32 fill_name(struct file_name *n, struct path_key *pk, struct inode *i
 	n->kind = kind_of(KREAD(inode, i_mode), magic);
 	n->deleted = !KREAD(inode, __i_nlink);
 	n->rdev = KREAD(inode, i_rdev);
-	n->counted = !KREAD(inode, i_generation) && magic != PIPEFS_MAGIC &&
-		     magic != SOCKFS_MAGIC && magic != ANON_INODE_FS_MAGIC;
+	n->counted = !KREAD(inode, i_generation) && counted_fs(magic);
 	n->from_alias = !file;
 	n->again = again;
 	/* memfd_create makes an unlinked file on the kernel's shm mount, "memfd:NAME". */
@@ -421,8 +448,7 @@ static __always_inline void file_key_of(struct inode *inode, struct file *file,
 		bpf_probe_read_kernel(&file_addr, sizeof(file_addr), &file);
 		pk->ino = anon_key(file_addr);
 		pk->igen = 0;
-	} else if (!pk->igen && magic != PIPEFS_MAGIC && magic != SOCKFS_MAGIC &&
-		   magic != ANON_INODE_FS_MAGIC) {
+	} else if (!pk->igen && counted_fs(magic)) {
 		bpf_probe_read_kernel(&inode_addr, sizeof(inode_addr), &inode);
 		pk->igen = inode_instance(inode_addr, pk->dev, pk->ino, KREAD(inode, __i_nlink));
 	}

@@ -133,8 +133,10 @@ static __always_inline struct file_stat *file_stat_lookup(struct task_struct *ta
 		struct inode *inode = UNTRUSTED(inode, (void *)id->addr);
 		__u64 addr = 0;
 
-		bpf_probe_read_kernel(&addr, sizeof(addr), &id->addr);
-		igen = inode_instance(addr, id->dev, id->ino, KREAD(inode, __i_nlink));
+		if (counted_fs(KREAD(inode, i_sb, s_magic))) {
+			bpf_probe_read_kernel(&addr, sizeof(addr), &id->addr);
+			igen = inode_instance(addr, id->dev, id->ino, KREAD(inode, __i_nlink));
+		}
 	}
 	idx = file_index_of(owner, id->dev, id->ino, igen);
 
