@@ -231,7 +231,7 @@ static int merge_names(struct file_record *dst, const struct file_record *m)
 	return 0;
 }
 
-/* The versions' earlier names, once each, the path left out; owned by dst. */
+/* The versions' earlier names, once each, the path left out; dst's own. */
 static int merge_other_names(struct file_record *dst, struct file_record *const *m, size_t n)
 {
 	size_t room = 1, len = 0;
@@ -252,8 +252,9 @@ static int merge_other_names(struct file_record *dst, struct file_record *const 
 			if (!seen)
 				len += sprintf(text + len, "%.*s\n", (int)l, p);
 		}
-	dst->owned_names = text;
-	dst->other_names = len ? text : NULL;
+	dst->other_names = len ? text : NULL; /* the row's own: file_record_free frees it */
+	if (!len)
+		free(text);
 	return 0;
 }
 

@@ -394,7 +394,8 @@ void file_record_free(struct file_record *f)
 		sparse_hist_free(&f->blocks[j].qlat);
 	}
 	free(f->blocks);
-	free(f->owned_names);
+	if (f->versions)
+		free((char *)f->other_names); /* a row of several files owns these (files_rows) */
 }
 
 void files_free(struct proc_record *p)

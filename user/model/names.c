@@ -23,13 +23,15 @@ struct names {
 		bool counted; /* igen is the ledger's count of files with the number (file_name) */
 		uint64_t id;  /* the latest name's id (file_name.name_id; 0: not known) */
 		char *path;   /* the latest name */
-		char *shown;  /* ... with " (deleted)", once deleted, or NULL */
-		char *others; /* earlier names, each ending with '\n', or NULL */
-		struct earlier {
-			uint64_t id;
-			char *path;
-		} *earlier; /* the ids of the earlier names (a renamed file's) */
-		uint32_t nearlier;
+		struct named_more {
+			char *shown;  /* the path with " (deleted)", once deleted, or NULL */
+			char *others; /* earlier names, each ending with '\n', or NULL */
+			struct earlier {
+				uint64_t id;
+				char *path;
+			} *earlier; /* the ids of the earlier names (a renamed file's) */
+			uint32_t nearlier;
+		} *more; /* a renamed or deleted file's: NULL for most, which have one name */
 	} *slots; /* open addressing by (dev, ino, igen) */
 	struct path_key unnamed[64]; /* files names_resolve found no path for lately (a ring) */
 	unsigned nunnamed;
@@ -158,11 +160,22 @@ struct names *names_new(void)
 static void named_free(struct named *s)
 {
 	free(s->path);
-	free(s->shown);
-	free(s->others);
-	for (uint32_t i = 0; i < s->nearlier; i++)
-		free(s->earlier[i].path);
-	free(s->earlier);
+	if (!s->more)
+		return;
+	free(s->more->shown);
+	free(s->more->others);
+	for (uint32_t i = 0; i < s->more->nearlier; i++)
+		free(s->more->earlier[i].path);
+	free(s->more->earlier);
+	free(s->more);
+}
+
+/* The slot's more, made when it is first needed; NULL out of memory. */
+static struct named_more *more_of(struct named *s)
+{
+	if (!s->more)
+		s->more = calloc(1, sizeof(*s->more));
+	return s->more;
 }
 
 void names_free(struct names *n)
@@ -238,26 +251,43 @@ static bool listed(const char *others, size_t len, const char *path)
 /* others: the earlier names, once each, in the order they came, the latest name left out. */
 static int list_others(struct names *n, struct named *s)
 {
+	struct named_more *m = s->more;
 	size_t len = 0, room = 1;
 	char *text;
 
-	for (uint32_t i = 0; i < s->nearlier; i++)
-		room += strlen(s->earlier[i].path) + 1;
+	for (uint32_t i = 0; i < m->nearlier; i++)
+		room += strlen(m->earlier[i].path) + 1;
 	text = malloc(room);
-	if (!text || retire(n, s->others)) {
+	if (!text || retire(n, m->others)) {
 		free(text);
 		return -1;
 	}
-	for (uint32_t i = 0; i < s->nearlier; i++) {
-		const char *p = s->earlier[i].path;
+	for (uint32_t i = 0; i < m->nearlier; i++) {
+		const char *p = m->earlier[i].path;
 
 		if (strcmp(p, s->path) && !listed(text, len, p))
 			len += sprintf(text + len, "%s\n", p);
 	}
 	text[len] = '\0';
-	s->others = len ? text : NULL;
+	m->others = len ? text : NULL;
 	if (!len)
 		free(text);
+	return 0;
+}
+
+/* The slot's latest name becomes an earlier one (kept: records may point at it). */
+static int push_earlier(struct named *s)
+{
+	struct named_more *m = more_of(s);
+	struct earlier *grown;
+
+	if (!m)
+		return -1;
+	grown = realloc(m->earlier, (m->nearlier + 1) * sizeof(*grown));
+	if (!grown)
+		return -1;
+	m->earlier = grown;
+	m->earlier[m->nearlier++] = (struct earlier){ s->id, s->path };
 	return 0;
 }
 
@@ -269,19 +299,15 @@ static int list_others(struct names *n, struct named *s)
 static int set_name(struct names *n, struct named *s, char *path, uint64_t id, bool deleted)
 {
 	bool same = s->path && (id && s->id ? id == s->id : !strcmp(path, s->path));
-	struct earlier *more;
 
 	if (same) {
 		free(path);
 		s->id = id ? id : s->id;
 	} else if (s->path) {
-		more = realloc(s->earlier, (s->nearlier + 1) * sizeof(*more));
-		if (!more) {
+		if (push_earlier(s)) {
 			free(path);
 			return -1;
 		}
-		s->earlier = more;
-		s->earlier[s->nearlier++] = (struct earlier){ s->id, s->path };
 		s->path = path;
 		s->id = id;
 		if (list_others(n, s))
@@ -290,12 +316,12 @@ static int set_name(struct names *n, struct named *s, char *path, uint64_t id, b
 		s->path = path;
 		s->id = id;
 	}
-	if (s->deleted != deleted) {
-		if (retire(n, s->shown))
+	if (s->deleted != deleted && s->more) {
+		if (retire(n, s->more->shown))
 			return -1;
-		s->shown = NULL;
-		s->deleted = deleted;
+		s->more->shown = NULL;
 	}
+	s->deleted = deleted;
 	return 0;
 }
 
@@ -333,14 +359,17 @@ int names_add(struct names *n, const struct path_key *key, const struct file_nam
 	return set_name(n, s, text, name->name_id, name->deleted && name->kind != FK_MEMFD);
 }
 
-/* The path with " (deleted)" after it, made once. */
+/* The path with " (deleted)" after it, made once (NULL out of memory). */
 static const char *shown_of(struct named *s)
 {
+	struct named_more *m;
+
 	if (!s->deleted)
 		return s->path;
-	if (!s->shown && asprintf(&s->shown, "%s (deleted)", s->path) < 0)
-		s->shown = NULL;
-	return s->shown;
+	m = more_of(s);
+	if (m && !m->shown && asprintf(&m->shown, "%s (deleted)", s->path) < 0)
+		m->shown = NULL;
+	return m ? m->shown : NULL;
 }
 
 bool names_find(struct names *n, const struct path_key *key, struct name_view *out)
@@ -353,8 +382,9 @@ bool names_find(struct names *n, const struct path_key *key, struct name_view *o
 	s = &n->slots[slot_of(n, key)];
 	if (!s->path)
 		return false;
-	*out = (struct name_view){ .shown = shown_of(s), .path = s->path, .others = s->others,
-				   .kind = s->kind, .deleted = s->deleted, .counted = s->counted };
+	*out = (struct name_view){ .shown = shown_of(s), .path = s->path,
+				   .others = s->more ? s->more->others : NULL, .kind = s->kind,
+				   .deleted = s->deleted, .counted = s->counted };
 	return out->shown != NULL;
 }
 
@@ -369,9 +399,9 @@ const char *names_of_id(const struct names *n, const struct path_key *key, uint6
 		return NULL;
 	if (s->id == id)
 		return s->path;
-	for (uint32_t i = 0; i < s->nearlier; i++)
-		if (s->earlier[i].id == id)
-			return s->earlier[i].path;
+	for (uint32_t i = 0; s->more && i < s->more->nearlier; i++)
+		if (s->more->earlier[i].id == id)
+			return s->more->earlier[i].path;
 	return NULL;
 }
 

@@ -116,30 +116,30 @@ struct file_record {
 	uint32_t kind;          /* enum file_kind, or FK_METADATA */
 	uint32_t advice;        /* enum advice_bit, OR of all seen */
 	uint64_t added_folios;
-	/* Its name as /proc/PID/fd shows it, or NULL; earlier names of a renamed file, each
-	 * '\n'-terminated, or NULL. Both are the run's names table's (run_result.names). */
+	/*
+	 * Its name as /proc/PID/fd shows it, or NULL; earlier names of a renamed file, each
+	 * '\n'-terminated, or NULL. Both are the run's names table's (run_result.names), but a
+	 * row of several files' (versions) owns its other_names.
+	 */
 	const char *path;
 	const char *other_names;
 	const char *name; /* the path alone, without " (deleted)" (what --files-by path folds by) */
 	bool deleted;
 	bool chunks_lost;       /* some chunk of some file did not fit: counts inexact */
 	bool final;             /* its process exited: nothing more comes */
+	uint32_t versions;      /* --files-by path: the files of one path in this row (0: one) */
 	struct page_bits bits;  /* raw, freed once counted (file_finish) */
 	struct file_io *io;
-	size_t nio;
+	struct file_block *blocks;
+	uint32_t nio, nblocks;
 	/*
 	 * The name its syscalls were made under (that of its first entry with syscalls), and
 	 * once a second name came, its calls by name (entries of each name summed; derived at
 	 * the end: only when some name differs from path).
 	 */
+	uint32_t nby_name;
 	uint64_t name_id;
 	struct file_name_io *by_name;
-	size_t nby_name;
-	struct file_block *blocks;
-	size_t nblocks;
-	/* --files-by path: a row of several files of one path (derived; 0: one file) */
-	uint32_t versions;
-	char *owned_names; /* ... which owns its other_names */
 	const char *residency_missing; /* NULL, or why residency is unknown */
 	struct residency_view res;
 	/* derived */
