@@ -201,6 +201,17 @@ def real_program(name, w):
                            f"  f.write('x' * i); f.close(); os.replace(f.name, 'final')\n\"",
         "rsync": f"cd {w} && mkdir rs && for i in 1 2 3; do head -c 5000 /dev/urandom > rs/f$i;"
                  f" done && rsync -a rs/ rs2/ && echo y >> rs/f1 && rsync -a rs/ rs2/",
+        "compressors": f"cd {w} && for i in 1 2 3; do seq 1 $((i * 3000)) > c$i; done && gzip "
+                       f"c1 && gunzip c1.gz && xz -k c2 && bzip2 c3 && bunzip2 -k c3.bz2 && "
+                       f"gzip -f c1",
+        "make-compileall": f"cd {w} && printf 'int main(void){{return 0;}}\\n' > m.c && "
+                           f"printf 'int g(void){{return 1;}}\\n' > g.c && printf 'p: m.o "
+                           f"g.o\\n\\tcc -o p m.o g.o\\n' > Makefile && make -s && mkdir py "
+                           f"&& echo 'x = 1' > py/a.py && echo 'y = 2' > py/b.py && {PY} -m "
+                           f"compileall -q py && touch py/a.py && {PY} -m compileall -q py",
+        "cp-install": f"cd {w} && echo 1 > a && cp --backup=numbered a b && echo 2 > a && "
+                      f"cp --backup=numbered a b && install -m 644 a c && install -C -m 644 a "
+                      f"c && cp -r . ../copy",
         "dpkg-deb": f"cd {w} && mkdir -p pkg/DEBIAN pkg/usr/share/x && printf 'Package: x\\n"
                     f"Version: 1\\nArchitecture: all\\nMaintainer: a <a@b>\\nDescription: x\\n'"
                     f" > pkg/DEBIAN/control && echo hi > pkg/usr/share/x/a && dpkg-deb -b pkg"
@@ -208,9 +219,11 @@ def real_program(name, w):
     }[name]
 
 
-PROGRAMS = ["sqlite3-wal", "sqlite3-journal", "git", "tar-gzip-mv", "sed-perl-inplace", "cc",
-            "python-tempfile", "rsync", "dpkg-deb"]
-NEEDS = {"rsync": "rsync", "dpkg-deb": "dpkg-deb", "tar-gzip-mv": "zip"}
+PROGRAMS = ["sqlite3-wal", "sqlite3-journal", "git", "tar-gzip-mv", "compressors",
+            "sed-perl-inplace", "cc", "make-compileall", "python-tempfile", "cp-install",
+            "rsync", "dpkg-deb"]
+NEEDS = {"rsync": "rsync", "dpkg-deb": "dpkg-deb", "tar-gzip-mv": "zip", "compressors": "xz",
+         "make-compileall": "make"}
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
@@ -222,6 +235,31 @@ def test_real_programs_each_call_under_its_name(name, tmp_path, pre):
     ours, theirs, _ = traced_by_both(["/bin/sh", "-c", real_program(name, w)], tmp_path,
                                      exact=True)
     assert_same(ours, theirs, pre)
+
+
+PIPES = r"""
+import os, socket
+for i in range(200):
+    r, w = os.pipe()
+    os.write(w, b"p" * (i + 1)); os.read(r, 1000); os.close(r); os.close(w)
+    a, b = socket.socketpair()
+    a.send(b"s" * (i + 1)); b.recv(1000); a.close(); b.close()
+"""
+
+
+def test_pipes_and_sockets_made_in_turn(tmp_path):
+    """200 pipes and 200 socket pairs made, used and closed in turn: their fds and struct
+    files come back, their inode numbers do not (get_next_ino): a row each."""
+    report, _ = traced([PY, "-c", PIPES], tmp_path)
+    rows = [f for p in report["processes"] if p["comm"] == "python3" for f in p["files"]]
+    # (its stdout and stderr are the test's pipes: only seeked)
+    pipes = [f["io"] for f in rows if f["kind"] == "pipe" and "read" in f["io"]]
+    socks = [f["io"] for f in rows if f["kind"] == "socket"]
+    assert sorted(io["write"]["transferred_bytes"] for io in pipes) == list(range(1, 201))
+    assert all(io["read"]["calls"] == io["write"]["calls"] == 1 for io in pipes)
+    assert all(io["close"]["calls"] == 2 for io in pipes)  # both ends: one pipe
+    # send and recv are not counted per file (FILE_OPS): each socket's close is
+    assert len(socks) == 400 and all(io["close"]["calls"] == 1 for io in socks)
 
 
 def test_renamed_after_its_writer_exited(tmp_path):
