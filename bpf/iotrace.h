@@ -306,6 +306,8 @@ struct file_name {
 	__u32 truncated; /* deeper or longer than buf: the top of the path is missing */
 	__u32 from_alias; /* no struct file at hand: one of the inode's names (hard links) */
 	__u32 again;      /* sent at a rename, link or unlink: the file's newest name */
+	__u32 gen;        /* the inode's own generation (the key's may count reuses on it) */
+	__u32 pad;
 	char buf[NAME_BUF + NAME_PART_MAX];
 };
 

@@ -48,6 +48,15 @@
 #define NOTED_INODES 4
 /* Numbers of files counted per number (overlayfs, FUSE, NFS: inode_instance) at once. */
 #define MAX_COUNTED 4096
+/*
+ * Deleted files whose (number, generation) a new file might have again, remembered at once:
+ * a random 32-bit generation comes back among 10,000 files that had one number in turn in
+ * about one run in a hundred (the birthday bound), and a pair farther apart than this many
+ * deletions in one run in 2,500. And the step a file's key generation takes for each file
+ * that had both before it (reused_count).
+ */
+#define MAX_DEAD 8192
+#define REUSE_STEP 0x9E3779B9u
 
 /* File names, as events (struct file_name): a file's every name reaches the loader. */
 struct {
@@ -92,6 +101,14 @@ struct {
 	__type(key, struct path_key);
 	__type(value, struct instance);
 } instances SEC(".maps");
+
+/* (dev, ino, generation) of a file seen deleted -> the files seen with them since. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_DEAD);
+	__type(key, struct path_key);
+	__type(value, struct instance);
+} dead SEC(".maps");
 
 /* A name (name_id_of) -> the file last named so, for inode_instance's INST_LOST. */
 struct {
@@ -278,7 +295,8 @@ static __u32 fill_name(struct file_name *n, struct path_key *pk, struct inode *i
 	n->kind = kind_of(KREAD(inode, i_mode), magic);
 	n->deleted = !KREAD(inode, __i_nlink);
 	n->rdev = KREAD(inode, i_rdev);
-	n->counted = !KREAD(inode, i_generation) && counted_fs(magic);
+	n->gen = KREAD(inode, i_generation);
+	n->counted = !n->gen && counted_fs(magic);
 	n->from_alias = !file;
 	n->again = again;
 	/* memfd_create makes an unlinked file on the kernel's shm mount, "memfd:NAME". */
@@ -345,6 +363,43 @@ static void name_taken(__u64 id, struct path_key *pk)
 	bpf_map_update_elem(&name_owner, &id, pk, BPF_ANY);
 }
 
+
+/*
+ * On a filesystem with generations, how many files before this one had its number and its
+ * generation too (0 but for one file in 2^32 pairs): a new one once the last was seen
+ * deleted (mark_dead) and these come with another inode or with links again. Only numbers
+ * seen deleted are in the map: for the others, one lookup that misses. Global: verified
+ * once.
+ */
+__noinline __u32 reused_count(__u64 inode_addr, __u32 dev, __u64 ino, __u32 gen, __u32 nlink)
+{
+	struct path_key pk = { .dev = dev, .ino = ino, .igen = gen };
+	struct instance *v = bpf_map_lookup_elem(&dead, &pk);
+
+	if (!v)
+		return 0;
+	if (v->state == INST_DEAD && (v->inode != inode_addr || nlink)) {
+		v->count++;
+		v->inode = inode_addr;
+		v->state = INST_LINKED;
+	}
+	return v->count;
+}
+
+/* A file of a filesystem with generations was seen deleted; its key's generation. */
+static __u32 mark_dead(__u64 inode_addr, struct path_key *raw)
+{
+	struct instance fresh = { .inode = inode_addr, .state = INST_DEAD };
+	struct instance *v = bpf_map_lookup_elem(&dead, raw);
+
+	if (!v) {
+		bpf_map_update_elem(&dead, raw, &fresh, BPF_ANY);
+		return raw->igen;
+	}
+	v->inode = inode_addr;
+	v->state = INST_DEAD;
+	return raw->igen + v->count * REUSE_STEP;
+}
 
 /* How record_name names a file. */
 enum name_how {
@@ -451,6 +506,10 @@ static __always_inline void file_key_of(struct inode *inode, struct file *file,
 	} else if (!pk->igen && counted_fs(magic)) {
 		bpf_probe_read_kernel(&inode_addr, sizeof(inode_addr), &inode);
 		pk->igen = inode_instance(inode_addr, pk->dev, pk->ino, KREAD(inode, __i_nlink));
+	} else if (pk->igen && magic != PIPEFS_MAGIC && magic != SOCKFS_MAGIC) {
+		bpf_probe_read_kernel(&inode_addr, sizeof(inode_addr), &inode);
+		pk->igen += reused_count(inode_addr, pk->dev, pk->ino, pk->igen,
+					 KREAD(inode, __i_nlink)) * REUSE_STEP;
 	}
 }
 
@@ -568,20 +627,26 @@ static long name_noted(__u32 i, void *data)
 	__u32 k = i & (NOTED_INODES - 1);
 	struct inode *inode = UNTRUSTED(inode, (void *)n->inode[k]);
 	struct path_key pk = n->raw[k];
+	bool alive;
 	__u64 d = 0;
 
 	if (!n->inode[k])
 		return 1;
-	if (KREAD(inode, i_ino) == pk.ino && KREAD(inode, i_sb, s_dev) == pk.dev &&
-	    KREAD(inode, i_generation) == pk.igen)
+	alive = KREAD(inode, i_ino) == pk.ino && KREAD(inode, i_sb, s_dev) == pk.dev &&
+		KREAD(inode, i_generation) == pk.igen;
+	if (alive)
 		d = name_dentry(inode, NULL);
 	if (d && BPF_CORE_READ((struct dentry *)d, d_hash.pprev)) {
 		file_key_of(inode, NULL, &pk);
 		record_name(&pk, inode, NULL, NAME_AGAIN);
 		return 0;
 	}
-	/* No name leads to it any more: a file system without generations counts a new one. */
-	if (!pk.igen)
+	if (alive && KREAD(inode, __i_nlink))
+		return 0; /* linked still, its names out of the dentry cache: not deleted */
+	/* No name leads to it any more: deleted, its number and generation free again. */
+	if (pk.igen)
+		pk.igen = mark_dead(n->inode[k], &pk);
+	else if (!alive || counted_fs(KREAD(inode, i_sb, s_magic)))
 		pk.igen = inode_instance(n->inode[k], pk.dev, pk.ino, 0);
 	record_gone(&pk);
 	return 0;

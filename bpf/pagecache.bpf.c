@@ -113,31 +113,30 @@ struct inode_ids {
 static __always_inline struct file_stat *file_stat_lookup(struct task_struct *task,
 							  const struct inode_ids *id, __u32 *idxp)
 {
-	__u32 igen;
+	struct inode *inode = UNTRUSTED(inode, (void *)id->addr);
+	__u32 igen, owner = task->tgid;
+	__u64 addr = 0;
 	int idx;
 
 	/* serve keeps files per label: the owner is the process's label slot. */
-	__u32 owner = task->tgid;
-
 	if (serve) {
 		__u16 *entry = slot_entry(task->tgid);
 
 		owner = entry ? *entry : 0;
 	}
 	/*
-	 * A filesystem without generations: the ledger's count of the number's files (global
-	 * functions take numbers: the inode's address copied out as one).
+	 * The key's generation (names.bpf.c, file_key_of): reused_count, or on a filesystem
+	 * without generations the count of the number's files (global functions take numbers:
+	 * the inode's address copied out as one).
 	 */
 	igen = id->igen;
-	if (!igen) {
-		struct inode *inode = UNTRUSTED(inode, (void *)id->addr);
-		__u64 addr = 0;
-
-		if (counted_fs(KREAD(inode, i_sb, s_magic))) {
-			bpf_probe_read_kernel(&addr, sizeof(addr), &id->addr);
-			igen = inode_instance(addr, id->dev, id->ino, KREAD(inode, __i_nlink));
-		}
-	}
+	if (igen || counted_fs(KREAD(inode, i_sb, s_magic)))
+		bpf_probe_read_kernel(&addr, sizeof(addr), &id->addr);
+	if (igen)
+		igen += reused_count(addr, id->dev, id->ino, igen, KREAD(inode, __i_nlink)) *
+			REUSE_STEP;
+	else if (addr)
+		igen = inode_instance(addr, id->dev, id->ino, KREAD(inode, __i_nlink));
 	idx = file_index_of(owner, id->dev, id->ino, igen);
 
 	if (idx < 0)

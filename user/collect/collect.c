@@ -338,9 +338,11 @@ static void take_names(struct file_record *f, const struct name_view *v)
  * where it is now; else unlinked (a lock file, a journal). A name whose directory went too
  * (/proc/PID/... of a process gone, a removed tree) says nothing of the file: left as it is.
  */
-static void gone_at_end(struct collector *c, struct file_record *f, const struct path_key *key)
+static void gone_at_end(struct collector *c, struct file_record *f, const struct path_key *key,
+			uint32_t gen)
 {
-	char *now = f->name && parent_exists(f->name) ? names_by_inode(key) : NULL;
+	struct path_key inode = { .dev = key->dev, .ino = key->ino, .igen = gen };
+	char *now = f->name && parent_exists(f->name) ? names_by_inode(&inode) : NULL;
 	struct name_view v;
 
 	if (now && !names_rename(c->names, key, now) && names_find(c->names, key, &v)) {
@@ -389,6 +391,8 @@ static void resolve_file(struct collector *c, struct file_record *f)
 		take_names(f, &v);
 	else if (f->kind == FK_FILE)
 		f->path = f->name = names_resolve(c->names, &ctx.key);
+	if (!v.gen)
+		v.gen = ctx.key.igen; /* no name recorded: the key's */
 	if (f->kind == FK_FILE && !f->deleted && later_file(c, &ctx.key, v.counted) &&
 	    (f->path = names_mark_deleted(c->names, &ctx.key)))
 		f->deleted = true;
@@ -397,9 +401,9 @@ static void resolve_file(struct collector *c, struct file_record *f)
 	else
 		f->residency_missing = f->deleted ? "deleted"
 						  : residency_read(f->name, f->key.dev, f->key.ino,
-								   v.counted ? 0 : f->key.igen, &res);
+								   v.counted ? 0 : v.gen, &res);
 	if (f->residency_missing == residency_gone) {
-		gone_at_end(c, f, &ctx.key);
+		gone_at_end(c, f, &ctx.key, v.counted ? 0 : v.gen);
 		if (!f->residency_missing) /* found under its new name */
 			f->residency_missing = residency_read(f->name, f->key.dev, f->key.ino, 0,
 							      &res);

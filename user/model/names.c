@@ -21,15 +21,16 @@ struct names {
 		uint32_t kind;
 		bool deleted, from_alias;
 		bool counted; /* igen is the ledger's count of files with the number (file_name) */
-		uint64_t id;  /* the latest name's id (file_name.name_id; 0: not known) */
 		char *path;   /* the latest name */
 		struct named_more {
+			uint64_t id;  /* the latest name's id (file_name.name_id; 0: not known) */
+			uint32_t gen; /* the inode's own generation, where the key's is not it */
 			char *shown;  /* the path with " (deleted)", once deleted, or NULL */
 			char *others; /* earlier names, each ending with '\n', or NULL */
 			struct earlier {
 				uint64_t id;
 				char *path;
-			} *earlier; /* the ids of the earlier names (a renamed file's) */
+			} *earlier; /* the earlier names and their ids (0: the first's, not kept) */
 			uint32_t nearlier;
 		} *more; /* a renamed or deleted file's: NULL for most, which have one name */
 	} *slots; /* open addressing by (dev, ino, igen) */
@@ -287,7 +288,7 @@ static int push_earlier(struct named *s)
 	if (!grown)
 		return -1;
 	m->earlier = grown;
-	m->earlier[m->nearlier++] = (struct earlier){ s->id, s->path };
+	m->earlier[m->nearlier++] = (struct earlier){ m->id, s->path };
 	return 0;
 }
 
@@ -298,23 +299,25 @@ static int push_earlier(struct named *s)
  */
 static int set_name(struct names *n, struct named *s, char *path, uint64_t id, bool deleted)
 {
-	bool same = s->path && (id && s->id ? id == s->id : !strcmp(path, s->path));
+	uint64_t was = s->more ? s->more->id : 0;
+	bool same = s->path && (id && was ? id == was : !strcmp(path, s->path));
 
 	if (same) {
 		free(path);
-		s->id = id ? id : s->id;
+		if (id && s->more)
+			s->more->id = id;
 	} else if (s->path) {
+		/* A second name: the first one's id is not kept (most files have one name). */
 		if (push_earlier(s)) {
 			free(path);
 			return -1;
 		}
 		s->path = path;
-		s->id = id;
+		s->more->id = id;
 		if (list_others(n, s))
 			return -1;
 	} else {
 		s->path = path;
-		s->id = id;
 	}
 	if (s->deleted != deleted && s->more) {
 		if (retire(n, s->more->shown))
@@ -354,6 +357,10 @@ int names_add(struct names *n, const struct path_key *key, const struct file_nam
 	}
 	s->kind = name->kind;
 	s->counted = name->counted;
+	/* A generation that came back: the key's counts the files that had it (names.bpf.c). */
+	if (name->gen != key->igen && !name->counted && name->kind != FK_ANON &&
+	    more_of(s))
+		s->more->gen = name->gen;
 	s->from_alias = name->from_alias && !name->again;
 	/* memfds are always shown "(deleted)", in their name itself */
 	return set_name(n, s, text, name->name_id, name->deleted && name->kind != FK_MEMFD);
@@ -384,25 +391,31 @@ bool names_find(struct names *n, const struct path_key *key, struct name_view *o
 		return false;
 	*out = (struct name_view){ .shown = shown_of(s), .path = s->path,
 				   .others = s->more ? s->more->others : NULL, .kind = s->kind,
-				   .deleted = s->deleted, .counted = s->counted };
+				   .deleted = s->deleted, .counted = s->counted,
+				   .gen = s->more && s->more->gen ? s->more->gen : key->igen };
 	return out->shown != NULL;
 }
 
 const char *names_of_id(const struct names *n, const struct path_key *key, uint64_t id)
 {
 	const struct named *s;
+	const char *first = NULL;
 
 	if (!n->cap || !id)
 		return NULL;
 	s = &n->slots[slot_of(n, key)];
 	if (!s->path)
 		return NULL;
-	if (s->id == id)
+	/* One name (no more): every call was made under it. */
+	if (!s->more || s->more->id == id)
 		return s->path;
-	for (uint32_t i = 0; s->more && i < s->more->nearlier; i++)
+	for (uint32_t i = 0; i < s->more->nearlier; i++) {
 		if (s->more->earlier[i].id == id)
 			return s->more->earlier[i].path;
-	return NULL;
+		if (!s->more->earlier[i].id && !first)
+			first = s->more->earlier[i].path;
+	}
+	return first; /* an id not kept: the first name's */
 }
 
 const char *names_mark_deleted(struct names *n, const struct path_key *key)

@@ -30,6 +30,7 @@ struct name_view {
 	uint32_t kind;
 	bool deleted;
 	bool counted; /* its key's igen counts the files with its number (no generations) */
+	uint32_t gen; /* the inode's generation (the key's igen unless one came back) */
 };
 /* The names recorded for key, false when none was. */
 bool names_find(struct names *n, const struct path_key *key, struct name_view *out);
