@@ -26,9 +26,7 @@ static bool same_file(const struct path_key *a, const struct path_key *b)
 
 static size_t slot_of(const struct file_index *x, const struct path_key *k)
 {
-	uint64_t h = (k->ino ^ ((uint64_t)k->dev << 32) ^ ((uint64_t)k->igen << 16)) *
-		     0x9E3779B97F4A7C15ULL;
-	size_t i = h & (x->cap - 1);
+	size_t i = path_key_hash(k) & (x->cap - 1);
 
 	while (x->slots[i].idx1 && !same_file(&x->slots[i].key, k))
 		i = (i + 1) & (x->cap - 1);

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include "names.h"
+#include "records.h"
 #include "util/residency.h"
 
 struct names {
@@ -199,8 +200,7 @@ static bool same_file(const struct path_key *a, const struct path_key *b)
 
 static size_t slot_of(const struct names *n, const struct path_key *k)
 {
-	size_t i = ((k->ino ^ ((uint64_t)k->dev << 32) ^ ((uint64_t)k->igen << 16)) *
-		    0x9E3779B97F4A7C15ULL) & (n->cap - 1);
+	size_t i = path_key_hash(k) & (n->cap - 1);
 
 	while (n->slots[i].path && !same_file(&n->slots[i].key, k))
 		i = (i + 1) & (n->cap - 1);
