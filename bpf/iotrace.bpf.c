@@ -16,7 +16,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 #include "proc.bpf.c"      /* process tree, slots, serve's labels */
 #include "trace.bpf.c"     /* --trace: the timeline's events */
-#include "ledger.bpf.c"    /* per-file entries, rows and names; fds to files */
+#include "names.bpf.c"     /* what a file is and is called; renames followed */
+#include "ledger.bpf.c"    /* per-file entries and rows; fds to files */
 #include "stacks.bpf.c"    /* --stacks: user-space stacks of I/O syscalls */
 #include "counters.bpf.c"  /* per-CPU caches of the syscall and I/O counters, and totals */
 #include "syscalls.bpf.c"  /* syscall counters; syscalls counted per file */

@@ -129,15 +129,22 @@ struct io_stat {
 	__u64 lat_hist[FINE_BUCKETS];  /* calls by latency in ns (timed ones by their weight) */
 };
 
-/* Per thread: which file each recently used fd was, for the ledger (see thread_io). */
+/*
+ * Per thread: which file each recently used fd was, for the ledger (see thread_io). The
+ * struct file alone says it: two fds sharing a slot with one file are one file. But a freed
+ * struct file's address comes back for the next open, often on the same fd, and ext4 gives
+ * a deleted file's inode number to the next file: so the inode's number and generation are
+ * checked too (a new file in a reused struct file on a reused inode number: the 20 files of
+ * docs/files.md's "What a file is").
+ */
 #define FD_CACHE 4
 struct fd_cache {
-	__u64 file; /* the struct file the fd pointed to */
-	__u64 ino;  /* its inode number: the address of a freed file may come back */
-	__u32 fd;
-	__u32 idx;  /* its ledger entry (file_stats index) */
-	__u32 gen;  /* the entry's gen then: a recycled entry has another */
-	__u32 pad;
+	__u64 file;  /* the struct file the fd pointed to */
+	__u64 ino;   /* its inode's number ... */
+	__u32 igen;  /* ... and generation */
+	__u32 idx;   /* its ledger entry (file_stats index) */
+	__u32 gen;   /* the entry's gen then: a recycled entry has another */
+	__u32 names; /* names_epoch then: a rename since may have renamed the file */
 };
 
 /*
@@ -289,6 +296,15 @@ enum file_op { FOP_NONE = 0, FILE_OPS(FOP_ENUM_ENTRY) FILE_OPS_END };
 #define FILE_OP_SLOTS 64
 _Static_assert(FILE_OPS_END <= FILE_OP_SLOTS, "file ops fit the rows of an entry");
 
+/*
+ * Not a row: the syscalls that rename, link or unlink a file (NAMING_SYSCALLS), whose
+ * sys_exit names the files they touched again (bpf/names.bpf.c).
+ */
+#define FOP_NAMING (FILE_OP_SLOTS - 1)
+_Static_assert(FILE_OPS_END <= FOP_NAMING, "file ops leave room for FOP_NAMING");
+#define NAMING_SYSCALLS(X)                                                                         \
+	X(rename) X(renameat) X(renameat2) X(link) X(linkat) X(unlink) X(unlinkat)
+
 /* Where a file op finds its fd: an argument, its return value (opens), or sys_enter (close). */
 enum fd_arg { FD_NONE = 0, FD_ARG1, FD_ARG2, FD_ARG3, FD_ARG5, FD_RET, FD_ENTER };
 
@@ -316,7 +332,8 @@ enum file_kind {
  */
 struct file_name {
 	__u32 record;  /* TE_NAME: the trace ring buffer tells its records by their first __u32 */
-	__u32 pad0;
+	__u32 counted; /* igen is the ledger's count of files with the number, not a generation */
+	__u64 name_id; /* this name (its leaf and parent directory), as ledger entries note it */
 	__u64 ino;     /* the ledger's key of the file: dev, ino, igen */
 	__u32 dev;
 	__u32 igen;
@@ -328,6 +345,8 @@ struct file_name {
 	__u16 nparts;    /* names in buf, leaf first */
 	__u32 truncated; /* deeper or longer than buf: the top of the path is missing */
 	__u32 from_alias; /* no struct file at hand: one of the inode's names (hard links) */
+	__u32 again;      /* sent at a rename, link or unlink: the file's newest name */
+	__u32 gen;        /* the inode's own generation (the key's may count reuses on it) */
 	__u32 pad;
 	char buf[NAME_BUF + NAME_PART_MAX];
 };
@@ -364,15 +383,21 @@ struct file_key {
 	__u32 owner;
 	__u32 dev; /* kernel dev_t: MAJOR << 20 | MINOR */
 	__u64 ino;
-	__u32 igen; /* the inode's generation: a freed inode number given to a new file */
-	__u32 pad;
+	/*
+	 * The inode's generation: a freed inode number given to a new file has another. On a
+	 * filesystem without generations (0), the ledger's count of the files it saw get the
+	 * number (bpf/names.bpf.c, inode_instance).
+	 */
+	__u32 igen;
+	__u32 closed; /* 0 in file_index; 1 in an entry its file's rename ended (names.bpf.c) */
 };
 
 /* A ledger entry: one (owner, file). */
 struct file_stat {
 	struct file_key key;
-	__u32 gen;   /* bumped by the loader when it recycles the entry */
+	__u32 gen;   /* bumped by the loader when it recycles the entry, and at a rename's end */
 	__u32 epoch; /* ledger_epoch when the entry was last touched */
+	__u64 name_id; /* the name its syscalls were made under (file_name.name_id); 0: none yet */
 	__u32 row[FILE_OP_SLOTS]; /* file_rows index + 1 of each op's row; 0: none yet */
 	__u64 dirtied_pages;   /* pages this process dirtied in the file (writeback_dirty_folio) */
 	__u64 requested_pages; /* pages asked for by buffered reads (page-cache lookups) */

@@ -3,33 +3,14 @@
  * Part of bpf/iotrace.bpf.c, which builds every part into one object.
  *
  * The per-file ledger: one entry per (owner, file) in file_stats, found through file_index,
- * with a row per syscall in file_rows, the file's name in file_names, its page-cache
- * counters (pagecache.bpf.c) and the pages it dirtied. The loader reads the entries of
- * exited processes, and of files no longer in use, while the run goes on and gives their
+ * with a row per syscall in file_rows, its page-cache counters (pagecache.bpf.c) and the
+ * pages it dirtied; what a file is and its names: names.bpf.c. The loader reads the entries
+ * of exited processes, and of files no longer in use, while the run goes on and gives their
  * indexes back (free_files; an entry keeps its rows), so the tables hold what is in use:
- * gen tells a
- * per-thread cache that an index was given to another file, epoch when an entry was last
- * touched (user/kernel/tracer_read.c, ledger_evict).
- *
- * A file is (dev, inode number), except anonymous-inode files (eventfd, epoll, timerfd...),
- * which all share one inode: those are told apart by the name of their dentry, as
- * /proc/PID/fd shows them ("anon_inode:[eventfd]").
+ * gen tells a per-thread cache that an index was given to another file, epoch when an
+ * entry was last touched (user/kernel/tracer_files.c). A renamed file's later calls go to
+ * an entry of their own (rename_entry), so each entry's calls were made under one name.
  */
-#define S_IFMT 00170000
-#define S_IFSOCK 0140000
-#define S_IFLNK 0120000
-#define S_IFREG 0100000
-#define S_IFBLK 0060000
-#define S_IFDIR 0040000
-#define S_IFCHR 0020000
-#define S_IFIFO 0010000
-#define PIPEFS_MAGIC 0x50495045
-#define ANON_INODE_FS_MAGIC 0x09041934
-#define TMPFS_MAGIC 0x01021994
-/* Key inode numbers of anonymous-inode files: a hash of the name, with this bit set. */
-#define ANON_KEY_BIT (1ULL << 63)
-#define ANON_NAME_LEN 32
-
 /* (owner, file) -> index into file_stats */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -66,34 +47,6 @@ struct {
 	__type(value, __u32);
 } free_rows SEC(".maps");
 
-/* File names, as events (struct file_name): a file's every name reaches the loader. */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22);
-} name_events SEC(".maps");
-
-/* A name being made (too big for the BPF stack); only the bytes used are sent. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct file_name);
-} name_scratch SEC(".maps");
-
-/* The name a file had when last sent: its leaf's hash and length, and its parent dentry. */
-struct sent_name {
-	__u64 leaf;
-	__u64 parent;
-};
-
-/* (dev, ino) -> the name last sent, so an unchanged name is not walked and sent again. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, MAX_NAMED);
-	__type(key, struct path_key);
-	__type(value, struct sent_name);
-} named SEC(".maps");
-
 __u32 nr_files = 0;
 /*
  * Entries in use: created here, less those the loader recycled. Passing half the table,
@@ -106,236 +59,14 @@ __u32 nr_rows = 0;
 /* Advanced by the loader on every poll: an entry's epoch says when it was last used. */
 __u32 ledger_epoch = 0;
 
-/* Set by the loader: the file op of each syscall and where it finds its fds. */
-const volatile __u8 file_op_of[MAX_SYSCALLS] = {};
+/* Set by the loader: where each file op (file_op_of, maps.bpf.h) finds its fds. */
 const volatile __u8 fd_arg[FILE_OP_SLOTS] = {};
 const volatile __u8 fd2_arg[FILE_OP_SLOTS] = {}; /* the other side of a copy ... */
 const volatile __u8 fd2_op[FILE_OP_SLOTS] = {};  /* ... and its op */
 
 static const struct file_row zero_row;
 
-/* ---- names ---- */
-
-struct name_walk {
-	__u64 d; /* struct dentry *, kept as a number: CO-RE reads start from it */
-	struct file_name *n;
-	__u32 off;
-	bool done;
-};
-
-static long name_step(__u32 i, void *data)
-{
-	struct name_walk *w = data;
-	struct dentry *d = (struct dentry *)w->d;
-	struct dentry *parent = BPF_CORE_READ(d, d_parent);
-	__u32 off = w->off;
-	long len;
-
-	if (!parent || parent == d) {
-		w->done = true;
-		return 1;
-	}
-	/* buf has NAME_PART_MAX bytes of room past NAME_BUF for the last name. */
-	if (off > NAME_BUF)
-		return 1;
-	len = bpf_probe_read_kernel_str(w->n->buf + off, NAME_PART_MAX,
-					BPF_CORE_READ(d, d_name.name));
-	if (len <= 0)
-		return 1;
-	w->off = off + len;
-	w->n->nparts = i + 1;
-	w->d = (__u64)parent;
-	return 0;
-}
-
-/* Names from the dentry up to its filesystem's root, leaf first; the bytes they take. */
-static __u32 walk_names(struct file_name *n, __u64 d)
-{
-	struct name_walk w = { .d = d, .n = n };
-
-	/* bpf_loop: the verifier checks one step, not every level unrolled. */
-	bpf_loop(64, name_step, &w, 0);
-	n->truncated = !w.done;
-	return w.off;
-}
-
-/* A pseudo file's own name ("[eventfd]", "memfd:NAME"): its dentry is its own root. */
-static __u32 leaf_name(struct file_name *n, __u64 d)
-{
-	long len = bpf_probe_read_kernel_str(n->buf, NAME_PART_MAX,
-					     BPF_CORE_READ((struct dentry *)d, d_name.name));
-
-	if (len <= 0)
-		return 0;
-	n->nparts = 1;
-	return len;
-}
-
-static __always_inline __u32 kind_of(__u32 mode, __u64 magic)
-{
-	switch (mode & S_IFMT) {
-	case S_IFDIR:
-		return FK_DIR;
-	case S_IFIFO:
-		return magic == PIPEFS_MAGIC ? FK_PIPE : FK_FIFO;
-	case S_IFSOCK:
-		return FK_SOCKET;
-	case S_IFCHR:
-		return FK_CHR;
-	case S_IFBLK:
-		return FK_BLK;
-	case S_IFLNK:
-		return FK_LINK;
-	}
-	return magic == ANON_INODE_FS_MAGIC ? FK_ANON : FK_FILE;
-}
-
-static void socket_of(struct file_name *n, struct file *file)
-{
-	struct socket *sock = BPF_CORE_READ(file, private_data);
-	struct sock *sk = BPF_CORE_READ(sock, sk);
-
-	n->sock_family = BPF_CORE_READ(sk, __sk_common.skc_family);
-	n->sock_type = BPF_CORE_READ(sk, sk_type);
-	n->sock_protocol = BPF_CORE_READ(sk, sk_protocol);
-}
-
-/* The dentry naming the file: the file's own (hard links!), else one of the inode's. */
-static __always_inline __u64 name_dentry(struct inode *inode, struct file *file)
-{
-	struct hlist_node *alias;
-
-	if (file)
-		return (__u64)BPF_CORE_READ(file, f_path.dentry);
-	alias = BPF_CORE_READ(inode, i_dentry.first);
-	return alias ? (__u64)container_of(alias, struct dentry, d_u.d_alias) : 0;
-}
-
-/* The name's header and path; returns the bytes of n to send. */
-static __u32 fill_name(struct file_name *n, struct path_key *pk, struct inode *inode,
-		       struct file *file, __u64 d)
-{
-	__u64 magic;
-	__u32 used = 0;
-
-	__builtin_memset(n, 0, __builtin_offsetof(struct file_name, buf));
-	n->record = TE_NAME;
-	n->dev = pk->dev;
-	n->ino = pk->ino;
-	n->igen = pk->igen;
-	magic = KREAD(inode, i_sb, s_magic);
-	n->kind = kind_of(KREAD(inode, i_mode), magic);
-	n->deleted = !KREAD(inode, __i_nlink);
-	n->rdev = KREAD(inode, i_rdev);
-	n->from_alias = !file;
-	/* memfd_create makes an unlinked file on the kernel's shm mount, "memfd:NAME". */
-	if (n->kind == FK_FILE && magic == TMPFS_MAGIC && file && n->deleted)
-		n->kind = FK_MEMFD;
-	if (n->kind == FK_SOCKET && file)
-		socket_of(n, file);
-	if (d && (n->kind == FK_ANON || n->kind == FK_MEMFD))
-		used = leaf_name(n, d);
-	else if (d && n->kind != FK_PIPE && n->kind != FK_SOCKET)
-		used = walk_names(n, d);
-	return __builtin_offsetof(struct file_name, buf) + used;
-}
-
-/*
- * Sends the file's name to the loader when its ledger entry starts, unless it was sent
- * already and is the same: a file that was opened (its own dentry) is checked each time, so
- * a rename since (git's config.lock -> config) sends the new name; page-cache events, which
- * have no file, send one of the inode's names only for a file never named.
- */
-static void record_name(struct path_key *pk, struct inode *inode, struct file *file)
-{
-	struct sent_name now = {}, *sent = bpf_map_lookup_elem(&named, pk);
-	__u64 d = name_dentry(inode, file);
-	struct file_name *n;
-	__u32 zero = 0, size;
-
-	if (sent && !file)
-		return;
-	if (d) {
-		now.leaf = BPF_CORE_READ((struct dentry *)d, d_name.hash_len);
-		now.parent = (__u64)BPF_CORE_READ((struct dentry *)d, d_parent);
-	}
-	if (sent && sent->leaf == now.leaf && sent->parent == now.parent)
-		return;
-	n = bpf_map_lookup_elem(&name_scratch, &zero);
-	if (!n)
-		return;
-	size = fill_name(n, pk, inode, file, d);
-	if (size > sizeof(*n))
-		size = sizeof(*n);
-	/*
-	 * Drained by the loader's clock; a buffer past a quarter full wakes it. With --trace,
-	 * in the trace's ring, so that a file's name reaches the loader before the events
-	 * that name it.
-	 */
-	if (trace ? trace_output(n, size)
-		  : bpf_ringbuf_output(&name_events, n, size,
-				       bpf_ringbuf_query(&name_events, BPF_RB_AVAIL_DATA) > (1 << 20)
-					       ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
-		__sync_fetch_and_add(&drops[DROP_PATHS], 1);
-		return;
-	}
-	bpf_map_update_elem(&named, pk, &now, BPF_ANY);
-}
-
 /* ---- entries ---- */
-
-struct hash_ctx {
-	const char *s;
-	__u64 h;
-};
-
-static long fnv_step(__u32 i, void *data)
-{
-	struct hash_ctx *c = data;
-	char ch = c->s[i & (ANON_NAME_LEN - 1)];
-
-	if (!ch)
-		return 1;
-	c->h = (c->h ^ (__u8)ch) * 1099511628211ULL;
-	return 0;
-}
-
-/*
- * The key number of an anonymous-inode file: a hash of its name ("[eventfd]"). Global, off
- * the frame of its callers: with the name there, sys_exit's deepest call chain passed the
- * 512 bytes 6.1's verifier allows all its frames together.
- */
-__noinline __u64 anon_key(__u64 file_addr)
-{
-	char name[ANON_NAME_LEN] = {};
-	struct hash_ctx h = { .s = name, .h = 14695981039346656037ULL };
-
-	bpf_probe_read_kernel_str(name, sizeof(name),
-				  BPF_CORE_READ((struct file *)file_addr, f_path.dentry, d_name.name));
-	bpf_loop(ANON_NAME_LEN, fnv_step, &h, 0);
-	return h.h | ANON_KEY_BIT;
-}
-
-/*
- * The ledger's key of a file: its device, inode number and generation (a number freed by a
- * deleted file comes back for a new one: git's and sqlite's temporary files), or for an
- * anonymous inode a hash of its name.
- */
-static __always_inline void file_key_of(struct inode *inode, struct file *file,
-					struct path_key *pk)
-{
-	__u64 file_addr = 0;
-
-	pk->dev = KREAD(inode, i_sb, s_dev);
-	pk->ino = KREAD(inode, i_ino);
-	pk->igen = KREAD(inode, i_generation);
-	if (!file || KREAD(inode, i_sb, s_magic) != ANON_INODE_FS_MAGIC)
-		return;
-	/* Global functions take numbers only: the pointer's value copied out as one. */
-	bpf_probe_read_kernel(&file_addr, sizeof(file_addr), &file);
-	pk->ino = anon_key(file_addr);
-	pk->igen = 0;
-}
 
 /*
  * Index of (owner, file) in file_stats, created on first use; -1 when the table is full.
@@ -443,25 +174,68 @@ __noinline int file_index_of(__u32 owner, __u32 dev, __u64 ino, __u32 igen)
 }
 
 /*
+ * A file's calls since its rename go to an entry of their own, so that the report can say
+ * under which name each call was made (as strace -yy shows it): the entry of the old name
+ * leaves file_index (closed, so that the loader's retiring misses the new one) and its gen
+ * changes (the threads' caches miss it), and the loader takes it when idle as any other.
+ * The new entry's index, or -1. Global: verified once, run only after a rename.
+ */
+__noinline int rename_entry(__u32 idx, __u64 name_id)
+{
+	struct file_stat *st = bpf_map_lookup_elem(&file_stats, &idx);
+	struct file_key key;
+	__u32 *found;
+	int fresh;
+
+	if (!st)
+		return -1;
+	key = st->key;
+	key.closed = 0;
+	if (!bpf_map_delete_elem(&file_index, &key)) {
+		st->key.closed = 1;
+		__sync_fetch_and_add(&st->gen, 1);
+	}
+	/* Not deleted: another CPU did it (or the loader took the entry); find its successor. */
+	found = bpf_map_lookup_elem(&file_index, &key);
+	fresh = found ? *found : new_entry(&key);
+	idx = fresh;
+	st = fresh >= 0 ? bpf_map_lookup_elem(&file_stats, &idx) : NULL;
+	if (st)
+		__sync_val_compare_and_swap(&st->name_id, 0, name_id);
+	return fresh;
+}
+
+/*
  * The same for a file a syscall used (an fd, first used by this thread: most often just
- * opened), whose name is sent too, or again if it was renamed since. Only the syscall
- * programs name files: the verifier checks the naming code in them alone (the others' files
- * without a name are named by the loader from their inode: user/model/names.c).
+ * opened), whose name is sent too, or again if it was renamed since: then its calls go to a
+ * new entry, under the new name (rename_entry). Not after a hard link's other name: the
+ * entry keeps the name it started with.
  */
 __noinline int file_index_of_file(__u32 owner, __u64 file_addr)
 {
 	struct file *file = UNTRUSTED(file, (void *)file_addr);
 	struct inode *inode = KREAD(file, f_inode);
+	struct file_stat *st;
 	struct path_key pk;
-	int idx;
+	__u64 name, was;
+	__u32 idx;
+	int found;
 
 	if (!inode)
 		return -1;
 	file_key_of(inode, file, &pk);
-	idx = file_index_of(owner, pk.dev, pk.ino, pk.igen);
-	if (idx >= 0 && !serve) /* serve reports labels, never files */
-		record_name(&pk, inode, file);
-	return idx;
+	found = file_index_of(owner, pk.dev, pk.ino, pk.igen);
+	if (found < 0 || serve) /* serve reports labels, never files */
+		return found;
+	name = record_name(&pk, inode, file, NAME_OWN);
+	idx = found;
+	st = bpf_map_lookup_elem(&file_stats, &idx);
+	if (!st || !name)
+		return found;
+	was = __sync_val_compare_and_swap(&st->name_id, 0, name);
+	if (!was || was == name || KREAD(inode, __i_nlink) > 1)
+		return found;
+	return rename_entry(idx, name);
 }
 
 /* ---- rows ---- */
@@ -540,17 +314,21 @@ static __always_inline struct file *fd_file(struct task_struct *task, __u64 fd)
 
 /*
  * The ledger entry of fd for the current process, from the thread's small cache when the
- * fd still holds the same file, else through file_index (creating the entry). *idxp gets
- * its index.
+ * fd still holds the same file and no rename happened since, else through file_index
+ * (creating the entry). An open (opening) always takes the long way: the fd it returns may
+ * hold a new file where the cache saw an old one, and its name is checked there. *idxp
+ * gets its index.
  */
 static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
-						     struct thread_io *ti, __u64 fd, __u32 *idxp)
+						     struct thread_io *ti, __u64 fd, __u32 *idxp,
+						     bool opening)
 {
 	struct file *file = fd_file(task, fd);
 	struct fd_cache *c = &ti->fds[fd & (FD_CACHE - 1)];
 	__u64 file_addr = 0;
 	struct inode *inode;
 	struct file_stat *st;
+	__u32 igen;
 	__u64 ino;
 	int idx;
 
@@ -560,7 +338,9 @@ static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
 	if (!inode)
 		return NULL;
 	ino = KREAD(inode, i_ino);
-	if (c->file == (__u64)file && c->fd == fd && c->ino == ino) {
+	igen = KREAD(inode, i_generation);
+	if (c->file == (__u64)file && c->ino == ino && c->igen == igen &&
+	    c->names == names_epoch && !opening) {
 		st = entry_at(c->idx, c->gen);
 		if (st) {
 			*idxp = c->idx;
@@ -569,6 +349,7 @@ static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
 	}
 	/* Global functions take scalars only: copy the pointer's value out as a number. */
 	bpf_probe_read_kernel(&file_addr, sizeof(file_addr), &file);
+	c->names = names_epoch; /* before: a rename from now on is seen at the next call */
 	idx = file_index_of_file(task->tgid, file_addr);
 	if (idx < 0)
 		return NULL;
@@ -577,8 +358,8 @@ static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
 	if (!st)
 		return NULL;
 	c->file = (__u64)file;
-	c->fd = fd;
 	c->ino = ino;
+	c->igen = igen;
 	c->idx = idx;
 	c->gen = st->gen;
 	st->epoch = ledger_epoch;

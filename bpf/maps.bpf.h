@@ -97,7 +97,12 @@ const volatile __u32 nr_fork = 0;
 const volatile __u32 nr_vfork = 0;
 const volatile __u32 nr_clone = 0;
 const volatile __u32 nr_clone3 = 0;
+const volatile __u32 nr_rename = 0;
+const volatile __u32 nr_renameat = 0;
+const volatile __u32 nr_renameat2 = 0;
 const volatile __u8 io_kind_of[MAX_SYSCALLS] = {};
+/* The ledger's op of each syscall (FILE_OPS, or FOP_NAMING; bpf/ledger.bpf.c, names.bpf.c). */
+const volatile __u8 file_op_of[MAX_SYSCALLS] = {};
 const volatile __u8 io_request_arg[IO_KINDS] = {};
 
 /*
@@ -208,6 +213,17 @@ static __always_inline void *lookup_or_init(void *map, const void *key, const vo
 	if (!value)
 		__sync_fetch_and_add(&drops[drop], 1);
 	return value;
+}
+
+/*
+ * A syscall number (below MAX_SYSCALLS) as an array index the verifier can bound wherever it
+ * was kept: 6.1's verifier forgets the bounds of a number spilled to the stack, and clang
+ * would drop a mask it can prove useless, so the mask comes after an optimisation barrier.
+ */
+static __always_inline __u32 syscall_index(__u64 nr)
+{
+	barrier_var(nr);
+	return nr & (MAX_SYSCALLS - 1);
 }
 
 /* Index of v's lowest set bit, v a power of two (v & -v). */

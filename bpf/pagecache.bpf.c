@@ -50,6 +50,7 @@ struct thread_state {
 	void *cached_inode; /* file_stat_of()'s last answer */
 	__u64 cached_ino;
 	__u32 cached_idx, cached_gen;
+	__u32 cached_igen, pad4; /* the inode's generation: its address and number come back */
 	__u32 dio_dev, dio_gen; /* the file of the O_DIRECT call in progress (block.bpf.c) */
 	__u64 dio_ino;
 };
@@ -112,17 +113,31 @@ struct inode_ids {
 static __always_inline struct file_stat *file_stat_lookup(struct task_struct *task,
 							  const struct inode_ids *id, __u32 *idxp)
 {
+	struct inode *inode = UNTRUSTED(inode, (void *)id->addr);
+	__u32 igen, owner = task->tgid;
+	__u64 addr = 0;
 	int idx;
 
 	/* serve keeps files per label: the owner is the process's label slot. */
-	__u32 owner = task->tgid;
-
 	if (serve) {
 		__u16 *entry = slot_entry(task->tgid);
 
 		owner = entry ? *entry : 0;
 	}
-	idx = file_index_of(owner, id->dev, id->ino, id->igen);
+	/*
+	 * The key's generation (names.bpf.c, file_key_of): reused_count, or on a filesystem
+	 * without generations the count of the number's files (global functions take numbers:
+	 * the inode's address copied out as one).
+	 */
+	igen = id->igen;
+	if (igen || counted_fs(KREAD(inode, i_sb, s_magic)))
+		bpf_probe_read_kernel(&addr, sizeof(addr), &id->addr);
+	if (igen)
+		igen += reused_count(addr, id->dev, id->ino, igen, KREAD(inode, __i_nlink)) *
+			REUSE_STEP;
+	else if (addr)
+		igen = inode_instance(addr, id->dev, id->ino, KREAD(inode, __i_nlink));
+	idx = file_index_of(owner, id->dev, id->ino, igen);
 
 	if (idx < 0)
 		return NULL;
@@ -143,7 +158,8 @@ static __always_inline struct file_stat *file_stat_of_ids(struct task_struct *ta
 							   struct thread_state *t,
 							   const struct inode_ids *id, __u32 *idxp)
 {
-	if (t && (__u64)t->cached_inode == id->addr && t->cached_ino == id->ino) {
+	if (t && (__u64)t->cached_inode == id->addr && t->cached_ino == id->ino &&
+	    t->cached_igen == id->igen) {
 		/* A recycled entry has another gen; a reused tid another owner. */
 		struct file_stat *cached = entry_at(t->cached_idx, t->cached_gen);
 
@@ -159,6 +175,7 @@ static __always_inline struct file_stat *file_stat_of_ids(struct task_struct *ta
 	if (t) {
 		t->cached_inode = (void *)id->addr;
 		t->cached_ino = id->ino;
+		t->cached_igen = id->igen;
 		t->cached_idx = *idxp;
 		t->cached_gen = st->gen;
 	}

@@ -26,17 +26,6 @@ struct iovec_user {
 	__u64 len;
 };
 
-/*
- * A syscall number (below MAX_SYSCALLS) as an array index the verifier can bound wherever it
- * was kept: 6.1's verifier forgets the bounds of a number spilled to the stack, and clang
- * would drop a mask it can prove useless, so the mask comes after an optimisation barrier.
- */
-static __always_inline __u32 syscall_index(__u64 nr)
-{
-	barrier_var(nr);
-	return nr & (MAX_SYSCALLS - 1);
-}
-
 /* Traced slot of the current task, or 0. */
 static __always_inline __u32 current_slot(struct task_struct *task, __u16 **entryp)
 {
@@ -72,7 +61,7 @@ __noinline int note_closing_file(__u64 fd)
 
 	if (!ti || ti->tid != task->pid)
 		return 0;
-	st = entry_of_fd(task, ti, fd, &idx);
+	st = entry_of_fd(task, ti, fd, &idx, false);
 	ti->close_idx = st ? idx + 1 : 0;
 	ti->close_gen = st ? st->gen : 0;
 	return 0;
@@ -328,7 +317,7 @@ static __always_inline void count_file(struct task_struct *task, struct thread_i
 		st = ti->close_idx ? entry_at(idx, ti->close_gen) : NULL;
 		ti->close_idx = 0;
 	} else {
-		st = entry_of_fd(task, ti, fd, &idx);
+		st = entry_of_fd(task, ti, fd, &idx, fd_arg[op] == FD_RET);
 	}
 	if (!st)
 		return;
@@ -365,6 +354,10 @@ static __always_inline void account_files(struct task_struct *task, struct threa
 
 	if (!op)
 		return;
+	if (op == FOP_NAMING) {
+		names_changed(nr, c->ret == 0);
+		return;
+	}
 	ti->ret = c->ret;
 	ti->lat_ns = c->timed ? c->lat_ns | !c->lat_ns : 0; /* a timed 0 ns is still timed */
 	ti->req = c->known ? c->req : REQ_UNKNOWN;

@@ -4,7 +4,7 @@
 # option lists equal what `iotrace MODE --help` lists.
 
 _iotrace_opts_run='-o --output --json -T --no-time --time-all -H --no-hist -s --summary -p --pid -u --user
-	--max-procs --sync --prom-file --files --wide --trace --trace-min --trace-interval
+	--max-procs --sync --prom-file --files --wide --files-by --trace --trace-min --trace-interval
 	--trace-max-events --stacks --stacks-by --stacks-unwind -v --verbose -? --help --usage
 	-V --version'
 _iotrace_opts_snoop='-p --pid -c --cgroup -d --disk -Q --queue -j --json -v --verbose -? --help
@@ -15,7 +15,7 @@ _iotrace_opts_serve='--listen -c --cgroup --comm -T --no-time --time-all --max-l
 	--verbose -? --help --usage -V --version'
 _iotrace_opts_info='-j --json -v --verbose -? --help --usage -V --version'
 # Options that take a value, per mode.
-_iotrace_args_run='-o --output -p --pid -u --user --max-procs --prom-file --files --trace
+_iotrace_args_run='-o --output -p --pid -u --user --max-procs --prom-file --files --files-by --trace
 	--trace-min --trace-interval --trace-max-events --stacks --stacks-by --stacks-unwind'
 _iotrace_args_snoop='-p --pid -c --cgroup -d --disk'
 _iotrace_args_compare='-n --repeat -l --label -o --output'
@@ -64,6 +64,9 @@ _iotrace_value()
 		;;
 	--files)
 		mapfile -t COMPREPLY < <(compgen -W 'all 10 20 50' -- "$cur")
+		;;
+	--files-by)
+		mapfile -t COMPREPLY < <(compgen -W 'path file' -- "$cur")
 		;;
 	--stacks-by)
 		mapfile -t COMPREPLY < <(compgen -W 'calls bytes time' -- "$cur")

@@ -88,6 +88,25 @@ def iotrace_files(report, skip_comm="strace"):
     return out, renamed
 
 
+def iotrace_calls_by_name(report, skip_comm="strace"):
+    """{(file, syscall): [calls, errors, bytes]} of every process but strace itself, each
+    call under the name it was made under (`io_by_name` where a file was renamed), as
+    strace -yy names it: no renaming needed to compare them."""
+    out = collections.defaultdict(lambda: [0, 0, 0])
+    for p in report["processes"]:
+        if p["pid"] is None or p["comm"] == skip_comm:
+            continue
+        for f in p["files"]:
+            by_name = f.get("io_by_name") or {normal(f["path"] or ""): f.get("io") or {}}
+            for path, io in by_name.items():
+                for name, row in io.items():
+                    r = out[(normal(path), name.split(" ")[0])]
+                    r[0] += row["calls"]
+                    r[1] += row["errors"]
+                    r[2] += row["transferred_bytes"]
+    return out
+
+
 def by_latest_name(counts, renamed):
     """strace's counts with a renamed file's paths under the file's latest name."""
     out = collections.defaultdict(lambda: [0, 0, 0])
@@ -98,15 +117,20 @@ def by_latest_name(counts, renamed):
     return out
 
 
-def traced_by_both(cmd, tmp_path, env=None, stdin=None, strace_opts=("-yy",)):
-    """(iotrace's and strace's {(file, syscall): [calls, errors, bytes]}, the report)."""
+def traced_by_both(cmd, tmp_path, env=None, stdin=None, strace_opts=("-yy",), exact=False,
+                   opts=()):
+    """(iotrace's and strace's {(file, syscall): [calls, errors, bytes]}, the report).
+    exact: each call under the name it was made under, on both sides (iotrace's
+    io_by_name); else under each file's latest name."""
     n = len(list(tmp_path.glob("ledger.*.json")))
     out, log = tmp_path / f"ledger.{n}.json", tmp_path / f"strace.{n}"
-    res = run([str(IOTRACE), "--json", "-o", str(out), "--", "strace", "-f", "-ff", "-s0",
-               *strace_opts, "-e", "trace=" + ",".join(FILE_CALLS), "-o", str(log), *cmd],
-              env=env, stdin=stdin, timeout=600)
+    res = run([str(IOTRACE), "--json", *opts, "-o", str(out), "--", "strace", "-f", "-ff",
+               "-s0", *strace_opts, "-e", "trace=" + ",".join(FILE_CALLS), "-o", str(log),
+               *cmd], env=env, stdin=stdin, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     report = json.loads(out.read_text())
+    if exact:
+        return iotrace_calls_by_name(report), strace_files(log), report
     ours, renamed = iotrace_files(report)
     return ours, by_latest_name(strace_files(log), renamed), report
 

@@ -61,7 +61,7 @@ static const char args_doc[] = "[--] CMD [ARGS...]";
 
 enum { OPT_MAX_PROCS = 0x100, OPT_JSON, OPT_SYNC, OPT_PROM_FILE, OPT_FILES, OPT_WIDE,
        OPT_TIME_ALL, OPT_TRACE, OPT_TRACE_MIN, OPT_TRACE_INTERVAL, OPT_TRACE_MAX, OPT_STACKS,
-       OPT_STACKS_BY, OPT_STACKS_UNWIND };
+       OPT_STACKS_BY, OPT_STACKS_UNWIND, OPT_FILES_BY };
 
 /* --trace's defaults: calls of 1 ms or more, counters every 10 ms, 4 million events. */
 #define TRACE_MIN_NS 1000000ULL
@@ -94,6 +94,9 @@ static const struct argp_option opts[] = {
 	  "Rows of each process's files table (default 10; all: every file, mapped ones too)", 0 },
 	{ "wide", OPT_WIDE, NULL, 0,
 	  "Every column of the files table, exact numbers, and each file's details", 0 },
+	{ "files-by", OPT_FILES_BY, "path|file", 0,
+	  "A row of the files table per path, its files folded (\"config (6 versions)\"; "
+	  "the default), or per file", 0 },
 	{ "trace", OPT_TRACE, "FILE", 0,
 	  "Also write a timeline of the run to FILE (Trace Event Format: Perfetto UI, "
 	  "chrome://tracing, speedscope; docs/trace.md); every call is timed", 0 },
@@ -240,6 +243,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_WIDE:
 		o->wide = true;
 		break;
+	case OPT_FILES_BY:
+		if (strcmp(arg, "path") && strcmp(arg, "file"))
+			argp_failure(state, 1, 0, "invalid --files-by '%s': expected path or file",
+				     arg);
+		o->files_by_path = !strcmp(arg, "path");
+		break;
 	case 'H':
 		o->hist = false;
 		break;
@@ -306,6 +315,7 @@ static int exit_code_of(const struct run_result *r)
 int main(int argc, char **argv)
 {
 	struct options o = { .timing = true, .hist = true, .files = DEFAULT_FILES,
+			     .files_by_path = true,
 			     .trace_min_ns = TRACE_MIN_NS, .trace_interval_ns = TRACE_INTERVAL_NS,
 			     .trace_max_events = TRACE_MAX_EVENTS, .stacks_by = -1,
 			     .stacks_unwind = STACKS_FP };

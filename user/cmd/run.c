@@ -512,6 +512,7 @@ int run_trace(const struct options *o, struct run_result *r)
 	memset(r, 0, sizeof(*r));
 	r->command = o->command;
 	r->timing = o->timing;
+	r->files_by_path = o->files_by_path;
 	if (o->command && (status = spawn_resolve(o->command[0], &s.child.path)))
 		return status;
 	if (o->user && spawn_set_user(&s.child, o->user)) {

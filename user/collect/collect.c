@@ -322,36 +322,94 @@ static bool parent_exists(const char *path)
 	return there;
 }
 
-/* A file's name from the names the kernel recorded, and what of it is cached now. */
-static void resolve_file(struct collector *c, struct file_record *f)
+/* A file's names as the table has them. */
+static void take_names(struct file_record *f, const struct name_view *v)
 {
-	struct path_key key = { .dev = f->key.dev, .ino = f->key.ino, .igen = f->key.igen };
-	const char *name, *others = NULL;
-	struct residency res;
+	f->path = v->shown;
+	f->name = v->path;
+	f->other_names = v->others;
+	f->kind = v->kind;
+	f->deleted = v->deleted;
+}
 
-	if (f->kind == FK_METADATA)
-		return;
-	name = names_find(c->names, &key, &f->kind, &f->deleted, &others);
-	if (!name && f->kind == FK_FILE)
-		name = names_resolve(c->names, &key);
-	f->path = name;
-	f->other_names = others;
-	if (f->kind != FK_FILE) {
-		f->residency_missing = "not a regular file";
-		return;
-	}
-	f->residency_missing = f->deleted ? "deleted"
-					  : residency_read(f->path, f->key.dev, f->key.ino, &res);
-	/*
-	 * Its name no longer leads to it, in a directory that is still there: unlinked since
-	 * (a lock file, a journal). A name whose directory went too (/proc/PID/... of a process
-	 * gone, a removed tree) says nothing of the file: left as it is.
-	 */
-	if (f->residency_missing == residency_gone && name && parent_exists(name) &&
-	    (f->path = names_mark_deleted(c->names, &key))) {
+/*
+ * Its name no longer leads to it, in a directory that is still there: renamed since (by a
+ * process not traced, or on a kernel without the timestamp tracepoints), so its inode says
+ * where it is now; else unlinked (a lock file, a journal). A name whose directory went too
+ * (/proc/PID/... of a process gone, a removed tree) says nothing of the file: left as it is.
+ */
+static void gone_at_end(struct collector *c, struct file_record *f, const struct path_key *key,
+			uint32_t gen)
+{
+	struct path_key inode = { .dev = key->dev, .ino = key->ino, .igen = gen };
+	char *now = f->name && parent_exists(f->name) ? names_by_inode(&inode) : NULL;
+	struct name_view v;
+
+	if (now && !names_rename(c->names, key, now) && names_find(c->names, key, &v)) {
+		take_names(f, &v);
+		f->residency_missing = NULL;
+	} else if (f->name && parent_exists(f->name) &&
+		   (f->path = names_mark_deleted(c->names, key))) {
 		f->deleted = true;
 		f->residency_missing = "deleted";
 	}
+	free(now);
+}
+
+/* A file whose number a later file of the run had (no generations: counted): deleted. */
+static bool later_file(struct collector *c, const struct path_key *key, bool counted)
+{
+	struct path_key next = { .dev = key->dev, .ino = key->ino, .igen = key->igen + 1 };
+	struct name_view v;
+
+	return counted && names_find(c->names, &next, &v);
+}
+
+struct name_ctx {
+	struct names *names;
+	struct path_key key;
+};
+
+static const char *name_of_id(void *ctx, uint64_t id)
+{
+	struct name_ctx *x = ctx;
+
+	return names_of_id(x->names, &x->key, id);
+}
+
+/* A file's name from the names the kernel recorded, and what of it is cached now. */
+static void resolve_file(struct collector *c, struct file_record *f)
+{
+	struct name_ctx ctx = { c->names, { .dev = f->key.dev, .ino = f->key.ino,
+					    .igen = f->key.igen } };
+	struct residency res;
+	struct name_view v;
+
+	if (f->kind == FK_METADATA)
+		return;
+	if (names_find(c->names, &ctx.key, &v))
+		take_names(f, &v);
+	else if (f->kind == FK_FILE)
+		f->path = f->name = names_resolve(c->names, &ctx.key);
+	if (!v.gen)
+		v.gen = ctx.key.igen; /* no name recorded: the key's */
+	if (f->kind == FK_FILE && !f->deleted && later_file(c, &ctx.key, v.counted) &&
+	    (f->path = names_mark_deleted(c->names, &ctx.key)))
+		f->deleted = true;
+	if (f->kind != FK_FILE)
+		f->residency_missing = "not a regular file";
+	else
+		f->residency_missing = f->deleted ? "deleted"
+						  : residency_read(f->name, f->key.dev, f->key.ino,
+								   v.counted ? 0 : v.gen, &res);
+	if (f->residency_missing == residency_gone) {
+		gone_at_end(c, f, &ctx.key, v.counted ? 0 : v.gen);
+		if (!f->residency_missing) /* found under its new name */
+			f->residency_missing = residency_read(f->name, f->key.dev, f->key.ino, 0,
+							      &res);
+	}
+	if (files_name_calls(f, name_of_id, &ctx))
+		c->error = -ENOMEM;
 	if (f->residency_missing)
 		return;
 	f->res = (struct residency_view){

@@ -53,16 +53,18 @@ struct tracer_config {
 
 /*
  * Groups of hooks. Page cache, direct I/O and io_uring can be missing on a kernel (then their
- * numbers are "n/a"); without syscalls, processes or block I/O iotrace does not start.
+ * numbers are "n/a"), and so can the timestamp tracepoints that give a renamed file its new
+ * name at once (before 6.13: then at its next use, or from its inode at the end); without
+ * syscalls, processes or block I/O iotrace does not start.
  */
 enum tracer_hooks {
-	HOOKS_CORE, HOOKS_PAGE_CACHE, HOOKS_DIRECT_IO, HOOKS_BLOCK, HOOKS_URING,
+	HOOKS_CORE, HOOKS_PAGE_CACHE, HOOKS_DIRECT_IO, HOOKS_BLOCK, HOOKS_URING, HOOKS_RENAMES,
 	TRACER_HOOK_GROUPS
 };
 extern const char *const tracer_group_names[TRACER_HOOK_GROUPS];
 
 /* The events the programs use (named after their tracepoints; tracer_hooks.c). */
-#define NR_HOOKS 27
+#define NR_HOOKS 30
 /* Builds of the programs for the kfuncs a kernel has (bpf/maps.bpf.h). */
 enum tracer_build { BUILD_FULL, BUILD_NOITER, BUILD_NOKFUNC, TRACER_BUILDS };
 extern const char *const tracer_build_names[TRACER_BUILDS];

@@ -79,6 +79,9 @@ static const struct hook_def hook_defs[] = {
 	HOOK("io_uring_complete", HOOKS_URING, WAY_ARGS(3, "handle_io_uring_complete"),
 	     WAY_ARGS(7, "handle_io_uring_complete_fields")),
 	HOOK("io_uring_cqe_overflow", HOOKS_URING, WAY("handle_io_uring_cqe_overflow")),
+	HOOK("inode_set_ctime_to_ts", HOOKS_RENAMES, WAY("handle_inode_set_ctime_to_ts")),
+	HOOK("ctime_ns_xchg", HOOKS_RENAMES, WAY("handle_ctime_ns_xchg")),
+	HOOK("ctime_xchg_skip", HOOKS_RENAMES, WAY("handle_ctime_xchg_skip")),
 };
 
 _Static_assert(sizeof(hook_defs) / sizeof(hook_defs[0]) == NR_HOOKS, "NR_HOOKS in tracer.h");
@@ -86,6 +89,7 @@ _Static_assert(sizeof(hook_defs) / sizeof(hook_defs[0]) == NR_HOOKS, "NR_HOOKS i
 const char *const tracer_group_names[TRACER_HOOK_GROUPS] = {
 	[HOOKS_CORE] = "syscalls and processes", [HOOKS_PAGE_CACHE] = "page cache",
 	[HOOKS_DIRECT_IO] = "direct I/O", [HOOKS_BLOCK] = "block I/O", [HOOKS_URING] = "io_uring",
+	[HOOKS_RENAMES] = "renamed files' new names",
 };
 
 /* IOTRACE_DISABLE_TRACEPOINTS=a,b: no way at all for those events (tests, bisecting). */

@@ -129,6 +129,16 @@ static void configure_file_ops(struct iotrace_bpf *s)
 		s->rodata->fd2_arg[op] = file_ops[op].fd2_arg;
 		s->rodata->fd2_op[op] = file_ops[op].fd2_op;
 	}
+	/* Renames, links and unlinks: no row, their sys_exit names files again (names.bpf.c). */
+#define NAMING_NR(name) syscall_nr(#name),
+	int naming[] = { NAMING_SYSCALLS(NAMING_NR) };
+
+	for (size_t i = 0; i < sizeof(naming) / sizeof(naming[0]); i++)
+		if (naming[i] >= 0)
+			s->rodata->file_op_of[naming[i]] = FOP_NAMING;
+	s->rodata->nr_rename = syscall_nr("rename");
+	s->rodata->nr_renameat = syscall_nr("renameat");
+	s->rodata->nr_renameat2 = syscall_nr("renameat2");
 	for (int op = 0; op < MAX_URING_OPS; op++)
 		s->rodata->uring_file_op[op] = uring_ops[op].file_op;
 	for (int op = 0; op < MAX_URING_OPS; op++)
@@ -177,6 +187,10 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 	if (!cfg->serve) /* labels are serve's */
 		bpf_map__set_max_entries(s->maps.label_slots, 1);
 	if (cfg->serve) {
+		/* serve counts labels, never files: no names to follow. */
+		bpf_program__set_autoload(s->progs.handle_inode_set_ctime_to_ts, false);
+		bpf_program__set_autoload(s->progs.handle_ctime_ns_xchg, false);
+		bpf_program__set_autoload(s->progs.handle_ctime_xchg_skip, false);
 		s->rodata->serve = true;
 		s->rodata->label_comm = cfg->label_comm;
 		s->rodata->nr_cgroup_filters = cfg->ncgroups;

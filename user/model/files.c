@@ -26,9 +26,7 @@ static bool same_file(const struct path_key *a, const struct path_key *b)
 
 static size_t slot_of(const struct file_index *x, const struct path_key *k)
 {
-	uint64_t h = (k->ino ^ ((uint64_t)k->dev << 32) ^ ((uint64_t)k->igen << 16)) *
-		     0x9E3779B97F4A7C15ULL;
-	size_t i = h & (x->cap - 1);
+	size_t i = path_key_hash(k) & (x->cap - 1);
 
 	while (x->slots[i].idx1 && !same_file(&x->slots[i].key, k))
 		i = (i + 1) & (x->cap - 1);
@@ -205,6 +203,9 @@ int files_add_entry(struct proc_record *p, const struct ledger_entry *e)
 	qsort(sorted.chunks, sorted.n, sizeof(*sorted.chunks), cmp_chunk);
 	if (sorted.n && bits_union(&f->bits, &sorted))
 		err = -1;
+	/* By name first: the rows so far were all made under the file's first name. */
+	if (files_add_named(f, e))
+		err = -1;
 	for (size_t i = 0; i < e->nrows; i++)
 		if (add_row(f, e->rows[i].op, &e->rows[i].row))
 			err = -1;
@@ -325,21 +326,24 @@ void files_count_readahead(struct proc_record *p)
 	}
 }
 
-void files_finish(struct proc_record *p)
+void file_summarize(struct file_record *f)
+{
+	memset(&f->sum, 0, sizeof(f->sum));
+	summarize_io(f);
+	summarize_blocks(f);
+	f->sum.hit_pct = f->pc.requested_pages ? 100 * f->pc.hit_pages / f->pc.requested_pages
+					       : FILE_SUMMARY_NONE;
+	f->sum.readahead_pages = f->pc.readahead_pages;
+	f->sum.unused_readahead_pages = f->pc.unused_readahead_pages;
+}
+
+void files_finish(struct proc_record *p, bool by_path)
 {
 	files_count_readahead(p);
-	for (size_t i = 0; i < p->nfiles; i++) {
-		struct file_record *f = &p->files[i];
-
-		memset(&f->sum, 0, sizeof(f->sum));
-		summarize_io(f);
-		summarize_blocks(f);
-		f->sum.hit_pct = f->pc.requested_pages
-					 ? 100 * f->pc.hit_pages / f->pc.requested_pages
-					 : FILE_SUMMARY_NONE;
-		f->sum.readahead_pages = f->pc.readahead_pages;
-		f->sum.unused_readahead_pages = f->pc.unused_readahead_pages;
-	}
+	for (size_t i = 0; i < p->nfiles; i++)
+		file_summarize(&p->files[i]);
+	if (files_rows(p, by_path))
+		p->nrows = 0; /* out of memory: no rows rather than half of them */
 }
 
 bool file_mapped_only(const struct file_record *f)
@@ -373,25 +377,37 @@ struct hist_summary file_io_latency(const struct file_io *io, __u64 *dense)
 	return hist_summary_of(HIST_LOG2, dense, false, 0, 0);
 }
 
+void file_record_free(struct file_record *f)
+{
+	free(f->bits.chunks);
+	for (size_t j = 0; j < f->nio; j++)
+		sparse_hist_free(&f->io[j].lat);
+	free(f->io);
+	for (size_t j = 0; j < f->nby_name; j++)
+		free(f->by_name[j].rows);
+	free(f->by_name);
+	for (size_t j = 0; j < f->nblocks; j++) {
+		sparse_hist_free(&f->blocks[j].size);
+		sparse_hist_free(&f->blocks[j].lat);
+		sparse_hist_free(&f->blocks[j].qlat);
+	}
+	free(f->blocks);
+	if (f->versions)
+		free((char *)f->other_names); /* a row of several files owns these (files_rows) */
+}
+
 void files_free(struct proc_record *p)
 {
-	for (size_t i = 0; i < p->nfiles; i++) {
-		struct file_record *f = &p->files[i];
-
-		free(f->bits.chunks);
-		for (size_t j = 0; j < f->nio; j++)
-			sparse_hist_free(&f->io[j].lat);
-		free(f->io);
-		for (size_t j = 0; j < f->nblocks; j++) {
-			sparse_hist_free(&f->blocks[j].size);
-			sparse_hist_free(&f->blocks[j].lat);
-			sparse_hist_free(&f->blocks[j].qlat);
-		}
-		free(f->blocks);
-	}
+	for (size_t i = 0; i < p->nfiles; i++)
+		file_record_free(&p->files[i]);
+	for (size_t i = 0; i < p->nmerged; i++)
+		file_record_free(&p->merged[i]);
 	free(p->files);
-	p->files = NULL;
-	p->nfiles = 0;
+	free(p->merged);
+	free(p->rows);
+	p->files = p->merged = NULL;
+	p->rows = NULL;
+	p->nfiles = p->nmerged = p->nrows = 0;
 	if (p->file_index)
 		free(p->file_index->slots);
 	free(p->file_index);

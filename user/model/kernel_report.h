@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 /* The groups of hooks, as kernel/tracer.h numbers them (enum tracer_hooks). */
-#define KERNEL_GROUPS 5
-#define KERNEL_HOOKS_MAX 32
+#define KERNEL_GROUPS 6
+#define KERNEL_HOOKS_MAX 36
 
 struct kernel_hook {
 	char event[40];  /* the tracepoint's name (the kernel iotrace is written against) */

@@ -413,7 +413,7 @@ int model_derive(struct run_result *r)
 		struct proc_record *p = &r->procs[i];
 
 		profile_derive(&p->prof);
-		files_finish(p);
+		files_finish(p, r->files_by_path);
 		page_cache_reset(&p->pc);
 		memcpy(p->pc.window_hist, p->window_hist, sizeof(p->window_hist));
 		for (size_t j = 0; j < p->nfiles; j++)
@@ -427,7 +427,7 @@ int model_derive(struct run_result *r)
 	uring_finish(r->uring_totals, r->nuring_totals);
 	for (size_t j = 0; j < r->nother_blocks; j++)
 		block_record_derive(&r->other_blocks[j]);
-	files_finish(&r->other_files);
+	files_finish(&r->other_files, false);
 	profile_derive(&r->overflow);
 	profile_derive(&r->totals);
 	return 0;

@@ -10,19 +10,31 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include "names.h"
+#include "records.h"
 #include "util/residency.h"
 
 struct names {
 	size_t cap, n;
-	char **retired; /* names replaced by names_mark_deleted: records may still point at them */
+	char **retired; /* names replaced: records may still point at them */
 	size_t nretired;
 	struct named {
 		struct path_key key;
 		uint32_t kind;
 		bool deleted, from_alias;
-		char *text;   /* the latest name */
-		char *others; /* earlier names, each ending with a NUL, then a NUL; or NULL */
-	} *slots; /* open addressing by (dev, ino) */
+		bool counted; /* igen is the ledger's count of files with the number (file_name) */
+		char *path;   /* the latest name */
+		struct named_more {
+			uint64_t id;  /* the latest name's id (file_name.name_id; 0: not known) */
+			uint32_t gen; /* the inode's own generation, where the key's is not it */
+			char *shown;  /* the path with " (deleted)", once deleted, or NULL */
+			char *others; /* earlier names, each ending with a NUL, then a NUL; or NULL */
+			struct earlier {
+				uint64_t id;
+				char *path;
+			} *earlier; /* the earlier names and their ids (0: the first's, not kept) */
+			uint32_t nearlier;
+		} *more; /* a renamed or deleted file's: NULL for most, which have one name */
+	} *slots; /* open addressing by (dev, ino, igen) */
 	struct path_key unnamed[64]; /* files names_resolve found no path for lately (a ring) */
 	unsigned nunnamed;
 };
@@ -138,11 +150,6 @@ char *name_format(const struct path_key *key, const struct file_name *n)
 		/* fallthrough */
 	default:
 		text = path_of(key, n);
-		if (text && n->deleted) {
-			base = text;
-			err = asprintf(&text, "%s (deleted)", base);
-			free(base);
-		}
 	}
 	return err < 0 ? NULL : text;
 }
@@ -152,14 +159,33 @@ struct names *names_new(void)
 	return calloc(1, sizeof(struct names));
 }
 
+static void named_free(struct named *s)
+{
+	free(s->path);
+	if (!s->more)
+		return;
+	free(s->more->shown);
+	free(s->more->others);
+	for (uint32_t i = 0; i < s->more->nearlier; i++)
+		free(s->more->earlier[i].path);
+	free(s->more->earlier);
+	free(s->more);
+}
+
+/* The slot's more, made when it is first needed; NULL out of memory. */
+static struct named_more *more_of(struct named *s)
+{
+	if (!s->more)
+		s->more = calloc(1, sizeof(*s->more));
+	return s->more;
+}
+
 void names_free(struct names *n)
 {
 	if (!n)
 		return;
-	for (size_t i = 0; i < n->cap; i++) {
-		free(n->slots[i].text);
-		free(n->slots[i].others);
-	}
+	for (size_t i = 0; i < n->cap; i++)
+		named_free(&n->slots[i]);
 	for (size_t i = 0; i < n->nretired; i++)
 		free(n->retired[i]);
 	free(n->retired);
@@ -174,10 +200,9 @@ static bool same_file(const struct path_key *a, const struct path_key *b)
 
 static size_t slot_of(const struct names *n, const struct path_key *k)
 {
-	size_t i = ((k->ino ^ ((uint64_t)k->dev << 32) ^ ((uint64_t)k->igen << 16)) *
-		    0x9E3779B97F4A7C15ULL) & (n->cap - 1);
+	size_t i = path_key_hash(k) & (n->cap - 1);
 
-	while (n->slots[i].text && !same_file(&n->slots[i].key, k))
+	while (n->slots[i].path && !same_file(&n->slots[i].key, k))
 		i = (i + 1) & (n->cap - 1);
 	return i;
 }
@@ -190,7 +215,7 @@ static int grow(struct names *n)
 	if (!bigger.slots)
 		return -1;
 	for (size_t i = 0; i < n->cap; i++)
-		if (n->slots[i].text)
+		if (n->slots[i].path)
 			bigger.slots[slot_of(&bigger, &n->slots[i].key)] = n->slots[i];
 	bigger.n = n->n;
 	free(n->slots);
@@ -198,31 +223,118 @@ static int grow(struct names *n)
 	return 0;
 }
 
-/*
- * The slot's name goes to its earlier names (once each) before text replaces it. They are
- * kept NUL-separated, an empty one last: a name may hold any other byte, a newline too.
- */
-static int remember(struct named *s, const char *text)
+/* A string records may point at, kept until the end; -1 out of memory. */
+static int retire(struct names *n, char *s)
 {
-	size_t len = 0, add = strlen(s->text) + 1;
-	char *grown;
+	char **grown;
 
-	if (!strcmp(s->text, text)) {
-		free(s->text);
+	if (!s)
 		return 0;
-	}
-	for (const char *p = s->others; p && *p; p += strlen(p) + 1, len = p - s->others)
-		if (!strcmp(p, s->text)) {
-			free(s->text);
-			return 0;
-		}
-	grown = realloc(s->others, len + add + 1);
+	grown = realloc(n->retired, (n->nretired + 1) * sizeof(*grown));
 	if (!grown)
 		return -1;
-	memcpy(grown + len, s->text, add);
-	grown[len + add] = '\0';
-	free(s->text);
-	s->others = grown;
+	n->retired = grown;
+	n->retired[n->nretired++] = s;
+	return 0;
+}
+
+/* Whether the first len bytes of list (NUL-terminated names) hold name. */
+bool names_list_has(const char *list, size_t len, const char *name)
+{
+	for (const char *p = list; p && p < list + len; p += strlen(p) + 1)
+		if (!strcmp(p, name))
+			return true;
+	return false;
+}
+
+/* Bytes of list (NUL-terminated names, an empty one last) before its empty name. */
+size_t names_list_bytes(const char *list)
+{
+	const char *p = list;
+
+	while (p && *p)
+		p += strlen(p) + 1;
+	return p ? (size_t)(p - list) : 0;
+}
+
+/* others: the earlier names, once each, in the order they came, the latest name left out. */
+static int list_others(struct names *n, struct named *s)
+{
+	struct named_more *m = s->more;
+	size_t len = 0, room = 1;
+	char *text;
+
+	for (uint32_t i = 0; i < m->nearlier; i++)
+		room += strlen(m->earlier[i].path) + 1;
+	text = malloc(room);
+	if (!text || retire(n, m->others)) {
+		free(text);
+		return -1;
+	}
+	for (uint32_t i = 0; i < m->nearlier; i++) {
+		const char *p = m->earlier[i].path;
+
+		if (strcmp(p, s->path) && !names_list_has(text, len, p)) {
+			memcpy(text + len, p, strlen(p) + 1);
+			len += strlen(p) + 1;
+		}
+	}
+	text[len] = '\0';
+	m->others = len ? text : NULL;
+	if (!len)
+		free(text);
+	return 0;
+}
+
+/* The slot's latest name becomes an earlier one (kept: records may point at it). */
+static int push_earlier(struct named *s)
+{
+	struct named_more *m = more_of(s);
+	struct earlier *grown;
+
+	if (!m)
+		return -1;
+	grown = realloc(m->earlier, (m->nearlier + 1) * sizeof(*grown));
+	if (!grown)
+		return -1;
+	m->earlier = grown;
+	m->earlier[m->nearlier++] = (struct earlier){ m->id, s->path };
+	return 0;
+}
+
+/*
+ * The slot's name is now path (owned), whose id is id (0: not known): a name other than
+ * the latest one (by id when both are known, else by text) makes that one an earlier name.
+ * Its deletion as told. -1 out of memory.
+ */
+static int set_name(struct names *n, struct named *s, char *path, uint64_t id, bool deleted)
+{
+	uint64_t was = s->more ? s->more->id : 0;
+	bool same = s->path && (id && was ? id == was : !strcmp(path, s->path));
+
+	if (same) {
+		free(path);
+		if (id && s->more)
+			s->more->id = id;
+	} else if (s->path) {
+		/* A second name: the first one's id is not kept (most files have one name). */
+		if (push_earlier(s)) {
+			free(path);
+			return -1;
+		}
+		s->path = path;
+		s->more->id = id;
+		if (list_others(n, s))
+			return -1;
+	} else {
+		s->path = path;
+	}
+	if (s->deleted != deleted && s->more) {
+		if (retire(n, s->more->shown))
+			return -1;
+		s->more->shown = NULL;
+	}
+	s->deleted = deleted;
 	return 0;
 }
 
@@ -233,62 +345,117 @@ int names_add(struct names *n, const struct path_key *key, const struct file_nam
 
 	if ((n->n + 1) * 10 > n->cap * 7 && grow(n))
 		return -1;
+	s = &n->slots[slot_of(n, key)];
+	/* A rename or unlink that left the file no name: it was deleted, its name stays. */
+	if (name->again && !name->nparts && name->kind != FK_PIPE && name->kind != FK_SOCKET) {
+		if (s->path && name->deleted && !s->deleted)
+			s->deleted = true;
+		return 0;
+	}
 	text = name_format(key, name);
 	if (!text)
 		return -1;
-	s = &n->slots[slot_of(n, key)];
-	/* One of the inode's names (no file was at hand) does not replace a file's own. */
-	if (s->text && name->from_alias && !s->from_alias) {
+	/* One of the inode's names (no file at hand) does not replace a file's own, except
+	 * the newest name a rename, link or unlink gave it. */
+	if (s->path && name->from_alias && !name->again && !s->from_alias) {
 		free(text);
 		return 0;
 	}
-	if (!s->text)
+	if (!s->path) {
 		n->n++;
-	else if (remember(s, text))
-		return -1;
-	*s = (struct named){ .key = *key, .kind = name->kind,
-			     .deleted = name->deleted, .from_alias = name->from_alias, .text = text,
-			     .others = s->text ? s->others : NULL };
-	return 0;
+		s->key = *key;
+	}
+	s->kind = name->kind;
+	s->counted = name->counted;
+	/* A generation that came back: the key's counts the files that had it (names.bpf.c). */
+	if (name->gen != key->igen && !name->counted && name->kind != FK_ANON &&
+	    more_of(s))
+		s->more->gen = name->gen;
+	s->from_alias = name->from_alias && !name->again;
+	/* memfds are always shown "(deleted)", in their name itself */
+	return set_name(n, s, text, name->name_id, name->deleted && name->kind != FK_MEMFD);
 }
 
-const char *names_find(const struct names *n, const struct path_key *key, uint32_t *kind,
-		       bool *deleted, const char **others)
+/* The path with " (deleted)" after it, made once (NULL out of memory). */
+static const char *shown_of(struct named *s)
+{
+	struct named_more *m;
+
+	if (!s->deleted)
+		return s->path;
+	m = more_of(s);
+	if (m && !m->shown && asprintf(&m->shown, "%s (deleted)", s->path) < 0)
+		m->shown = NULL;
+	return m ? m->shown : NULL;
+}
+
+bool names_find(struct names *n, const struct path_key *key, struct name_view *out)
+{
+	struct named *s;
+
+	memset(out, 0, sizeof(*out));
+	if (!n->cap)
+		return false;
+	s = &n->slots[slot_of(n, key)];
+	if (!s->path)
+		return false;
+	*out = (struct name_view){ .shown = shown_of(s), .path = s->path,
+				   .others = s->more ? s->more->others : NULL, .kind = s->kind,
+				   .deleted = s->deleted, .counted = s->counted,
+				   .gen = s->more && s->more->gen ? s->more->gen : key->igen };
+	return out->shown != NULL;
+}
+
+const char *names_of_id(const struct names *n, const struct path_key *key, uint64_t id)
 {
 	const struct named *s;
+	const char *first = NULL;
 
-	if (!n->cap)
+	if (!n->cap || !id)
 		return NULL;
 	s = &n->slots[slot_of(n, key)];
-	if (!s->text)
+	if (!s->path)
 		return NULL;
-	*kind = s->kind;
-	*deleted = s->deleted;
-	*others = s->others;
-	return s->text;
+	/* One name (no more): every call was made under it. */
+	if (!s->more || s->more->id == id)
+		return s->path;
+	for (uint32_t i = 0; i < s->more->nearlier; i++) {
+		if (s->more->earlier[i].id == id)
+			return s->more->earlier[i].path;
+		if (!s->more->earlier[i].id && !first)
+			first = s->more->earlier[i].path;
+	}
+	return first; /* an id not kept: the first name's */
 }
 
 const char *names_mark_deleted(struct names *n, const struct path_key *key)
 {
 	struct named *s;
-	char *text, **grown;
 
 	if (!n->cap)
 		return NULL;
 	s = &n->slots[slot_of(n, key)];
-
-	if (!s->text || s->deleted)
-		return s->text;
-	grown = realloc(n->retired, (n->nretired + 1) * sizeof(*grown));
-	if (!grown)
+	if (!s->path)
 		return NULL;
-	n->retired = grown;
-	if (asprintf(&text, "%s (deleted)", s->text) < 0)
-		return NULL;
-	n->retired[n->nretired++] = s->text;
-	s->text = text;
 	s->deleted = true;
-	return text;
+	return shown_of(s);
+}
+
+int names_rename(struct names *n, const struct path_key *key, const char *path)
+{
+	struct named *s;
+	char *copy = strdup(path);
+
+	if (!copy || !n->cap) {
+		free(copy);
+		return -1;
+	}
+	s = &n->slots[slot_of(n, key)];
+	if (!s->path) {
+		free(copy);
+		return -1;
+	}
+	return set_name(n, s, copy, 0, false);
 }
 
 /*
@@ -297,7 +464,7 @@ const char *names_mark_deleted(struct names *n, const struct path_key *key)
  * generation) pair that ext4, xfs and tmpfs export (FILEID_INO32_GEN), on its mount, and
  * read back from /proc/self/fd. NULL when the filesystem or the file does not allow it.
  */
-static char *path_by_handle(const struct path_key *key)
+char *names_by_inode(const struct path_key *key)
 {
 	struct {
 		struct file_handle fh;
@@ -321,25 +488,23 @@ static char *path_by_handle(const struct path_key *key)
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, path, sizeof(path) - 1);
 	close(fd);
-	if (n <= 0 || path[0] != '/')
-		return NULL; /* a disconnected dentry names no path */
+	/* A disconnected dentry names no path; a deleted file's is no longer its. */
+	if (n <= 0 || path[0] != '/' ||
+	    (n > 10 && !memcmp(path + n - 10, " (deleted)", 10)))
+		return NULL;
 	path[n] = '\0';
 	return strdup(path);
 }
 
 const char *names_lookup(struct names *n, const struct path_key *key)
 {
-	const char *others, *name;
-	uint32_t kind;
-	bool deleted;
+	struct name_view v;
 
-	name = names_find(n, key, &kind, &deleted, &others);
-	return name ? name : names_resolve(n, key);
+	return names_find(n, key, &v) ? v.shown : names_resolve(n, key);
 }
 
 const char *names_resolve(struct names *n, const struct path_key *key)
 {
-	struct file_name none = { .kind = FK_FILE, .from_alias = 1 };
 	const unsigned ring = sizeof(n->unnamed) / sizeof(n->unnamed[0]);
 	struct named *s;
 	char *text;
@@ -348,7 +513,7 @@ const char *names_resolve(struct names *n, const struct path_key *key)
 	for (unsigned i = 0; i < ring && i < n->nunnamed; i++)
 		if (!memcmp(&n->unnamed[i], key, sizeof(*key)))
 			return NULL;
-	text = path_by_handle(key);
+	text = names_by_inode(key);
 	if (!text)
 		n->unnamed[n->nunnamed++ % ring] = *key;
 	if (!text || ((n->n + 1) * 10 > n->cap * 7 && grow(n))) {
@@ -356,11 +521,11 @@ const char *names_resolve(struct names *n, const struct path_key *key)
 		return NULL;
 	}
 	s = &n->slots[slot_of(n, key)];
-	if (s->text) { /* named meanwhile */
+	if (s->path) { /* named meanwhile */
 		free(text);
-		return s->text;
+		return shown_of(s);
 	}
 	n->n++;
-	*s = (struct named){ .key = *key, .kind = none.kind, .from_alias = true, .text = text };
+	*s = (struct named){ .key = *key, .kind = FK_FILE, .from_alias = true, .path = text };
 	return text;
 }

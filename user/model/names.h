@@ -16,20 +16,44 @@ struct names;
 
 struct names *names_new(void);
 void names_free(struct names *n);
-/* Formats and keeps the name of key (mount points are read now); -1 out of memory. */
-int names_add(struct names *n, const struct path_key *key, const struct file_name *name);
 /*
- * The latest name of a file, its kind, whether it was deleted, and its earlier names
- * (renamed files; each ending with a NUL, an empty one last; or NULL); NULL when no name
- * was recorded.
+ * Formats and keeps the name of key (mount points are read now): a later name of the file
+ * (another name id) makes the one before an earlier name; -1 out of memory.
  */
-const char *names_find(const struct names *n, const struct path_key *key, uint32_t *kind,
-		       bool *deleted, const char **others);
+int names_add(struct names *n, const struct path_key *key, const struct file_name *name);
+
+/* A file's names. The strings are the table's, kept until names_free. */
+struct name_view {
+	const char *shown;  /* as /proc/PID/fd shows it: the path, " (deleted)" after it if so */
+	const char *path;   /* the path alone */
+	const char *others; /* its earlier names (renamed), each ending with a NUL, then a NUL;
+			     * or NULL (a name may hold any other byte) */
+	uint32_t kind;
+	bool deleted;
+	bool counted; /* its key's igen counts the files with its number (no generations) */
+	uint32_t gen; /* the inode's generation (the key's igen unless one came back) */
+};
+/* Whether the first len bytes of list (NUL-terminated names) hold name. */
+bool names_list_has(const char *list, size_t len, const char *name);
+/* Bytes of list (NUL-terminated names, an empty one last) before its empty name. */
+size_t names_list_bytes(const char *list);
+/* The names recorded for key, false when none was. */
+bool names_find(struct names *n, const struct path_key *key, struct name_view *out);
+/* The path the file had under the name id (file_stat.name_id), NULL when not known. */
+const char *names_of_id(const struct names *n, const struct path_key *key, uint64_t id);
 /*
  * The file's recorded name no longer leads to it at the end (unlinked after it was named):
  * its name gains " (deleted)", as /proc/PID/fd shows it. Returns the new name, or NULL.
  */
 const char *names_mark_deleted(struct names *n, const struct path_key *key);
+/* The file is found at the end under path (renamed unseen): its latest name; -1 if not. */
+int names_rename(struct names *n, const struct path_key *key, const char *path);
+/*
+ * The path of a regular file from its inode: open_by_handle_at with (inode number,
+ * generation) on its filesystem's mount, read back from /proc/self/fd; malloc'ed, NULL
+ * when the filesystem or the file does not allow it (or it is deleted).
+ */
+char *names_by_inode(const struct path_key *key);
 /*
  * The path of a regular file no name was recorded for (met only through the page cache),
  * found from its inode now and kept; NULL when it cannot be.
@@ -37,7 +61,10 @@ const char *names_mark_deleted(struct names *n, const struct path_key *key);
 const char *names_resolve(struct names *n, const struct path_key *key);
 /* The name recorded for a file, or else the one names_resolve finds. */
 const char *names_lookup(struct names *n, const struct path_key *key);
-/* The name the kernel side recorded, formatted into a malloc'ed string (NULL: no memory). */
+/*
+ * The name the kernel side recorded, formatted into a malloc'ed string (NULL: no memory),
+ * without " (deleted)" (a memfd's name has it: /proc/PID/fd always shows it).
+ */
 char *name_format(const struct path_key *key, const struct file_name *name);
 /* "file", "dir", "pipe", "socket", ... ("metadata" for FK_KINDS). */
 const char *file_kind_name(uint32_t kind);

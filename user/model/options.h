@@ -22,6 +22,7 @@ struct options {
 	uint32_t max_procs;
 	uint32_t files; /* --files: rows of each process's files table; 0 = all */
 	bool wide;      /* --wide: every column of the files table */
+	bool files_by_path; /* --files-by path (the default): a path's files in one row */
 	const char *trace;          /* --trace FILE: the timeline (docs/trace.md) */
 	uint64_t trace_min_ns;      /* --trace-min: calls that took at least this */
 	uint64_t trace_interval_ns; /* --trace-interval: counter samples */

@@ -17,6 +17,23 @@
 #include "util/residency.h"
 #include "kernel_report.h"
 
+/*
+ * A file's key (dev, ino, generation) hashed for the model's tables, every bit of it mixed
+ * into the low bits they index by: files that had one inode number in turn differ only in
+ * their generations, and a plain multiply left those out of the low bits (every such file
+ * probed one run of slots: 10,000 of them took the loader long enough to lose entries).
+ */
+static inline uint64_t path_key_hash(const struct path_key *k)
+{
+	uint64_t x = k->ino ^ ((uint64_t)k->dev << 32) ^ (k->igen * 0x9E3779B97F4A7C15ULL);
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
 /* One syscall's totals in a profile (only syscalls that were called are kept). */
 struct sc_row {
 	uint32_t nr;
@@ -80,6 +97,20 @@ struct file_io {
 	struct sparse_hist lat; /* latency of the timed calls (file_io_latency) */
 };
 
+/*
+ * A renamed file's syscalls under one of its names (the name strace -yy shows them under):
+ * the calls of its ledger entries of that name (file_stat.name_id), summed.
+ */
+struct file_name_io {
+	uint64_t name_id;  /* 0: not known */
+	const char *name;  /* its path (derived at the end: the names table's) */
+	struct name_calls {
+		uint32_t op; /* enum file_op */
+		uint64_t calls, errors, requested_bytes, transferred_bytes;
+	} *rows;
+	size_t nrows;
+};
+
 /* Block I/O for one file on one disk and operation. */
 struct file_block {
 	uint32_t disk, op;
@@ -103,19 +134,31 @@ struct file_record {
 	uint32_t kind;          /* enum file_kind, or FK_METADATA */
 	uint32_t advice;        /* enum advice_bit, OR of all seen */
 	uint64_t added_folios;
-	/* Its name as /proc/PID/fd shows it, or NULL; earlier names of a renamed file, each
+	/*
+	 * Its name as /proc/PID/fd shows it, or NULL; earlier names of a renamed file, each
 	 * NUL-terminated, an empty one last, or NULL. Both are the run's names table's
-	 * (run_result.names). Names are bytes as recorded: renderers escape them. */
+	 * (run_result.names), but a row of several files' (versions) owns its other_names.
+	 * Names are bytes as recorded: renderers escape them.
+	 */
 	const char *path;
 	const char *other_names;
+	const char *name; /* the path alone, without " (deleted)" (what --files-by path folds by) */
 	bool deleted;
 	bool chunks_lost;       /* some chunk of some file did not fit: counts inexact */
 	bool final;             /* its process exited: nothing more comes */
+	uint32_t versions;      /* --files-by path: the files of one path in this row (0: one) */
 	struct page_bits bits;  /* raw, freed once counted (file_finish) */
 	struct file_io *io;
-	size_t nio;
 	struct file_block *blocks;
-	size_t nblocks;
+	uint32_t nio, nblocks;
+	/*
+	 * The name its syscalls were made under (that of its first entry with syscalls), and
+	 * once a second name came, its calls by name (entries of each name summed; derived at
+	 * the end: only when some name differs from path).
+	 */
+	uint32_t nby_name;
+	uint64_t name_id;
+	struct file_name_io *by_name;
 	const char *residency_missing; /* NULL, or why residency is unknown */
 	struct residency_view res;
 	/* derived */
@@ -179,6 +222,14 @@ struct proc_record {
 	struct file_index *file_index;   /* (dev, ino) -> files[] (files.c) */
 	/* derived */
 	struct page_cache_sum pc; /* its files summed */
+	/*
+	 * The rows its files are reported in: files[] one by one, or with --files-by path the
+	 * files of one path folded into one row (merged[], versions > 1).
+	 */
+	struct file_record **rows;
+	size_t nrows;
+	struct file_record *merged;
+	size_t nmerged;
 };
 
 /* What a --trace file holds (report/trace.c): events, and those it could not hold. */
@@ -208,6 +259,7 @@ struct run_result {
 	bool partial;    /* iotrace was interrupted before the traced processes ended */
 	int stop_signal; /* the signal (SIGINT, SIGTERM) that made iotrace stop early, or 0 */
 	bool timing;
+	bool files_by_path; /* --files-by path: a process's files of one path in one row */
 	bool sampled; /* timing by the sampling rule (SAMPLE_WARMUP, SAMPLE_PERIOD), not every call */
 	struct proc_record *procs;
 	size_t nprocs;

@@ -92,6 +92,11 @@ static const char *row_name(const struct file_record *f, char *buf, size_t len)
 			 f->key.ino == OTHER_FILES_INO ? "others' files" : "metadata");
 		return buf;
 	}
+	if (f->versions > 1 && f->name) { /* --files-by path: "config (6 versions)" */
+		snprintf(buf, len, "%s (%u versions%s)", f->name, f->versions,
+			 f->deleted ? ", deleted" : "");
+		return buf;
+	}
 	if (f->path)
 		return f->path;
 	kdev_format(f->key.dev, disk, sizeof(disk));
@@ -240,12 +245,12 @@ static void print_rest(FILE *out, struct file_record *const *rest, size_t n)
 static size_t choose(const struct proc_record *p, const struct options *o,
 		     struct file_record **order, size_t *nall)
 {
-	size_t n = 0, listed = 0, limit = o->files ? o->files : p->nfiles;
-	struct file_record **rest = order + p->nfiles;
+	size_t n = 0, listed = 0, limit = o->files ? o->files : p->nrows;
+	struct file_record **rest = order + p->nrows;
 
-	for (size_t i = 0; i < p->nfiles; i++)
-		if (p->files[i].kind != FK_METADATA)
-			order[n++] = &p->files[i];
+	for (size_t i = 0; i < p->nrows; i++)
+		if (p->rows[i]->kind != FK_METADATA)
+			order[n++] = p->rows[i];
 	qsort_r(order, n, sizeof(*order), cmp_files, o->timing ? (void *)1 : NULL);
 	for (size_t i = 0; i < n; i++) {
 		if (listed < limit && !(o->files && file_mapped_only(order[i])))
@@ -254,7 +259,7 @@ static size_t choose(const struct proc_record *p, const struct options *o,
 			*rest++ = order[i];
 	}
 	/* The rest, after the listed ones. */
-	memmove(order + listed, order + p->nfiles, (n - listed) * sizeof(*order));
+	memmove(order + listed, order + p->nrows, (n - listed) * sizeof(*order));
 	*nall = n;
 	return listed;
 }
@@ -262,10 +267,10 @@ static size_t choose(const struct proc_record *p, const struct options *o,
 void report_files(FILE *out, const char *title, const struct proc_record *p,
 		  const struct options *o)
 {
-	struct file_record **order = malloc((2 * p->nfiles + 1) * sizeof(*order));
+	struct file_record **order = malloc((2 * p->nrows + 1) * sizeof(*order));
 	size_t n, listed;
 
-	if (!order || !p->nfiles) {
+	if (!order || !p->nrows) {
 		free(order);
 		return;
 	}
@@ -274,8 +279,8 @@ void report_files(FILE *out, const char *title, const struct proc_record *p,
 	for (size_t i = 0; i < listed; i++)
 		print_row(out, order[i], o->wide);
 	print_rest(out, order + listed, n - listed);
-	for (size_t i = 0; i < p->nfiles; i++)
-		if (p->files[i].kind == FK_METADATA)
-			print_row(out, &p->files[i], o->wide);
+	for (size_t i = 0; i < p->nrows; i++)
+		if (p->rows[i]->kind == FK_METADATA)
+			print_row(out, p->rows[i], o->wide);
 	free(order);
 }

@@ -164,6 +164,36 @@ static cJSON *file_io_json(const struct file_record *f, bool timing, bool uring)
 }
 
 
+/*
+ * A renamed file's syscalls by the name they were made under (strace -yy's name for them),
+ * each name's in the shape of "io" without time: only where a name differs from the path.
+ */
+static cJSON *file_io_by_name_json(const struct file_record *f)
+{
+	cJSON *obj = cJSON_CreateObject();
+	char key[64];
+
+	for (size_t i = 0; i < f->nby_name; i++) {
+		const struct file_name_io *g = &f->by_name[i];
+		cJSON *calls = cJSON_AddObjectToObject(obj, g->name ? g->name : "?");
+
+		for (size_t k = 0; calls && k < g->nrows; k++) {
+			const struct name_calls *c = &g->rows[k];
+			const char *name = c->op < FILE_OPS_END ? file_ops[c->op].name : "?";
+			cJSON *row = cJSON_CreateObject();
+
+			snprintf(key, sizeof(key),
+				 cJSON_HasObjectItem(calls, name) ? "%s (destination)" : "%s", name);
+			add_u64(row, "calls", c->calls);
+			add_u64(row, "errors", c->errors);
+			add_u64(row, "requested_bytes", c->requested_bytes);
+			add_u64(row, "transferred_bytes", c->transferred_bytes);
+			cJSON_AddItemToObject(calls, key, row);
+		}
+	}
+	return obj;
+}
+
 /* A file's block I/O: the process-level shape, with only the operations it had. */
 static cJSON *file_block_json(const struct file_record *f)
 {
@@ -203,6 +233,8 @@ static void add_file_name(cJSON *obj, const struct file_record *f)
 	else
 		cJSON_AddStringToObject(obj, "dev", (kdev_format(f->key.dev, dev, sizeof(dev)), dev));
 	add_u64(obj, "ino", f->kind == FK_METADATA ? 0 : f->key.ino);
+	if (f->versions) /* --files-by path: this path's files in one */
+		add_u64(obj, "versions", f->versions);
 }
 
 static cJSON *file_json(const struct file_record *f, const struct run_result *r)
@@ -222,6 +254,8 @@ static cJSON *file_json(const struct file_record *f, const struct run_result *r)
 		add_u64(obj, "added_folios", f->added_folios);
 		add_residency(obj, f);
 		cJSON_AddItemToObject(obj, "io", file_io_json(f, r->timing, false));
+		if (f->nby_name)
+			cJSON_AddItemToObject(obj, "io_by_name", file_io_by_name_json(f));
 		cJSON_AddItemToObject(obj, "io_uring", file_io_json(f, r->timing, true));
 	}
 	cJSON_AddItemToObject(obj, "block", file_block_json(f));
@@ -262,8 +296,8 @@ static int put_files(FILE *out, const struct proc_record *p, const struct run_re
 	int err = 0;
 
 	fputs(",\n\t\"files\": [", out);
-	for (size_t i = 0; i < p->nfiles && !err; i++) {
-		cJSON *f = file_json(&p->files[i], r);
+	for (size_t i = 0; i < p->nrows && !err; i++) {
+		cJSON *f = file_json(p->rows[i], r);
 
 		fputs(i ? ",\n" : "\n", out);
 		err = put_text(out, cJSON_Print(f));

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <linux/fs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include "residency.h"
@@ -98,7 +100,20 @@ const char *mount_point_of(uint32_t kdev)
 
 const char residency_gone[] = "deleted or renamed";
 
-const char *residency_read(const char *path, uint32_t kdev, uint64_t ino, struct residency *r)
+/*
+ * Whether the open file is not the one with generation igen: its inode number came back for
+ * another file (ext4 gives a deleted file's number to the next one). Filesystems that cannot
+ * say (no FS_IOC_GETVERSION: tmpfs, whose numbers do not come back) are taken at their word.
+ */
+static bool other_generation(int fd, uint32_t igen)
+{
+	int gen = 0;
+
+	return igen && !ioctl(fd, FS_IOC_GETVERSION, &gen) && (uint32_t)gen != igen;
+}
+
+const char *residency_read(const char *path, uint32_t kdev, uint64_t ino, uint32_t igen,
+			   struct residency *r)
 {
 	struct cachestat_range range = { 0, 0 }; /* len 0: to the end of the file */
 	struct cachestat cs;
@@ -113,7 +128,7 @@ const char *residency_read(const char *path, uint32_t kdev, uint64_t ino, struct
 	if (fd < 0)
 		return errno == ENOENT ? residency_gone : "cannot open at exit";
 	if (fstat(fd, &st) || st.st_ino != ino || major(st.st_dev) != kdev >> 20 ||
-	    minor(st.st_dev) != (kdev & 0xfffff)) {
+	    minor(st.st_dev) != (kdev & 0xfffff) || other_generation(fd, igen)) {
 		close(fd);
 		return residency_gone;
 	}

@@ -27,9 +27,11 @@ const char *mount_point_of(uint32_t kdev);
 /* residency_read's reason when the path no longer leads to the file. */
 extern const char residency_gone[];
 /*
- * cachestat(2) of the whole file at path, after checking that it still is (kdev, ino).
+ * cachestat(2) of the whole file at path, after checking that it still is (kdev, ino) and,
+ * where the filesystem tells it, of generation igen (0: not checked).
  * Returns NULL, or a short reason (residency_gone, "cachestat: ...") for null fields.
  */
-const char *residency_read(const char *path, uint32_t kdev, uint64_t ino, struct residency *r);
+const char *residency_read(const char *path, uint32_t kdev, uint64_t ino, uint32_t igen,
+			   struct residency *r);
 
 #endif
