@@ -33,7 +33,7 @@ import guest  # noqa: E402
 FLAVOURS = ["generic", "cloud", "rt"]
 # Every case on each flavour; the cost runs on the generic one (the flavours run the same
 # programs), the 50,000-file ledger check where its grace period is membarrier's.
-CASES = ["info", "syscalls", "files", "readahead", "block", "uring", "snoop", "serve",
+CASES = ["info", "syscalls", "files", "identity", "readahead", "block", "uring", "snoop", "serve",
          "compare", "trace", "stacks"]
 EXTRA = {"generic": ["cost"], "rt": ["many_files"]}
 # 20,000 files in `make test` (~1.5 min under emulation); `make soak` boots once more for
@@ -197,6 +197,66 @@ def test_files_equal_strace_yy(vm, case):
     theirs = ledger.by_latest_name(ledger.strace_files(str(d / f"{case}.st")), renamed)
     assert sum(v[0] for v in theirs.values()) > 10
     assert not ledger.differences(ours, theirs, pre)
+
+
+def identity_rows(report, below):
+    return [f for p in processes(report) if p["comm"] == "reuse" for f in p["files"]
+            if (f["path"] or "").startswith(below + "/")]
+
+
+@pytest.mark.parametrize("case, n", [("reuse", 20), ("many", 2000)])
+def test_reused_inode_numbers_are_new_files(vm, case, n):
+    """Files made, written (file i: i % 100 + 1 bytes) and deleted in turn get one inode
+    number again and again on ext4 (the workload prints them): a row each, with its bytes;
+    the 20-file run also call for call against strace -ff -yy in the same run."""
+    d = out(vm, "identity")
+    inos = (d / f"{case}.inos").read_text().split()
+    assert len(inos) == n and len(set(inos)) <= n // 2, (len(inos), len(set(inos)))
+    report = json.loads((d / f"{case}.json").read_text())
+    top = f"/mnt/work/id/{'r' if case == 'reuse' else 'm'}"
+    dirs = 1 if case == "reuse" else 10
+    assert report["drops"]["files"] == 0
+    got = {f["path"]: f["io"]["write"]["transferred_bytes"] for f in identity_rows(report, top)}
+    assert got == {f"{top}/d{i % dirs}/f{i} (deleted)": i % 100 + 1 for i in range(n)}
+    if case == "reuse":
+        assert_exact(d, "reuse")
+
+
+def assert_exact(d, case):
+    pre_ours = ledger.iotrace_calls_by_name(json.loads((d / "true.json").read_text()))
+    pre_theirs = ledger.strace_files(str(d / "true.st"))
+    pre = {k: [a - b for a, b in zip(v, pre_theirs.get(k, [0, 0, 0]))]
+           for k, v in pre_ours.items()}
+    ours = ledger.iotrace_calls_by_name(json.loads((d / f"{case}.json").read_text()))
+    theirs = ledger.strace_files(str(d / f"{case}.st"))
+    assert sum(v[0] for v in theirs.values()) > 10
+    assert not ledger.differences(ours, theirs, pre)
+
+
+def test_renames_followed(vm):
+    """rename, renameat2 RENAME_EXCHANGE, link + unlink, O_TMPFILE + linkat, renameat, and
+    mv by another process while the file is open: each row by its last name with its
+    earlier ones, bytes under each name, every call as strace -yy names it. 6.1 has no
+    timestamp tracepoints: names follow through names_epoch and the next use alone."""
+    d, top = out(vm, "identity"), "/mnt/work/id/n"
+    assert_exact(d, "renames")
+    got = {}
+    for f in identity_rows(json.loads((d / "renames.json").read_text()), top):
+        by_name = f.get("io_by_name") or {f["path"]: f["io"]}
+        got[f["path"]] = (sorted(f.get("other_names", [])),
+                          {n: (io.get("write") or {}).get("transferred_bytes", 0)
+                           for n, io in by_name.items()})
+    tmp = got[f"{top}/t.final"][0][0]  # O_TMPFILE's name: "#INODE"
+    assert re.fullmatch(rf"{top}/#\d+", tmp), tmp
+    assert got == {
+        f"{top}/a": ([f"{top}/a.tmp"], {f"{top}/a.tmp": 11, f"{top}/a": 12}),
+        f"{top}/y": ([f"{top}/x"], {f"{top}/x": 13, f"{top}/y": 15}),
+        f"{top}/x": ([f"{top}/y"], {f"{top}/y": 14, f"{top}/x": 16}),
+        f"{top}/l.new": ([f"{top}/l.old"], {f"{top}/l.old": 35, f"{top}/l.new": 0}),
+        f"{top}/t.final": ([tmp], {tmp: 39, f"{top}/t.final": 0}),
+        f"{top}/c.2": ([f"{top}/c.1"], {f"{top}/c.1": 21, f"{top}/c.2": 0}),
+        f"{top}/m": ([f"{top}/m.part"], {f"{top}/m.part": 22, f"{top}/m": 23}),
+    }
 
 
 # ---- page cache and readahead (lab note 004) ----

@@ -55,6 +55,18 @@ case_files() {
 		$WL/copy -m rw -b 8k $W/in.bin /tmp/copied
 }
 
+# ---- file identity: inode numbers that come back, renames of every kind (ext4 disk) ----
+
+case_identity() {
+	mkdir -p $W/id/n
+	$IOT --json --files-by file -o reuse.json -- strace -f -ff -s0 -yy -e trace=$FILE_CALLS \
+		-o reuse.st $WL/reuse reuse $W/id/r 20 1 > reuse.inos
+	$IOT --json -o renames.json -- strace -f -ff -s0 -yy -e trace=$FILE_CALLS \
+		-o renames.st $WL/reuse renames $W/id/n
+	$IOT --json --files-by file -o many.json -- $WL/reuse reuse $W/id/m 2000 10 > many.inos
+	$IOT --json -o true.json -- strace -f -ff -s0 -yy -e trace=$FILE_CALLS -o true.st true
+}
+
 # ---- page cache and readahead: lab note 004 with read_ahead_kb 128 ----
 
 case_readahead() {
