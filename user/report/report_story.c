@@ -15,7 +15,7 @@
 #define STORY_FILES 6
 #define STORY_PROCS 6
 /* The processes table's command column: what is left of 100 columns. */
-#define COMMAND_COLUMN 42
+#define COMMAND_COLUMN 41
 
 static const struct field *story_field(const char *name)
 {
