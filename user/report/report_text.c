@@ -372,14 +372,14 @@ static void print_drops(FILE *out, const struct run_result *r)
 	fputc('\n', out);
 	if (d[DROP_BLOCK_INFLIGHT] || d[DROP_BLOCK_KEYS] || d[DROP_BLOCK_UNSEEN])
 		fprintf(out, "block I/O: %llu requests untracked (in-flight table full), %llu "
-			     "uncounted (stats table full), %llu completions counted late (no "
+			     "uncounted (stats table full),\n    %llu completions counted late (no "
 			     "latency)\n",
 			(unsigned long long)d[DROP_BLOCK_INFLIGHT],
 			(unsigned long long)d[DROP_BLOCK_KEYS],
 			(unsigned long long)d[DROP_BLOCK_UNSEEN]);
 	if (d[DROP_NESTED])
 		fprintf(out, "hooks: %llu runs skipped by the kernel (a program nested in itself on "
-			     "one CPU; per program: bpftool prog show, recursion_misses)\n",
+			     "one CPU;\n    per program: bpftool prog show, recursion_misses)\n",
 			(unsigned long long)d[DROP_NESTED]);
 	if (r->trace_path)
 		fprintf(out, "trace: %s: %llu events (%llu calls, %llu block requests, %llu io_uring, "
