@@ -78,6 +78,7 @@ static void describe_kernel(const struct tracer *t, struct kernel_report *out)
 static const char *const group_keys[TRACER_HOOK_GROUPS] = {
 	[HOOKS_CORE] = "syscalls", [HOOKS_PAGE_CACHE] = "page_cache",
 	[HOOKS_DIRECT_IO] = "direct_io", [HOOKS_BLOCK] = "block", [HOOKS_URING] = "io_uring",
+	[HOOKS_RENAMES] = "renames",
 };
 
 _Static_assert(TRACER_HOOK_GROUPS == KERNEL_GROUPS, "kernel_report's groups");
