@@ -239,9 +239,12 @@ static int add_users(struct run_file *rf, const struct file_ref *refs, size_t n)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		const struct file_summary *s = &refs[i].f->sum;
-		struct file_user *u = rf->nusers ? &rf->users[rf->nusers - 1] : NULL;
+		struct file_user *u = NULL;
 
-		if (!u || u->pid != refs[i].pid) {
+		/* A path's versions come one after another, each with its pids in order. */
+		for (size_t k = 0; k < rf->nusers && !u; k++)
+			u = rf->users[k].pid == refs[i].pid ? &rf->users[k] : NULL;
+		if (!u) {
 			u = &rf->users[rf->nusers++];
 			u->pid = refs[i].pid;
 		}
