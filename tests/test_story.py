@@ -230,6 +230,8 @@ def test_totals_files_add_up_to_the_processes_rows(name, tmp_path):
             assert ours == theirs, (key, path, ours, theirs)
             checked += 1
     assert checked > 100
+    moved = [sum(u["bytes"] for u in f["processes"]) for f in files]
+    assert moved == sorted(moved, reverse=True), "totals.files: by bytes moved"
     story = report["totals"]["story"]
     procs = real_processes(report)
     for field in ("calls", "errors", "read_bytes", "write_bytes", "read_calls", "write_calls",

@@ -305,7 +305,7 @@ struct run_result {
 	struct uring_record *uring_totals; /* every process's, by opcode */
 	size_t nuring_totals;
 	struct io_story story;  /* every process's layers summed (disk p99: of all requests) */
-	struct run_file *files; /* every process's files by path (or file), by I/O */
+	struct run_file *files; /* every process's files by path (or file), by bytes */
 	size_t nfiles;
 	size_t *ranked; /* indexes of procs[] by I/O time (by bytes without timing) */
 };

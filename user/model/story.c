@@ -281,12 +281,17 @@ static int merge_group(struct run_file *rf, const struct file_ref *refs, size_t 
 	return err || add_users(rf, refs, n) ? -1 : 0;
 }
 
-static int cmp_files(const void *a, const void *b, void *timing)
+/*
+ * The run's files by bytes moved through syscalls, then to and from the disk, then time:
+ * not by time first as a process's table is, because a pipe's reader blocked waiting for
+ * its writer counts that wait as the call's time, and a run of many processes is made of
+ * such waits (a pool's workers, a shell's pipelines) that then hid the files they moved.
+ */
+static int cmp_files(const void *a, const void *b)
 {
 	const struct file_summary *x = &((const struct run_file *)a)->f.sum;
 	const struct file_summary *y = &((const struct run_file *)b)->f.sum;
-	uint64_t kx = timing ? x->io_ns : x->read_bytes + x->write_bytes;
-	uint64_t ky = timing ? y->io_ns : y->read_bytes + y->write_bytes;
+	uint64_t kx = x->read_bytes + x->write_bytes, ky = y->read_bytes + y->write_bytes;
 	uint64_t dx = x->block_read_bytes + x->block_write_bytes;
 	uint64_t dy = y->block_read_bytes + y->block_write_bytes;
 
@@ -294,9 +299,7 @@ static int cmp_files(const void *a, const void *b, void *timing)
 		return kx < ky ? 1 : -1;
 	if (dx != dy)
 		return dx < dy ? 1 : -1;
-	kx = x->read_bytes + x->write_bytes;
-	ky = y->read_bytes + y->write_bytes;
-	return kx < ky ? 1 : kx > ky ? -1 : 0;
+	return x->io_ns < y->io_ns ? 1 : x->io_ns > y->io_ns ? -1 : 0;
 }
 
 static int run_files(struct run_result *r)
@@ -319,7 +322,7 @@ static int run_files(struct run_result *r)
 	free(refs);
 	if (!r->files)
 		return -1;
-	qsort_r(r->files, r->nfiles, sizeof(*r->files), cmp_files, r->timing ? (void *)1 : NULL);
+	qsort(r->files, r->nfiles, sizeof(*r->files), cmp_files);
 	return err;
 }
 

@@ -11,9 +11,8 @@ void report_text(FILE *out, const struct run_result *r, const struct options *o)
 /* A process's files table under title (report_files.c). */
 void report_files(FILE *out, const char *title, const struct proc_record *p,
 		  const struct options *o);
-/* The run's files, every process's of a path in one row, the first limit by I/O. */
-void report_run_files(FILE *out, const struct run_result *r, const struct options *o,
-		      size_t limit);
+/* The run's files, every process's of a path in one row, the first limit (by bytes). */
+void report_run_files(FILE *out, const struct run_result *r, size_t limit);
 /* The first screen: the command, each layer's totals, top files and processes. */
 void report_story(FILE *out, const struct run_result *r, const struct options *o);
 /* Processes one line each (the detail of the many), from ranked[from]. */

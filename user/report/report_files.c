@@ -300,8 +300,7 @@ static void print_run_row(FILE *out, const struct run_file *rf)
 	fprintf(out, " %5zu\n", rf->nusers);
 }
 
-void report_run_files(FILE *out, const struct run_result *r, const struct options *o,
-		      size_t limit)
+void report_run_files(FILE *out, const struct run_result *r, size_t limit)
 {
 	const struct file_record **rest = malloc((r->nfiles + 1) * sizeof(*rest));
 	size_t listed = 0, nrest = 0, files = 0;
@@ -311,8 +310,8 @@ void report_run_files(FILE *out, const struct run_result *r, const struct option
 		return;
 	for (size_t i = 0; i < r->nfiles; i++)
 		files += r->files[i].f.kind != FK_METADATA;
-	fprintf(out, "\nfiles: %zu of %zu, by %s, all processes\n", files < limit ? files : limit,
-		files, o->timing ? "I/O time" : "bytes");
+	fprintf(out, "\nfiles: %zu of %zu, by bytes, all processes\n", files < limit ? files : limit,
+		files);
 	print_group_line(out, wide, RUN_NAME_COLUMN);
 	put_padded(out, "file", RUN_NAME_COLUMN);
 	FILE_SUMMARY_FIELDS(SUMMARY_COLUMN)

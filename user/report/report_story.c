@@ -220,6 +220,6 @@ void report_story(FILE *out, const struct run_result *r, const struct options *o
 	print_syscalls(out, r);
 	print_page_cache(out, r);
 	print_disk(out, r);
-	report_run_files(out, r, o, STORY_FILES);
+	report_run_files(out, r, STORY_FILES);
 	print_procs(out, r, o);
 }
