@@ -79,7 +79,7 @@ static const struct argp_option opts[] = {
 	  "Time every call (default: each syscall of a process until 1,000 were timed, then one "
 	  "in 2, 4 ... 64 as its calls double; totals are estimated from them)", 0 },
 	{ "no-hist", 'H', NULL, 0, "Leave the size and latency histograms out of the text", 0 },
-	{ "summary", 's', NULL, 0, "Only the totals, no per-process sections", 0 },
+	{ "summary", 's', NULL, 0, "Only the first screen: the run's totals, top files and processes", 0 },
 	{ "pid", 'p', "PID", 0, "Attach to a running process (and its future children)", 0 },
 	{ "user", 'u', "USER", 0, "Run CMD as USER (uid, gid and groups), like strace -u", 0 },
 	{ "max-procs", OPT_MAX_PROCS, "N", 0,

@@ -30,8 +30,37 @@ struct line {
 
 struct frame {
 	const char *name;
-	bool libc; /* in the C library or the dynamic loader */
+	bool libc;    /* in the C library or the dynamic loader */
+	bool wrapper; /* a language runtime's or a static C library's syscall wrapper, by name */
 };
+
+/*
+ * Frames that only pass a call on to the kernel, by name, where no file says whose they are:
+ * Go's (internal/runtime/syscall.Syscall6 <- syscall.RawSyscall6 <- syscall.Syscall <-
+ * syscall.read <- internal/poll.(*FD).Read <- os.(*File).Read: a Go binary is one file),
+ * and a statically linked C library's (__libc_read, _IO_file_xsgetn, fread).
+ */
+static bool wrapper_name(const char *name)
+{
+	static const char *const prefixes[] = { "internal/", "runtime/internal/", "syscall.",
+						"os.", "golang.org/x/sys/unix.", "__libc_", "__GI_",
+						"_IO_", "__read", "__write", "__open", "__close",
+						"__pread", "__pwrite", "__fsync", "__lseek" };
+	static const char *const names[] = { "read", "write", "pread64", "pwrite64", "readv",
+					     "writev", "open", "open64", "openat", "openat64",
+					     "close", "fsync", "fdatasync", "lseek", "lseek64",
+					     "syscall", "fread", "fwrite", "fflush", "fclose",
+					     "fopen", "fopen64", "fgets", "fputs", "puts", "getline",
+					     "getdelim", "printf", "fprintf", "vfprintf" };
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
 
 static bool in_libc(const char *path)
 {
@@ -72,21 +101,29 @@ static int frames_of(struct stacks *s, const struct stack_agg *a, struct frame *
 		}
 		for (int i = 0; i < k && n < max; i++) {
 			sum->unknown_frames += !strncmp(names[i], "[unknown]", 9);
-			out[n++] = (struct frame){ names[i], in_libc(path) };
+			out[n++] = (struct frame){ names[i], in_libc(path),
+						   wrapper_name(names[i]) };
 		}
 	}
 	return n;
 }
 
-/* "reader_a ← middle ← main": the innermost frames outside the C library. */
+/*
+ * "reader_a ← middle ← main": the innermost frames outside the C library and the syscall
+ * wrappers; outside the C library only when wrappers are all there is (Go's runtime
+ * calling the kernel for itself).
+ */
 static char *site_of(const struct frame *f, int n)
 {
 	char buf[512] = "";
 	size_t used = 0;
 	int inner = n - 1, taken = 0;
 
-	while (inner > 0 && f[inner].libc)
+	while (inner > 0 && (f[inner].libc || f[inner].wrapper))
 		inner--;
+	if (inner == 0 && (f[0].libc || f[0].wrapper))
+		for (inner = n - 1; inner > 0 && f[inner].libc;)
+			inner--;
 	for (int i = inner; i >= 0 && taken < SITE_FRAMES; i--, taken++)
 		used += snprintf(buf + used, used < sizeof(buf) ? sizeof(buf) - used : 0, "%s%s",
 				 taken ? " ← " : "", f[i].name);

@@ -22,6 +22,7 @@
 #define SC_trace_stats(...) FIELD_ENTRY(struct trace_stats, __VA_ARGS__)
 #define SC_stack_site(...) FIELD_ENTRY(struct stack_site, __VA_ARGS__)
 #define SC_stacks_summary(...) FIELD_ENTRY(struct stacks_summary, __VA_ARGS__)
+#define SC_io_story(...) FIELD_ENTRY(struct io_story, __VA_ARGS__)
 
 TABLE(syscall_fields, "syscalls", sc_row, SYSCALL_FIELDS);
 TABLE(io_fields, "io", io_summary, IO_FIELDS);
@@ -33,6 +34,7 @@ TABLE(uring_fields, "io_uring", uring_view, URING_FIELDS);
 TABLE(trace_fields, "trace", trace_stats, TRACE_FIELDS);
 TABLE(stack_site_fields, "stacks.sites", stack_site, STACK_SITE_FIELDS);
 TABLE(stacks_fields, "stacks", stacks_summary, STACKS_FIELDS);
+TABLE(story_fields, "story", io_story, STORY_FIELDS);
 
 static void print_table(FILE *out, const struct field_table *t)
 {
@@ -89,6 +91,7 @@ void fields_print(FILE *out)
 	print_table(out, &trace_fields);
 	print_table(out, &stacks_fields);
 	print_table(out, &stack_site_fields);
+	print_table(out, &story_fields);
 	fputs("trace\ttruncated\t-\t-\tboolean\tMore events than --trace-max-events: some left "
 	      "out\n", out);
 	URING_TEXT_FIELDS(URING_TEXT_LINE)

@@ -233,6 +233,47 @@
 	X(unknown_frames, NOCOL, NULL, NULL, NULL, "frames", 0,                                    \
 	  "Frames no symbol was found for ([unknown])")
 
+/*
+ * The run's story (docs/run-mode.md, "The first screen"): each layer's totals of a process,
+ * or of the run (every process's summed); JSON "story" of a process and of the totals.
+ */
+#define STORY_FIELDS(X)                                                                            \
+	X(calls, NOCOL, NULL, NULL, NULL, "calls", 0, "Syscalls that returned")                    \
+	X(errors, NOCOL, NULL, NULL, NULL, "calls", 0, "Syscalls that returned an error")         \
+	X(syscall_ns, NOCOL, NULL, NULL, NULL, "ns", FIELD_NEEDS_TIMING,                           \
+	  "Time in every syscall (null without timing)")                                          \
+	X(read_calls, NOCOL, NULL, NULL, NULL, "calls", 0,                                         \
+	  "Read-family calls (read, pread64, readv, preadv, preadv2; copies' source side)")       \
+	X(read_bytes, NOCOL, NULL, NULL, NULL, "bytes", 0,                                         \
+	  "Bytes they returned: files, pipes, sockets alike")                                     \
+	X(write_calls, NOCOL, NULL, NULL, NULL, "calls", 0,                                        \
+	  "Write-family calls (write, pwrite64, writev, ...; copies' destination side)")          \
+	X(write_bytes, NOCOL, NULL, NULL, NULL, "bytes", 0, "Bytes they wrote")                    \
+	X(sync_calls, NOCOL, NULL, NULL, NULL, "calls", 0,                                         \
+	  "fsync, fdatasync, sync_file_range, sync and syncfs calls")                             \
+	X(io_ns, NOCOL, NULL, NULL, NULL, "ns", FIELD_NEEDS_TIMING,                                \
+	  "I/O time: time in the read/write family and the sync calls (null without timing)")     \
+	X(requested_pages, NOCOL, NULL, NULL, NULL, "pages", FIELD_NEEDS_PAGE_CACHE,               \
+	  "Pages asked of the page cache by buffered reads (page_cache.requested_pages)")         \
+	X(hit_pages, NOCOL, NULL, NULL, NULL, "pages", FIELD_NEEDS_PAGE_CACHE,                     \
+	  "Of those, found in the cache (page_cache.hit_pages)")                                  \
+	X(readahead_pages, NOCOL, NULL, NULL, NULL, "pages", FIELD_NEEDS_PAGE_CACHE,               \
+	  "Pages read ahead of any request (page_cache.readahead_pages)")                         \
+	X(unused_readahead_pages, NOCOL, NULL, NULL, NULL, "pages",                                \
+	  FIELD_NEEDS_PAGE_CACHE | FIELD_NEEDS_EXACT_BITMAPS,                                      \
+	  "Pages read ahead and never requested (page_cache.unused_readahead_pages)")             \
+	X(disk_read_bytes, NOCOL, NULL, NULL, NULL, "bytes", 0,                                    \
+	  "Block I/O read for the processes (block.read.bytes)")                                  \
+	X(disk_write_bytes, NOCOL, NULL, NULL, NULL, "bytes", 0,                                   \
+	  "Block I/O written, writeback charged to the pages' dirtier included "                  \
+	  "(block.write.bytes)")                                                                   \
+	X(disk_requests, NOCOL, NULL, NULL, NULL, "requests", 0,                                   \
+	  "Block requests of every operation (block.*.requests summed)")                          \
+	X(disk_p99_ns, NOCOL, NULL, NULL, NULL, "ns", FIELD_NEEDS_REQUESTS,                        \
+	  "99th percentile of their latency, issue to completion (null without requests)")        \
+	X(uring_ops, NOCOL, NULL, NULL, NULL, "requests", 0, "io_uring requests submitted")        \
+	X(uring_bytes, NOCOL, NULL, NULL, NULL, "bytes", 0, "Bytes io_uring data opcodes moved")
+
 #define COL(header, width) header, width
 #define NOCOL NULL, 0
 
@@ -266,6 +307,9 @@ enum field_flags {
 	FIELD_NEEDS_DIRECT_HOOK = 2,   /* unknown without the O_DIRECT tracepoint */
 	FIELD_NEEDS_EXACT_BITMAPS = 4, /* unknown when page-bitmap chunks were lost */
 	FIELD_URING_DATA = 8,          /* only for io_uring opcodes that move data */
+	FIELD_NEEDS_TIMING = 16,       /* unknown without timing (--no-time) */
+	FIELD_NEEDS_PAGE_CACHE = 32,   /* unknown without the page-cache hooks */
+	FIELD_NEEDS_REQUESTS = 64,     /* unknown (a quantile of nothing) without requests */
 };
 
 struct field {
@@ -288,7 +332,7 @@ struct field_table {
 
 extern const struct field_table syscall_fields, io_fields, file_io_fields, page_cache_fields,
 	residency_fields, block_fields, uring_fields, trace_fields, stack_site_fields,
-	stacks_fields;
+	stacks_fields, story_fields;
 
 /* The uint64_t a field names in a record of its table's struct. */
 static inline uint64_t field_get(const struct field *f, const void *rec)

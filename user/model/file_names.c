@@ -260,7 +260,7 @@ static int merge_other_names(struct file_record *dst, struct file_record *const 
  * The files of one path as one row: the newest version's identity, name and residency (the
  * one left at the end, else the last), every count summed. -1 out of memory.
  */
-static int merge_versions(struct file_record *dst, struct file_record *const *m, size_t n)
+int files_merge(struct file_record *dst, struct file_record *const *m, size_t n)
 {
 	const struct file_record *newest = m[n - 1];
 	struct page_cache_sum pc;
@@ -328,7 +328,7 @@ static int fold_paths(struct proc_record *p, struct file_record **sorted, size_t
 			;
 		if (j - i < 2)
 			continue;
-		if (merge_versions(&p->merged[p->nmerged], sorted + i, j - i))
+		if (files_merge(&p->merged[p->nmerged], sorted + i, j - i))
 			return -1;
 		first[sorted[i] - p->files] = &p->merged[p->nmerged++];
 		for (size_t k = i + 1; k < j; k++)

@@ -72,6 +72,11 @@ int files_name_calls(struct file_record *f, file_name_of_fn name_of, void *ctx);
  * (versions: how many); -1 out of memory.
  */
 int files_rows(struct proc_record *p, bool by_path);
+/*
+ * Files (or rows) as one row in dst: the newest one's identity, name and residency, every
+ * count summed, versions = n; -1 out of memory (file_record_free frees dst's parts).
+ */
+int files_merge(struct file_record *dst, struct file_record *const *m, size_t n);
 /* A row's latency histogram into dense (HIST_BUCKETS) and its quantiles (kept sparse). */
 struct hist_summary file_io_latency(const struct file_io *io, __u64 *dense);
 /* Shared libraries and the like: mapped, at most their header read, never written. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "files.h"
 #include "names.h"
+#include "story.h"
 #include "uring.h"
 #include "model.h"
 #include "syscall_table.h"
@@ -430,7 +431,7 @@ int model_derive(struct run_result *r)
 	files_finish(&r->other_files, false);
 	profile_derive(&r->overflow);
 	profile_derive(&r->totals);
-	return 0;
+	return story_derive(r);
 }
 
 void run_result_free(struct run_result *r)
@@ -448,6 +449,7 @@ void run_result_free(struct run_result *r)
 		}
 		free(r->procs[i].sites);
 	}
+	story_free(r);
 	free(r->other_blocks);
 	free(r->uring_totals);
 	files_free(&r->other_files);

@@ -198,6 +198,11 @@ struct uring_record {
 	} v;
 };
 
+/* The run's story of a process or of the run (STORY_FIELDS; derived: story.c). */
+struct io_story {
+	STORY_FIELDS(FIELD_MEMBER)
+};
+
 struct proc_record {
 	uint32_t pid;
 	uint32_t ppid;
@@ -221,6 +226,7 @@ struct proc_record {
 	__u64 window_hist[HIST_BUCKETS]; /* readahead window sizes of its files' entries */
 	struct file_index *file_index;   /* (dev, ino) -> files[] (files.c) */
 	/* derived */
+	struct io_story story;    /* its layers' totals */
 	struct page_cache_sum pc; /* its files summed */
 	/*
 	 * The rows its files are reported in: files[] one by one, or with --files-by path the
@@ -249,6 +255,17 @@ struct stacks_summary {
 	const char *mode; /* "frame pointers", "dwarf" */
 	const char *by;   /* "calls", "bytes", "time" */
 	STACKS_FIELDS(FIELD_MEMBER)
+};
+
+/* A file of the run: the processes' rows of one path (or file) in one, and who used it. */
+struct run_file {
+	struct file_record f; /* the rows summed (its own io, blocks: file_record_free) */
+	struct file_user {
+		uint32_t pid;
+		uint64_t bytes; /* its read_bytes + write_bytes on the file */
+		double share;   /* of the file's bytes (of its calls when it moved none) */
+	} *users;
+	size_t nusers;
 };
 
 struct run_result {
@@ -287,6 +304,10 @@ struct run_result {
 	struct page_cache_sum pc; /* every process's files */
 	struct uring_record *uring_totals; /* every process's, by opcode */
 	size_t nuring_totals;
+	struct io_story story;  /* every process's layers summed (disk p99: of all requests) */
+	struct run_file *files; /* every process's files by path (or file), by bytes */
+	size_t nfiles;
+	size_t *ranked; /* indexes of procs[] by I/O time (by bytes without timing) */
 };
 
 #endif /* IOTRACE_RECORDS_H */

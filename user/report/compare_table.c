@@ -88,6 +88,10 @@ static double m_blk_avg(const cJSON *r)
 static double m_blk_p50_us(const cJSON *r) { return num(r, "totals.block.latency_ns.p50") / 1e3; }
 static double m_blk_p99_us(const cJSON *r) { return num(r, "totals.block.latency_ns.p99") / 1e3; }
 
+#define STORY(field, scale) static double m_story_##field(const cJSON *r) \
+	{ return num(r, "totals.story." #field) / scale; }
+STORY(io_ns, 1) STORY(sync_calls, 1) STORY(disk_p99_ns, 1e3)
+
 struct file_pages {
 	char id[48];
 	double pages;
@@ -144,6 +148,8 @@ static const struct metric metrics[] = {
 	{ "syscalls", m_syscalls, AS_COUNT },
 	{ "read_bytes", m_read_bytes, AS_COUNT },
 	{ "write_bytes", m_write_bytes, AS_COUNT },
+	{ "io_time", m_story_io_ns, AS_TIME_NS },
+	{ "sync_calls", m_story_sync_calls, AS_COUNT },
 	{ "page_cache_hit_pages", m_pc_hit_pages, AS_COUNT },
 	{ "page_cache_miss_pages", m_pc_miss_pages, AS_COUNT },
 	{ "readahead_windows", m_ra_windows, AS_COUNT },
@@ -156,6 +162,7 @@ static const struct metric metrics[] = {
 	{ "block_avg_request_bytes", m_blk_avg, AS_COUNT },
 	{ "block_p50_latency_us", m_blk_p50_us, AS_LATENCY_US },
 	{ "block_p99_latency_us", m_blk_p99_us, AS_LATENCY_US },
+	{ "disk_p99_latency_us", m_story_disk_p99_ns, AS_LATENCY_US }, /* traced processes' */
 	{ "resident_pages_at_end", m_resident, AS_COUNT },
 };
 #define NMETRICS (sizeof(metrics) / sizeof(metrics[0]))

@@ -30,5 +30,8 @@ cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact);
 /* "io_uring": {"READ": {...}, ...}, or null with io_uring_reason when the hooks are off. */
 void add_urings(cJSON *obj, const struct uring_record *recs, size_t n,
 		const struct run_result *r);
+/* --trace, --stacks: the file and what it holds; null without it (report_json_io.c). */
+cJSON *trace_json(const struct run_result *r);
+cJSON *stacks_json(const struct run_result *r);
 
 #endif

@@ -123,11 +123,11 @@ static const int widths[] = { FILE_SUMMARY_FIELDS(SUMMARY_WIDTH) };
 #define SUMMARY_COLUMN(name, column, width, ...)                                           \
 	fprintf(out, " %*s", width + (wide ? WIDE_EXTRA : 0), column);
 
-static void print_group_line(FILE *out, bool wide)
+static void print_group_line(FILE *out, bool wide, int name_column)
 {
 	int f = 0;
 
-	fprintf(out, "%*s", NAME_COLUMN, "");
+	fprintf(out, "%*s", name_column, "");
 	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
 		int span = -1, len = strlen(groups[g].label), left;
 
@@ -149,7 +149,7 @@ static void print_header(FILE *out, const char *title, size_t shown, size_t tota
 	if (total)
 		fprintf(out, ": %zu of %zu, by %s", shown, total, by_time ? "I/O time" : "bytes");
 	fputc('\n', out);
-	print_group_line(out, wide);
+	print_group_line(out, wide, NAME_COLUMN);
 	put_padded(out, "file", NAME_COLUMN);
 	FILE_SUMMARY_FIELDS(SUMMARY_COLUMN)
 	fputc('\n', out);
@@ -210,7 +210,7 @@ static void print_row(FILE *out, const struct file_record *f, bool wide)
  * "+ 38 more files, mostly shared libraries: 3 reads 2.3K, no writes, 640 pages cached,
  * 4 faults", in 100 columns (the label goes first when the numbers are long).
  */
-static void print_rest(FILE *out, struct file_record *const *rest, size_t n)
+static void print_rest(FILE *out, const struct file_record *const *rest, size_t n)
 {
 	char line[256], rd[64] = "no reads", wr[64] = "no writes", a[CELL_MAX], b[CELL_MAX];
 	struct files_fold fold;
@@ -218,7 +218,7 @@ static void print_rest(FILE *out, struct file_record *const *rest, size_t n)
 
 	if (!n)
 		return;
-	files_fold(rest, n, &fold);
+	files_fold((struct file_record *const *)rest, n, &fold);
 	if (fold.read_calls)
 		snprintf(rd, sizeof(rd), "%s reads %s", cell_count(fold.read_calls, a),
 			 cell_bytes(fold.read_bytes, b));
@@ -278,9 +278,54 @@ void report_files(FILE *out, const char *title, const struct proc_record *p,
 	print_header(out, title, listed, n, o->timing, o->wide);
 	for (size_t i = 0; i < listed; i++)
 		print_row(out, order[i], o->wide);
-	print_rest(out, order + listed, n - listed);
+	print_rest(out, (const struct file_record *const *)order + listed, n - listed);
 	for (size_t i = 0; i < p->nrows; i++)
 		if (p->rows[i]->kind == FK_METADATA)
 			print_row(out, p->rows[i], o->wide);
 	free(order);
+}
+
+/* ---- the run's files (the first screen) ---- */
+
+/* The run's table: a narrower name, and how many processes used each file. */
+#define RUN_NAME_COLUMN 16
+
+static void print_run_row(FILE *out, const struct run_file *rf)
+{
+	char name[512], shown[NAME_TEXT_MAX];
+
+	put_padded(out, name_cell(row_name(&rf->f, name, sizeof(name)), RUN_NAME_COLUMN, shown,
+				  sizeof(shown)), RUN_NAME_COLUMN);
+	put_summary(out, &rf->f.sum, false);
+	fprintf(out, " %5zu\n", rf->nusers);
+}
+
+void report_run_files(FILE *out, const struct run_result *r, size_t limit)
+{
+	const struct file_record **rest = malloc((r->nfiles + 1) * sizeof(*rest));
+	size_t listed = 0, nrest = 0, files = 0;
+	bool wide = false;
+
+	if (!rest)
+		return;
+	for (size_t i = 0; i < r->nfiles; i++)
+		files += r->files[i].f.kind != FK_METADATA;
+	fprintf(out, "\nfiles: %zu of %zu, by bytes, all processes\n", files < limit ? files : limit,
+		files);
+	print_group_line(out, wide, RUN_NAME_COLUMN);
+	put_padded(out, "file", RUN_NAME_COLUMN);
+	FILE_SUMMARY_FIELDS(SUMMARY_COLUMN)
+	fprintf(out, " %5s\n", "procs");
+	for (size_t i = 0; i < r->nfiles; i++) {
+		if (r->files[i].f.kind == FK_METADATA)
+			continue;
+		if (listed < limit) {
+			print_run_row(out, &r->files[i]);
+			listed++;
+		} else {
+			rest[nrest++] = &r->files[i].f;
+		}
+	}
+	print_rest(out, rest, nrest);
+	free(rest);
 }

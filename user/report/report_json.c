@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 #include "report_kernel.h"
 #include "model/files.h"
+#include "model/story.h"
 #include "model/names.h"
 #include "report.h"
 #include "model/syscall_table.h"
@@ -336,6 +337,63 @@ static cJSON *page_cache_json(const struct page_cache_sum *sum, const struct run
 	return obj;
 }
 
+/* ---- the story (docs/run-mode.md, "The first screen") ---- */
+
+struct story_ctx {
+	const struct page_cache_view *pc;
+	const struct run_result *r;
+};
+
+static const char *story_unknown(const struct field *f, const void *rec, const void *ctx)
+{
+	const struct story_ctx *c = ctx;
+
+	return story_field_unknown(f, rec, c->pc, c->r);
+}
+
+static cJSON *story_json(const struct io_story *s, const struct page_cache_view *pc,
+			 const struct run_result *r)
+{
+	cJSON *obj = cJSON_CreateObject();
+	struct story_ctx ctx = { pc, r };
+
+	add_fields(obj, &story_fields, s, story_unknown, &ctx);
+	return obj;
+}
+
+/* A file of the run: a process's file row's members, and the pids that used it. */
+static cJSON *run_file_json(const struct run_file *rf, const struct run_result *r)
+{
+	cJSON *obj = file_json(&rf->f, r), *users = cJSON_AddArrayToObject(obj, "processes");
+
+	for (size_t i = 0; users && i < rf->nusers; i++) {
+		cJSON *u = cJSON_CreateObject();
+
+		add_u64(u, "pid", rf->users[i].pid);
+		add_u64(u, "bytes", rf->users[i].bytes);
+		cJSON_AddNumberToObject(u, "share", rf->users[i].share);
+		cJSON_AddItemToArray(users, u);
+	}
+	return obj;
+}
+
+/* "files": [ ... ] of the run, streamed as a process's are. */
+static int put_run_files(FILE *out, const struct run_result *r)
+{
+	int err = 0;
+
+	fputs(",\n\t\"files\": [", out);
+	for (size_t i = 0; i < r->nfiles && !err; i++) {
+		cJSON *f = run_file_json(&r->files[i], r);
+
+		fputs(i ? ",\n" : "\n", out);
+		err = put_text(out, cJSON_Print(f));
+		cJSON_Delete(f);
+	}
+	fputs("]", out);
+	return err;
+}
+
 /* ---- processes ---- */
 
 /* --stacks: the process's top call sites, by the folded file's weight. */
@@ -371,6 +429,7 @@ static cJSON *process_json(const struct proc_record *p, const struct run_result 
 		cJSON_AddNullToObject(obj, "duration_ns");
 	cJSON_AddItemToObject(obj, "exit", exit_json(p->exit_seen, p->exit_status));
 	cJSON_AddBoolToObject(obj, "in_overflow", p->overflow);
+	cJSON_AddItemToObject(obj, "story", story_json(&p->story, &p->pc.v, r));
 	add_profile(obj, &p->prof, r->timing);
 	add_urings(obj, p->urings, p->nurings, r);
 	cJSON_AddItemToObject(obj, "page_cache", page_cache_json(&p->pc, r));
@@ -401,6 +460,7 @@ static cJSON *totals_json(const struct run_result *r)
 	struct block_record *by_disk = NULL;
 	size_t n = 0;
 
+	cJSON_AddItemToObject(totals, "story", story_json(&r->story, &r->pc.v, r));
 	add_profile(totals, &r->totals, r->timing);
 	add_urings(totals, r->uring_totals, r->nuring_totals, r);
 	cJSON_AddItemToObject(totals, "page_cache", page_cache_json(&r->pc, r));
@@ -456,37 +516,6 @@ static cJSON *run_json(const struct run_result *r)
 	return root;
 }
 
-/* --stacks: the file and what it holds; null without it. */
-static cJSON *stacks_json(const struct run_result *r)
-{
-	cJSON *t;
-
-	if (!r->stacks_path)
-		return cJSON_CreateNull();
-	t = cJSON_CreateObject();
-	add_name(t, "path", r->stacks_path);
-	cJSON_AddStringToObject(t, "unwind", r->stacks.mode);
-	cJSON_AddStringToObject(t, "by", r->stacks.by);
-	add_fields(t, &stacks_fields, &r->stacks, NULL, NULL);
-	cJSON_AddBoolToObject(t, "written", !r->stacks_failed);
-	return t;
-}
-
-/* --trace: the file and what it holds; null without it. */
-static cJSON *trace_json(const struct run_result *r)
-{
-	cJSON *t;
-
-	if (!r->trace_path)
-		return cJSON_CreateNull();
-	t = cJSON_CreateObject();
-	add_name(t, "path", r->trace_path);
-	add_fields(t, &trace_fields, &r->trace, NULL, NULL);
-	cJSON_AddBoolToObject(t, "truncated", r->trace.not_written != 0);
-	cJSON_AddBoolToObject(t, "written", !r->trace_failed);
-	return t;
-}
-
 /* What follows the processes: overflow, totals, drops, as "key": value members. */
 static int put_tail(FILE *out, const struct run_result *r)
 {
@@ -501,7 +530,6 @@ static int put_tail(FILE *out, const struct run_result *r)
 	} else {
 		cJSON_AddNullToObject(tail, "overflow");
 	}
-	cJSON_AddItemToObject(tail, "totals", totals_json(r));
 	cJSON_AddItemToObject(tail, "drops", drops_json(r));
 	cJSON_AddItemToObject(tail, "trace", trace_json(r));
 	cJSON_AddItemToObject(tail, "stacks", stacks_json(r));
@@ -512,6 +540,12 @@ static int put_tail(FILE *out, const struct run_result *r)
 	cJSON_ArrayForEach(item, tail) {
 		fprintf(out, ",\n\t\"%s\": ", item->string);
 		err |= put_text(out, cJSON_Print(item));
+		if (strcmp(item->string, "overflow"))
+			continue;
+		/* totals, its files streamed after its other members */
+		fputs(",\n\t\"totals\": ", out);
+		err |= put_open_object(out, totals_json(r)) || put_run_files(out, r);
+		fputs("\n}", out);
 	}
 	cJSON_Delete(tail);
 	return err;

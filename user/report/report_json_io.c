@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The JSON report's block I/O and io_uring objects (docs/block.md, docs/io_uring.md). */
+/*
+ * The JSON report's block I/O and io_uring objects (docs/block.md, docs/io_uring.md), and
+ * its --trace and --stacks objects.
+ */
 #include <stdlib.h>
 #include "json_cells.h"
 #include "report.h"
@@ -104,4 +107,37 @@ void add_urings(cJSON *obj, const struct uring_record *recs, size_t n,
 								   &recs[i].v.lat));
 		cJSON_AddItemToObject(ops, uring_op_name(recs[i].key.op, name, sizeof(name)), row);
 	}
+}
+
+/* ---- --trace, --stacks ---- */
+
+/* --stacks: the file and what it holds; null without it. */
+cJSON *stacks_json(const struct run_result *r)
+{
+	cJSON *t;
+
+	if (!r->stacks_path)
+		return cJSON_CreateNull();
+	t = cJSON_CreateObject();
+	add_name(t, "path", r->stacks_path);
+	cJSON_AddStringToObject(t, "unwind", r->stacks.mode);
+	cJSON_AddStringToObject(t, "by", r->stacks.by);
+	add_fields(t, &stacks_fields, &r->stacks, NULL, NULL);
+	cJSON_AddBoolToObject(t, "written", !r->stacks_failed);
+	return t;
+}
+
+/* --trace: the file and what it holds; null without it. */
+cJSON *trace_json(const struct run_result *r)
+{
+	cJSON *t;
+
+	if (!r->trace_path)
+		return cJSON_CreateNull();
+	t = cJSON_CreateObject();
+	add_name(t, "path", r->trace_path);
+	add_fields(t, &trace_fields, &r->trace, NULL, NULL);
+	cJSON_AddBoolToObject(t, "truncated", r->trace.not_written != 0);
+	cJSON_AddBoolToObject(t, "written", !r->trace_failed);
+	return t;
 }

@@ -14,8 +14,12 @@
 #include "model/syscall_table.h"
 #include "model/uring.h"
 
-/* Above this many processes the text report lists them one line each. */
+/*
+ * Above this many processes the details show the top DETAILED_TOP by I/O in sections and
+ * the rest one line each.
+ */
 #define DETAILED_PROCS_MAX 8
+#define DETAILED_TOP 3
 /* Width of the first column of the page-cache table (the file's path). */
 #define PATH_COLUMN 30
 
@@ -323,24 +327,6 @@ static void print_process_header(FILE *out, const struct proc_record *p)
 	fputs(p->overflow ? " (counted with other processes beyond --max-procs)\n" : "\n", out);
 }
 
-static void print_process_list(FILE *out, const struct run_result *r)
-{
-	fprintf(out, "\n%8s %8s %-16s %10s %8s %-14s %s\n", "pid", "ppid", "comm", "calls",
-		"errors", "exit", "command");
-	for (size_t i = 0; i < r->nprocs; i++) {
-		const struct proc_record *p = &r->procs[i];
-		char exit[64], comm[NAME_TEXT_MAX], args[256];
-
-		format_exit(exit, sizeof(exit), p->exit_seen, p->exit_status);
-		fprintf(out, "%8u %8u ", p->pid, p->ppid);
-		put_padded(out, name_cell(p->comm, 0, comm, sizeof(comm)), 16);
-		fprintf(out, " %10llu %8llu %-14s %s%s\n", (unsigned long long)p->prof.calls,
-			(unsigned long long)p->prof.errors, exit,
-			name_head(p->args ? p->args : "", 60, args, sizeof(args)),
-			p->overflow ? " (+overflow)" : "");
-	}
-}
-
 /* --stacks: the process's top call sites, one line each. */
 static void print_sites(FILE *out, const struct proc_record *p, const struct run_result *r)
 {
@@ -386,14 +372,14 @@ static void print_drops(FILE *out, const struct run_result *r)
 	fputc('\n', out);
 	if (d[DROP_BLOCK_INFLIGHT] || d[DROP_BLOCK_KEYS] || d[DROP_BLOCK_UNSEEN])
 		fprintf(out, "block I/O: %llu requests untracked (in-flight table full), %llu "
-			     "uncounted (stats table full), %llu completions counted late (no "
+			     "uncounted (stats table full),\n    %llu completions counted late (no "
 			     "latency)\n",
 			(unsigned long long)d[DROP_BLOCK_INFLIGHT],
 			(unsigned long long)d[DROP_BLOCK_KEYS],
 			(unsigned long long)d[DROP_BLOCK_UNSEEN]);
 	if (d[DROP_NESTED])
 		fprintf(out, "hooks: %llu runs skipped by the kernel (a program nested in itself on "
-			     "one CPU; per program: bpftool prog show, recursion_misses)\n",
+			     "one CPU;\n    per program: bpftool prog show, recursion_misses)\n",
 			(unsigned long long)d[DROP_NESTED]);
 	if (r->trace_path)
 		fprintf(out, "trace: %s: %llu events (%llu calls, %llu block requests, %llu io_uring, "
@@ -424,11 +410,15 @@ static void print_drops(FILE *out, const struct run_result *r)
 
 static void print_many(FILE *out, const struct run_result *r, const struct options *o)
 {
-	if (!o->summary_only && r->nprocs <= DETAILED_PROCS_MAX) {
+	if (r->nprocs <= DETAILED_PROCS_MAX) {
 		for (size_t i = 0; i < r->nprocs; i++)
 			print_process(out, &r->procs[i], r, o, false);
-	} else if (!o->summary_only) {
-		print_process_list(out, r);
+	} else {
+		fprintf(out, "\n== the %d processes with the most I/O, then the other %zu\n",
+			DETAILED_TOP, r->nprocs - DETAILED_TOP);
+		for (size_t i = 0; i < DETAILED_TOP; i++)
+			print_process(out, &r->procs[r->ranked[i]], r, o, false);
+		report_process_list(out, r, DETAILED_TOP);
 	}
 	if (r->overflow_used) {
 		fputs("\n== processes beyond --max-procs, counted together\n", out);
@@ -442,12 +432,9 @@ static void print_many(FILE *out, const struct run_result *r, const struct optio
 
 void report_text(FILE *out, const struct run_result *r, const struct options *o)
 {
-	char exit[64];
-
-	format_exit(exit, sizeof(exit), r->exit_known, r->exit_status);
-	fprintf(out, "iotrace: %zu process%s, %.3f s wall, %s%s\n", r->nprocs,
-		r->nprocs == 1 ? "" : "es", r->wall_ns / 1e9, exit,
-		r->partial ? " — PARTIAL: interrupted before the command ended" : "");
+	report_story(out, r, o);
+	if (o->summary_only)
+		return;
 	if (r->nprocs == 1 && !r->overflow_used)
 		print_process(out, &r->procs[0], r, o, true);
 	else

@@ -1,0 +1,328 @@
+"""The run's story (docs/run-mode.md, "The first screen"): at most 30 lines of at most 100
+columns whatever the number of processes; its top files and processes are those with the
+most bytes by strace -ff -yy of the same run; JSON totals.files adds up to the processes'
+rows; -s prints the first screen alone; call sites skip the syscall wrappers."""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from helpers import IOTRACE, real_processes, run
+from ledger import DATA, FILE_CALLS, LINE, normal, strace_files
+
+SCREEN_LINES, COLUMNS = 30, 100
+GO = "/usr/local/go/bin/go"
+
+
+def make_build(tmp):
+    """make -j2 of seven C files and their link (cc1, as, ld: a few dozen processes)."""
+    src = tmp / "build"
+    src.mkdir()
+    names = [f"unit{i}" for i in range(7)]
+    for i, n in enumerate(names):
+        (src / f"{n}.c").write_text(
+            "".join(f"int {n}_f{k}(int x) {{ return x * {k} + {i}; }}\n" for k in range(200)))
+    (src / "main.c").write_text("int main(void) { return 0; }\n")
+    objs = " ".join(f"{n}.o" for n in names + ["main"])
+    (src / "Makefile").write_text(f"prog: {objs}\n\tcc -o prog {objs}\n"
+                                  "%.o: %.c\n\tcc -O1 -c -o $@ $<\n")
+    return f"make -s -j2 -C {src}"
+
+
+def pipeline(tmp):
+    data = tmp / "words"
+    data.write_bytes(b"".join(b"word%d\n" % (i % 5000) for i in range(200000)))
+    return f"cat {data} | tr a-z A-Z | sort > {tmp}/sorted; wc -c {tmp}/sorted"
+
+
+def python_workers(tmp):
+    for i in range(4):
+        (tmp / f"in{i}").write_bytes(os.urandom(200000 * (i + 1)))
+    script = tmp / "workers.py"
+    script.write_text(
+        "import multiprocessing, sys\n"
+        "def work(i):\n"
+        f"    data = open('{tmp}/in%d' % i, 'rb').read()\n"
+        f"    open('{tmp}/out%d' % i, 'wb').write(data[::-1])\n"
+        "    return len(data)\n"
+        "if __name__ == '__main__':\n"
+        "    with multiprocessing.get_context('fork').Pool(3) as p:\n"
+        "        print(sum(p.map(work, range(4))))\n")
+    return f"{sys.executable} {script}"
+
+
+def tar_gzip(tmp):
+    d = tmp / "tree"
+    d.mkdir()
+    for i in range(5):
+        (d / f"f{i}").write_bytes(os.urandom(150000 * (i + 1)))
+    return f"tar cf - -C {tmp} tree | gzip -1 > {tmp}/tree.tgz"
+
+
+WORKLOADS = {"make": make_build, "pipeline": pipeline, "python": python_workers,
+             "tar_gzip": tar_gzip}
+
+
+def first_screen(text):
+    """The report up to its details (the first line starting with "== ")."""
+    return text.split("\n== ", 1)[0]
+
+
+def strace_log(tmp, n):
+    return tmp / f"st{n}"
+
+
+def traced(cmd, tmp, opts=(), json_out=None):
+    """(report text or JSON, strace log prefix): iotrace -- strace -ff -yy -- sh -c CMD."""
+    n = len(list(tmp.glob("report.*")))
+    out, log = tmp / f"report.{n}", strace_log(tmp, n)
+    res = run([str(IOTRACE), *opts, "-o", str(out), "--", "strace", "-f", "-ff", "-s0", "-yy",
+               "-e", "trace=" + ",".join(FILE_CALLS), "-o", str(log), "sh", "-c", cmd],
+              timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    return out.read_text(), str(log)
+
+
+def strace_pid_bytes(log):
+    """{pid: bytes its read/write-family calls moved} (a copy on both sides, as iotrace)."""
+    out = {}
+    for path in glob.glob(f"{log}.*"):
+        total = 0
+        for line in open(path, errors="replace"):
+            m = LINE.match(line.strip())
+            if m and m.group(1) in DATA and not m.group(3).startswith("-"):
+                total += int(m.group(3).split()[0]) * (2 if m.group(1) in
+                                                       ("sendfile", "copy_file_range",
+                                                        "splice") else 1)
+        out[int(path.rsplit(".", 1)[1])] = total
+    return out
+
+
+def strace_file_bytes(log):
+    """{file: bytes} of the read/write family by strace -yy's names."""
+    out = {}
+    for (name, call), row in strace_files(log).items():
+        if call in DATA:
+            out[name] = out.get(name, 0) + row[2]
+    return out
+
+
+def shown_matches(shown, path):
+    """A name cell ("/usr/…/libc.so.6") is path cut in its middle (or whole)."""
+    parts = shown.split("…")
+    return path.startswith(parts[0]) and path.endswith(parts[-1]) and (
+        len(parts) > 1 or path == shown)
+
+
+def screen_tables(screen):
+    """(file names, pids) of the first screen's tables."""
+    lines = screen.splitlines()
+    fstart = next(i for i, l in enumerate(lines) if l.startswith("files: "))
+    pstart = next(i for i, l in enumerate(lines) if l.startswith("processes: "))
+    files = [l[:16].rstrip() for l in lines[fstart + 3:pstart]
+             if l.strip() and not l.startswith("+ ")]
+    pids = [int(l.split()[0]) for l in lines[pstart + 2:] if l.strip() and l.split()[0].isdigit()]
+    return files, pids
+
+
+def top_values(values, k):
+    return sorted(values, reverse=True)[:k]
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_first_screen_tells_the_story(name, tmp_path):
+    """≤30 lines, ≤100 columns; its files and processes are strace's top ones by bytes."""
+    text, log = traced(WORKLOADS[name](tmp_path), tmp_path, ["--no-time"])
+    screen = first_screen(text)
+    assert len(screen.splitlines()) <= SCREEN_LINES, screen
+    wide = [l for l in text.splitlines() if len(l) > COLUMNS]
+    assert not wide, wide[:5]
+    for label in ("syscalls ", "read/write ", "page cache ", "disk ", "files: ", "processes: "):
+        assert re.search(rf"^{re.escape(label)}", screen, re.M), label
+    files, pids = screen_tables(screen)
+    by_pid = strace_pid_bytes(log)
+    # strace itself is traced too (it writes the logs): left out on both sides.
+    ours = [p for p in pids if p in by_pid]
+    assert ours, (pids, sorted(by_pid))
+    assert [by_pid[p] for p in ours] == top_values(by_pid.values(), len(ours)), \
+        (ours, by_pid, screen)
+    by_file = {n: b for n, b in strace_file_bytes(log).items() if not n.startswith(log)}
+    shown = [f for f in files if not re.search(r"st\d+\.\d+$", f)]
+    assert shown, screen
+    values = []
+    for cell in shown:
+        cell = re.sub(r" \(deleted\)$", "", cell)  # strace -yy's names too (normal)
+        match = [p for p in by_file if shown_matches(cell, p)]
+        assert match, (cell, sorted(by_file)[:20])
+        values.append(max(by_file[p] for p in match))
+    assert values == top_values(by_file.values(), len(values)), (shown, values, screen)
+
+
+def numbers(a, b, path="", out=None):
+    """Every numeric leaf of b, paired with a's at the same place: [(path, a, b)]."""
+    out = [] if out is None else out
+    if isinstance(b, dict):
+        for k, v in b.items():
+            numbers(a.get(k) if isinstance(a, dict) else None, v, f"{path}.{k}", out)
+    elif isinstance(b, (int, float)) and not isinstance(b, bool):
+        out.append((path, a, b))
+    return out
+
+
+def add_into(total, row):
+    """total += row, recursively, for every numeric leaf (histogram buckets included)."""
+    for k, v in row.items():
+        if isinstance(v, dict):
+            add_into(total.setdefault(k, {}), v)
+        elif isinstance(v, list) and v and isinstance(v[0], dict) and "count" in v[0]:
+            acc = total.setdefault(k, [])
+            for bucket in v:
+                same = [b for b in acc if b.get("le", b.get("lo")) == bucket.get("le",
+                                                                                 bucket.get("lo"))]
+                if same:
+                    same[0]["count"] += bucket["count"]
+                else:
+                    acc.append(dict(bucket))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            total[k] = total.get(k, 0) + v
+
+
+ADDITIVE_SKIP = {"ino", "versions", "share", "pid", "p50", "p90", "p99", "min", "max",
+                 "size_bytes", "resident_pages", "dirty_pages", "writeback_pages",
+                 "evicted_pages", "recently_evicted_pages", "mean", "avg"}
+
+
+@pytest.mark.parametrize("name", ["make", "tar_gzip"])
+def test_totals_files_add_up_to_the_processes_rows(name, tmp_path):
+    """Each file of totals.files equals the sum of the processes' rows of its path, for every
+    numeric field (recursively: syscalls, page cache, block); its pids are those rows'."""
+    cmd = WORKLOADS[name](tmp_path)
+    out = tmp_path / "r.json"
+    res = run([str(IOTRACE), "--json", "-o", str(out), "--", "sh", "-c", cmd], timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    report = json.loads(out.read_text())
+    rows = {}
+    for p in real_processes(report):
+        for f in p["files"]:
+            key = f["path"] if f["kind"] != "metadata" and f["path"] else (f["kind"], f["dev"],
+                                                                          f["ino"])
+            entry = rows.setdefault(key, {"pids": [], "sum": {}})
+            entry["pids"].append(p["pid"])
+            add_into(entry["sum"], f)
+    files = report["totals"]["files"]
+    assert len(files) == len(rows)
+    checked = 0
+    for f in files:
+        key = f["path"] if f["kind"] != "metadata" and f["path"] else (f["kind"], f["dev"],
+                                                                      f["ino"])
+        want = rows[key]
+        assert sorted(u["pid"] for u in f["processes"]) == sorted(set(want["pids"])), key
+        assert abs(sum(u["share"] for u in f["processes"]) - 1) < 1e-6, f["processes"]
+        mine = {}
+        add_into(mine, {k: v for k, v in f.items() if k != "processes"})
+        for path, theirs, ours in numbers(want["sum"], mine):
+            if path.rsplit(".", 1)[-1] in ADDITIVE_SKIP:
+                continue
+            assert ours == theirs, (key, path, ours, theirs)
+            checked += 1
+    assert checked > 100
+    moved = [sum(u["bytes"] for u in f["processes"]) for f in files]
+    assert moved == sorted(moved, reverse=True), "totals.files: by bytes moved"
+    story = report["totals"]["story"]
+    procs = real_processes(report)
+    for field in ("calls", "errors", "read_bytes", "write_bytes", "read_calls", "write_calls",
+                  "sync_calls", "disk_read_bytes", "disk_write_bytes", "disk_requests"):
+        assert story[field] == sum(p["story"][field] for p in procs), field
+    reads = sum(v["transferred_bytes"] for k, v in report["totals"]["io"].items()
+                if "read" in k or "write" not in k)
+    assert story["read_bytes"] == reads
+
+
+def test_summary_is_the_first_screen(tmp_path):
+    cmd = tar_gzip(tmp_path)
+    res = run([str(IOTRACE), "-s", "-o", str(tmp_path / "s"), "--", "sh", "-c", cmd],
+              timeout=600)
+    assert res.returncode == 0, res.stderr
+    out = (tmp_path / "s").read_text()
+    run([str(IOTRACE), "-o", str(tmp_path / "full"), "--", "sh", "-c", cmd], timeout=600)
+    full = (tmp_path / "full").read_text()
+    assert out and "\n== " not in out and "lost:" not in out, out
+    assert len(out.splitlines()) <= SCREEN_LINES
+    def labels(text):
+        return [l.split()[0] for l in text.splitlines() if re.match(r"(iotrace|command|syscalls|read/write|page cache|disk|io_uring|"
+                                            r"files|processes)[: ]", l)]
+    assert labels(out) == labels(first_screen(full))
+    assert len(out.splitlines()) == len(first_screen(full).splitlines())
+
+
+def test_many_processes_fit(tmp_path):
+    """30 processes: still one screen, the rest folded into a line, the details 100 columns."""
+    run([str(IOTRACE), "-o", str(tmp_path / "r"), "--", "sh", "-c",
+         "for i in $(seq 30); do cat /etc/hostname > /dev/null; done"], timeout=600)
+    text = (tmp_path / "r").read_text()
+    screen = first_screen(text)
+    assert len(screen.splitlines()) <= SCREEN_LINES, screen
+    assert re.search(r"^\+ 2\d more processes: cat ×2\d", screen, re.M), screen
+    assert not [l for l in text.splitlines() if len(l) > COLUMNS]
+
+
+def sites(report):
+    return [s["where"] for p in real_processes(report) for s in p.get("stack_sites") or []]
+
+
+def test_c_call_sites_skip_the_c_library(tmp_path):
+    src = tmp_path / "r.c"
+    src.write_text("#include <fcntl.h>\n#include <unistd.h>\nstatic char b[4096];\n"
+                   "__attribute__((noinline)) long reader(const char *p) { int fd = "
+                   "open(p, O_RDONLY); long t = 0, n; while ((n = read(fd, b, sizeof b)) > 0)"
+                   " t += n; close(fd); return t; }\n"
+                   "int main(int c, char **v) { return reader(v[1]) > 0 ? 0 : 1; }\n")
+    data = tmp_path / "in"
+    data.write_bytes(os.urandom(1 << 21))
+    for kind in ("dynamic", "static"):
+        exe = tmp_path / kind
+        res = subprocess.run(["cc", "-O1", "-fno-omit-frame-pointer", *(["-static"] if kind ==
+                              "static" else []), "-o", str(exe), str(src)], capture_output=True)
+        if res.returncode:
+            continue  # no static C library here
+        folded = tmp_path / f"{kind}.folded"
+        out = tmp_path / f"{kind}.json"
+        res = run([str(IOTRACE), "--json", "-o", str(out), "--stacks", str(folded), "--",
+                   str(exe), str(data)])
+        assert res.returncode == 0, res.stderr
+        top = sites(json.loads(out.read_text()))
+        assert top and top[0].startswith("reader ← main"), (kind, top)
+        assert not any(re.match(r"(__libc_read|__GI___libc_read|read)\b", s) for s in top)
+        assert re.search(r";(__libc_read|__GI___libc_read|read|__read)", folded.read_text())
+
+
+@pytest.mark.skipif(not os.access(GO, os.X_OK), reason=f"no Go toolchain at {GO}")
+def test_go_call_sites_skip_the_runtime_wrappers(tmp_path):
+    (tmp_path / "go.mod").write_text("module gor\ngo 1.21\n")
+    (tmp_path / "main.go").write_text(
+        'package main\n\nimport (\n\t"fmt"\n\t"os"\n)\n\n'
+        "func readAll(path string) int {\n\tf, _ := os.Open(path)\n\tdefer f.Close()\n"
+        "\tbuf := make([]byte, 4096)\n\ttotal := 0\n\tfor {\n\t\tn, err := f.Read(buf)\n"
+        "\t\ttotal += n\n\t\tif err != nil {\n\t\t\tbreak\n\t\t}\n\t}\n\treturn total\n}\n\n"
+        "func main() {\n\tfmt.Println(readAll(os.Args[1]))\n}\n")
+    env = dict(os.environ, HOME=str(tmp_path), GOPATH=str(tmp_path / "gopath"),
+               GOCACHE=str(tmp_path / "gocache"), GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
+    res = subprocess.run([GO, "build", "-o", "gor", "."], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    if res.returncode:
+        pytest.skip(f"go build failed: {res.stderr[-300:]}")
+    data = tmp_path / "in"
+    data.write_bytes(os.urandom(1 << 20))
+    folded, out = tmp_path / "go.folded", tmp_path / "go.json"
+    res = run([str(IOTRACE), "--json", "-o", str(out), "--stacks", str(folded), "--",
+               str(tmp_path / "gor"), str(data)])
+    assert res.returncode == 0, res.stderr
+    top = sites(json.loads(out.read_text()))
+    assert top and top[0].startswith("main.readAll ← main.main"), top
+    wrappers = r"(internal/runtime/syscall|runtime/internal/syscall|syscall\.)"
+    assert not any(re.match(wrappers, s) for s in top), top
+    assert re.search(r";" + wrappers, folded.read_text())

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The run's story (docs/run-mode.md, "The first screen"): each layer's totals per process
+ * and for the run, the processes ranked by I/O, and the run's files: every process's rows
+ * of one path (of one file with --files-by file) in one row, with the pids that used it.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "files.h"
+#include "model.h"
+#include "story.h"
+#include "syscall_table.h"
+
+/* ---- layers ---- */
+
+static bool is_sync(const char *name)
+{
+	static const char *const syncs[] = { "fsync", "fdatasync", "sync_file_range", "sync",
+					     "syncfs" };
+
+	for (size_t i = 0; i < sizeof(syncs) / sizeof(syncs[0]); i++)
+		if (!strcmp(name, syncs[i]))
+			return true;
+	return false;
+}
+
+static bool is_io(const char *name)
+{
+	for (int k = 1; k < IO_KINDS; k++)
+		if (!strcmp(name, io_kinds[k].name))
+			return true;
+	return false;
+}
+
+/* Syscalls, the read/write family (a copy on both sides), syncs, I/O time. */
+static void story_syscalls(struct io_story *s, const struct profile *p)
+{
+	s->calls += p->calls;
+	s->errors += p->errors;
+	s->syscall_ns += p->total_ns;
+	for (size_t i = 0; i < p->nrows; i++) {
+		const char *name = syscall_name(p->rows[i].nr);
+
+		s->sync_calls += is_sync(name) ? p->rows[i].calls : 0;
+		s->io_ns += is_sync(name) || is_io(name) ? p->rows[i].total_ns : 0;
+	}
+	for (int k = 1; k < IO_KINDS; k++) {
+		const struct io_summary *io = p->io[k];
+		bool reads = strstr(io_kinds[k].name, "read") || !strstr(io_kinds[k].name, "write");
+		bool writes = !strstr(io_kinds[k].name, "read");
+
+		if (!io)
+			continue;
+		s->read_calls += reads ? io->calls : 0;
+		s->read_bytes += reads ? io->transferred_bytes : 0;
+		s->write_calls += writes ? io->calls : 0;
+		s->write_bytes += writes ? io->transferred_bytes : 0;
+	}
+}
+
+static void story_page_cache(struct io_story *s, const struct page_cache_view *v)
+{
+	s->requested_pages += v->requested_pages;
+	s->hit_pages += v->hit_pages;
+	s->readahead_pages += v->readahead_pages;
+	s->unused_readahead_pages += v->unused_readahead_pages;
+}
+
+static void story_uring(struct io_story *s, const struct uring_record *u, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		s->uring_ops += u[i].v.ops;
+		s->uring_bytes += u[i].v.bytes;
+	}
+}
+
+/* Disk bytes by direction, requests, and the p99 of every request summed into all. */
+static void story_disk(struct io_story *s, struct block_record *all)
+{
+	block_record_derive(all);
+	s->disk_requests = all->v.requests;
+	s->disk_p99_ns = all->v.requests ? all->v.lat.p99 : STORY_NONE;
+}
+
+static void add_blocks(struct io_story *s, struct block_record *all,
+		       const struct block_record *recs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		s->disk_read_bytes += recs[i].key.op == BOP_READ ? recs[i].v.bytes : 0;
+		s->disk_write_bytes += recs[i].key.op == BOP_WRITE ? recs[i].v.bytes : 0;
+		block_record_add(all, &recs[i]);
+	}
+}
+
+/* Each process's story and the run's; -1 out of memory. */
+static int stories(struct run_result *r)
+{
+	struct block_record *run_all = calloc(1, sizeof(*run_all));
+	struct block_record *one = calloc(1, sizeof(*one));
+	int err = run_all && one ? 0 : -1;
+
+	memset(&r->story, 0, sizeof(r->story));
+	for (size_t i = 0; i < r->nprocs && !err; i++) {
+		struct proc_record *p = &r->procs[i];
+
+		memset(&p->story, 0, sizeof(p->story));
+		memset(one, 0, sizeof(*one));
+		story_syscalls(&p->story, &p->prof);
+		story_page_cache(&p->story, &p->pc.v);
+		story_uring(&p->story, p->urings, p->nurings);
+		add_blocks(&p->story, one, p->blocks, p->nblocks);
+		add_blocks(&r->story, run_all, p->blocks, p->nblocks);
+		story_disk(&p->story, one);
+	}
+	if (!err) {
+		story_syscalls(&r->story, &r->totals);
+		story_page_cache(&r->story, &r->pc.v);
+		story_uring(&r->story, r->uring_totals, r->nuring_totals);
+		story_disk(&r->story, run_all);
+	}
+	free(run_all);
+	free(one);
+	return err;
+}
+
+const char *story_field_unknown(const struct field *f, const struct io_story *s,
+				const struct page_cache_view *pc, const struct run_result *r)
+{
+	if ((f->flags & FIELD_NEEDS_TIMING) && !r->timing)
+		return "not timed (--no-time)";
+	if ((f->flags & FIELD_NEEDS_PAGE_CACHE) && r->page_cache_missing)
+		return r->page_cache_missing;
+	if ((f->flags & FIELD_NEEDS_EXACT_BITMAPS) && !pc->unused_exact)
+		return "page bitmaps overflowed";
+	if ((f->flags & FIELD_NEEDS_REQUESTS) && field_get(f, s) == STORY_NONE)
+		return "no block requests";
+	return NULL;
+}
+
+/* ---- ranks ---- */
+
+uint64_t story_rank_key(const struct io_story *s, bool timing)
+{
+	return timing ? s->io_ns : s->read_bytes + s->write_bytes;
+}
+
+static int cmp_procs(const void *a, const void *b, void *ctx)
+{
+	const struct run_result *r = ctx;
+	const struct proc_record *x = &r->procs[*(const size_t *)a];
+	const struct proc_record *y = &r->procs[*(const size_t *)b];
+	uint64_t kx = story_rank_key(&x->story, r->timing), ky = story_rank_key(&y->story, r->timing);
+	uint64_t dx = x->story.disk_read_bytes + x->story.disk_write_bytes;
+	uint64_t dy = y->story.disk_read_bytes + y->story.disk_write_bytes;
+
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	if (dx != dy)
+		return dx < dy ? 1 : -1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static int rank_procs(struct run_result *r)
+{
+	r->ranked = malloc((r->nprocs + 1) * sizeof(*r->ranked));
+	if (!r->ranked)
+		return -1;
+	for (size_t i = 0; i < r->nprocs; i++)
+		r->ranked[i] = i;
+	qsort_r(r->ranked, r->nprocs, sizeof(*r->ranked), cmp_procs, r);
+	return 0;
+}
+
+/* ---- the run's files ---- */
+
+struct file_ref {
+	const struct file_record *f;
+	uint32_t pid;
+	bool by_name; /* grouped by its name, else by its (kind, dev, ino, generation) */
+};
+
+static int cmp_refs(const void *a, const void *b)
+{
+	const struct file_ref *x = a, *y = b;
+	const struct file_record *f = x->f, *g = y->f;
+	int c;
+
+	if (x->by_name != y->by_name)
+		return x->by_name ? -1 : 1;
+	if (x->by_name && (c = strcmp(f->name, g->name)))
+		return c;
+	if (f->kind != g->kind)
+		return f->kind < g->kind ? -1 : 1;
+	if (f->key.dev != g->key.dev)
+		return f->key.dev < g->key.dev ? -1 : 1;
+	if (f->key.ino != g->key.ino)
+		return f->key.ino < g->key.ino ? -1 : 1;
+	if (f->key.igen != g->key.igen)
+		return f->key.igen < g->key.igen ? -1 : 1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static bool same_group(const struct file_ref *x, const struct file_ref *y)
+{
+	if (x->by_name || y->by_name)
+		return x->by_name && y->by_name && !strcmp(x->f->name, y->f->name);
+	return x->f->kind == y->f->kind && x->f->key.dev == y->f->key.dev &&
+	       x->f->key.ino == y->f->key.ino && x->f->key.igen == y->f->key.igen;
+}
+
+/* Every process's files (not its rows: the files of a path are counted once each). */
+static struct file_ref *collect_refs(const struct run_result *r, size_t *n)
+{
+	size_t total = 0;
+	struct file_ref *refs;
+
+	for (size_t i = 0; i < r->nprocs; i++)
+		total += r->procs[i].nfiles;
+	refs = malloc((total + 1) * sizeof(*refs));
+	*n = 0;
+	for (size_t i = 0; refs && i < r->nprocs; i++)
+		for (size_t j = 0; j < r->procs[i].nfiles; j++) {
+			const struct file_record *f = &r->procs[i].files[j];
+
+			refs[(*n)++] = (struct file_ref){
+				.f = f, .pid = r->procs[i].pid,
+				.by_name = r->files_by_path && f->name && f->kind != FK_METADATA };
+		}
+	return refs;
+}
+
+/* The pids of a group and their shares of its bytes (of its calls when it moved none). */
+static int add_users(struct run_file *rf, const struct file_ref *refs, size_t n)
+{
+	uint64_t bytes = 0, calls = 0;
+
+	rf->users = calloc(n, sizeof(*rf->users));
+	if (!rf->users)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct file_summary *s = &refs[i].f->sum;
+		struct file_user *u = NULL;
+
+		/* A path's versions come one after another, each with its pids in order. */
+		for (size_t k = 0; k < rf->nusers && !u; k++)
+			u = rf->users[k].pid == refs[i].pid ? &rf->users[k] : NULL;
+		if (!u) {
+			u = &rf->users[rf->nusers++];
+			u->pid = refs[i].pid;
+		}
+		u->bytes += s->read_bytes + s->write_bytes;
+		u->share += s->read_calls + s->write_calls + s->opens + s->maps + s->closes;
+	}
+	for (size_t i = 0; i < rf->nusers; i++)
+		bytes += rf->users[i].bytes, calls += (uint64_t)rf->users[i].share;
+	for (size_t i = 0; i < rf->nusers; i++)
+		rf->users[i].share = bytes ? (double)rf->users[i].bytes / bytes
+				     : calls ? rf->users[i].share / calls : 1.0 / rf->nusers;
+	return 0;
+}
+
+/* The group's files in one row; versions: how many distinct files (0: one). */
+static int merge_group(struct run_file *rf, const struct file_ref *refs, size_t n)
+{
+	const struct file_record **m = malloc(n * sizeof(*m));
+	uint32_t files = 1;
+	int err;
+
+	if (!m)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		m[i] = refs[i].f;
+		if (i && refs[i].by_name && (m[i]->key.dev != m[i - 1]->key.dev ||
+					     m[i]->key.ino != m[i - 1]->key.ino ||
+					     m[i]->key.igen != m[i - 1]->key.igen))
+			files++;
+	}
+	err = files_merge(&rf->f, (struct file_record *const *)m, n);
+	rf->f.versions = files > 1 ? files : 0; /* story_free frees its names list */
+	free(m);
+	return err || add_users(rf, refs, n) ? -1 : 0;
+}
+
+/*
+ * The run's files by bytes moved through syscalls, then to and from the disk, then time:
+ * not by time first as a process's table is, because a pipe's reader blocked waiting for
+ * its writer counts that wait as the call's time, and a run of many processes is made of
+ * such waits (a pool's workers, a shell's pipelines) that then hid the files they moved.
+ */
+static int cmp_files(const void *a, const void *b)
+{
+	const struct file_summary *x = &((const struct run_file *)a)->f.sum;
+	const struct file_summary *y = &((const struct run_file *)b)->f.sum;
+	uint64_t kx = x->read_bytes + x->write_bytes, ky = y->read_bytes + y->write_bytes;
+	uint64_t dx = x->block_read_bytes + x->block_write_bytes;
+	uint64_t dy = y->block_read_bytes + y->block_write_bytes;
+
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	if (dx != dy)
+		return dx < dy ? 1 : -1;
+	return x->io_ns < y->io_ns ? 1 : x->io_ns > y->io_ns ? -1 : 0;
+}
+
+static int run_files(struct run_result *r)
+{
+	size_t n, groups = 0;
+	struct file_ref *refs = collect_refs(r, &n);
+	int err = 0;
+
+	if (!refs)
+		return -1;
+	qsort(refs, n, sizeof(*refs), cmp_refs);
+	for (size_t i = 0; i < n; i++)
+		groups += !i || !same_group(&refs[i - 1], &refs[i]);
+	r->files = calloc(groups + 1, sizeof(*r->files));
+	for (size_t i = 0, j; r->files && i < n && !err; i = j) {
+		for (j = i + 1; j < n && same_group(&refs[i], &refs[j]); j++)
+			;
+		err = merge_group(&r->files[r->nfiles++], refs + i, j - i);
+	}
+	free(refs);
+	if (!r->files)
+		return -1;
+	qsort(r->files, r->nfiles, sizeof(*r->files), cmp_files);
+	return err;
+}
+
+int story_derive(struct run_result *r)
+{
+	int err = stories(r);
+
+	err |= rank_procs(r);
+	err |= run_files(r);
+	return err ? -1 : 0;
+}
+
+void story_free(struct run_result *r)
+{
+	for (size_t i = 0; i < r->nfiles; i++) {
+		if (!r->files[i].f.versions)
+			r->files[i].f.versions = 1; /* file_record_free: its name list is its own */
+		file_record_free(&r->files[i].f);
+		free(r->files[i].users);
+	}
+	free(r->files);
+	free(r->ranked);
+	r->files = NULL;
+	r->ranked = NULL;
+	r->nfiles = 0;
+}
