@@ -27,7 +27,7 @@ USER_CFLAGS := $(CPPFLAGS) $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser \
 	-DIOTRACE_VERSION='"$(VERSION)"'
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX_H)) -Ibpf \
 	-Wall -Wno-unused-function $(WERROR) -MMD -MP
-LIBS := -lbpf -ldw -lelf -lz -lcjson -lseccomp -lmicrohttpd -lm
+LIBS := -lbpf -ldw -lelf -lz -lcjson -lseccomp -lmicrohttpd -lm $(shell pkg-config --libs ncursesw)
 
 # The tracer's kernel programs: one file per concern, compiled as one unit (bpf/iotrace.bpf.c
 # includes the others; -MMD tracks them).
@@ -186,6 +186,7 @@ workloads/%: workloads/%.c $(OUTPUT)/.deps
 
 # The io_uring workload links liburing (Debian's liburing-dev).
 WORKLOAD_LIBS_uring := -luring
+WORKLOAD_LIBS_paced := -luring
 # --stacks' workload, without frame pointers (as Debian builds) and with them.
 WORKLOAD_LIBS_callsites := -fomit-frame-pointer
 

@@ -227,6 +227,18 @@ __noinline int top_slot(__u32 tgid, __u32 ppid, __u32 kind, __u64 comm_addr)
 	return slot;
 }
 
+/*
+ * top: the address of a process's name (its main thread's) as a scalar: the verifier takes
+ * no pointer into a task as a global function's argument, and a read through
+ * BPF_CORE_READ yields a plain number.
+ */
+static __always_inline __u64 group_comm(struct task_struct *task)
+{
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+
+	return (__u64)leader + bpf_core_field_offset(struct task_struct, comm);
+}
+
 static __always_inline struct iot_proc_event *reserve_event(__u32 kind, struct task_struct *task,
 							__u32 slot)
 {
@@ -266,8 +278,7 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	if (top) {
 		/* Kernel threads make no syscalls; what they do for others is charged to those. */
 		if (!(child->flags & PF_KTHREAD))
-			top_slot(child->tgid, parent->tgid, EV_FORK,
-				 (__u64)child + bpf_core_field_offset(struct task_struct, comm));
+			top_slot(child->tgid, parent->tgid, EV_FORK, group_comm(child));
 		return 0;
 	}
 	parent_slot = slot_entry(parent->tgid);
@@ -308,8 +319,7 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 		 * start). One thread is left after an exec: no other writes the entry.
 		 */
 		*entry = 0;
-		top_slot(p->tgid, BPF_CORE_READ(p, real_parent, tgid), EV_FOUND,
-			 (__u64)p + bpf_core_field_offset(struct task_struct, comm));
+		top_slot(p->tgid, BPF_CORE_READ(p, real_parent, tgid), EV_FOUND, group_comm(p));
 	}
 	/* A pending slot is the command's own execve, which is just completing. */
 	if (!entry || !*entry || (top && *entry == SLOT_NONE))

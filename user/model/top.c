@@ -84,7 +84,7 @@ static void rates_of(const struct top_counts *c, double secs, struct top_rates *
 
 static double p99_of(const __u64 *lat)
 {
-	return hist_total(HIST_FINE, lat) ? (double)hist_quantile(HIST_FINE, lat, 0.99, 0, 0)
+	return hist_total(HIST_FINE, lat) ? (double)hist_quantile(HIST_FINE, lat, 0.99, 0, UINT64_MAX)
 					  : TOP_NONE;
 }
 
