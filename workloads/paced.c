@@ -5,8 +5,10 @@
  *   -m read   pread(2) of SIZE bytes, OPS times a second, at offsets 0, SIZE, 2*SIZE...
  *             wrapping at the end of FILE (which must hold at least SIZE bytes)
  *   -m write  pwrite(2) of SIZE bytes then fdatasync(2), OPS times a second, at offsets 0,
- *             SIZE, ... wrapping at 64 MiB (FILE is created); each write reaches the disk
- *             before the next (written back by the fdatasync, charged to this process)
+ *             SIZE, ... wrapping at 4 MiB (FILE is created and first filled to 4 MiB and
+ *             synced, before the pace starts, so each write then overwrites allocated
+ *             blocks: the fdatasync writes the data and no metadata); each write
+ *             reaches the disk before the next (charged to this process)
  *   -m uring  one IORING_OP_READ of SIZE bytes (liburing), submitted and reaped, OPS
  *             times a second, at the read mode's offsets
  *   -b  bytes per operation, default 64k (k/m/g suffixes)
@@ -33,7 +35,7 @@
 
 #include "sizearg.h"
 
-#define WRAP_WRITE (64ULL << 20)
+#define WRAP_WRITE (4ULL << 20)
 
 enum mode { M_READ, M_WRITE, M_URING };
 
@@ -93,6 +95,15 @@ static void sleep_until(double t)
 		;
 }
 
+/* The write mode's file filled to WRAP_WRITE and synced (its blocks allocated). */
+static int prefill(int fd, void *buf, size_t size)
+{
+	for (unsigned long long off = 0; off < WRAP_WRITE; off += size)
+		if (pwrite(fd, buf, size, off) != (ssize_t)size)
+			return -1;
+	return fsync(fd);
+}
+
 static ssize_t uring_read(struct io_uring *ring, int fd, void *buf, size_t size, off_t off)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
@@ -141,6 +152,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memset(buf, 'p', o.size);
+	if (o.mode == M_WRITE && (o.size > WRAP_WRITE || prefill(fd, buf, o.size))) {
+		perror(o.file);
+		return 1;
+	}
 	wrap = o.mode == M_WRITE ? WRAP_WRITE : (unsigned long long)lseek(fd, 0, SEEK_END);
 	if (wrap < o.size || (o.mode == M_URING && io_uring_queue_init(4, &ring, 0))) {
 		fprintf(stderr, "paced: %s: too small, or no io_uring\n", o.file);
