@@ -59,7 +59,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: FORCE all deps vmlinux workloads test test-kernels kernels-doc demo experiments bench \
+.PHONY: FORCE all deps vmlinux workloads test test-kernels kernels-doc demo experiments bench bench-top \
 	fuzz soak clean
 .DELETE_ON_ERROR:
 # Keep skeletons and linked objects: they are inputs of several targets.
@@ -246,6 +246,10 @@ soak: deps all
 # Overhead against strace, perf trace, bpftrace and the floor → docs/performance.* (minutes).
 bench: deps all
 	$(Q)$(PYTHON) scripts/bench.py
+
+# iotrace top's cost on tr2u beside run mode's, and its CPU per refresh (docs/top.md).
+bench-top: all
+	$(Q)$(PYTHON) scripts/bench_top.py
 
 # The lab notes reproduced under their own conditions into docs/experiments/ (about 7
 # minutes; needs root: makes loop devices and mounts, and undoes them).

@@ -167,6 +167,8 @@ struct top_session {
 	int sig_fd;
 	long refreshes;
 	double collect_cpu; /* seconds of CPU in the refreshes themselves */
+	double loop_cpu;    /* CPU time when the loop started (after the load) */
+	uint64_t loop_ms;   /* ... and its time */
 };
 
 static uint64_t mono_ms(void)
@@ -313,8 +315,11 @@ static void write_cpu_stats(const struct top_session *s)
 			strerror(errno));
 		return;
 	}
-	fprintf(f, "{\"refreshes\":%ld,\"cpu_s\":%.6f,\"refresh_cpu_s\":%.6f}\n", s->refreshes,
-		cpu_seconds(), s->collect_cpu);
+	fprintf(f,
+		"{\"refreshes\":%ld,\"cpu_s\":%.6f,\"refresh_cpu_s\":%.6f,\"loop_cpu_s\":%.6f,"
+		"\"loop_s\":%.3f}\n",
+		s->refreshes, cpu_seconds(), s->collect_cpu, cpu_seconds() - s->loop_cpu,
+		(mono_ms() - s->loop_ms) / 1e3);
 	fclose(f);
 }
 
@@ -336,6 +341,8 @@ static int top_run(struct top_session *s)
 		return 1;
 	}
 	err = top_collector_start(s->coll, s->tracer, s->o->cgroups, s->o->cfg.ncgroups);
+	s->loop_cpu = cpu_seconds();
+	s->loop_ms = mono_ms();
 	if (!err)
 		err = top_loop(s);
 	if (screen)

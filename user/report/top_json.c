@@ -98,7 +98,8 @@ int top_print_json(FILE *out, const struct top_view *v, uint64_t unix_ms)
 	add_u64(o, "processes_live", v->h.live);
 	cJSON_AddStringToObject(o, "sort", top_sort_name(v->o.sort));
 	cJSON_AddItemToObject(o, "machine", header_json(v));
-	cJSON_AddItemToObject(o, v->o.group == TOP_BY_CGROUP ? "groups" : "processes",
+	cJSON_AddItemToObject(o,
+			      v->o.group == TOP_BY_CGROUP || v->o.by_comm ? "groups" : "processes",
 			      rows_json(v, v->shown, v->nshown, false));
 	cJSON_AddItemToObject(o, "files", rows_json(v, v->shown_files, v->nshown_files, true));
 	for (int i = 0; i < DROP_COUNTERS; i++)
