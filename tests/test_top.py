@@ -113,6 +113,33 @@ def test_header_disk_counts_match_sysfs(tmp_path):
         assert abs(a - b) <= slack, (name, ours, theirs)
 
 
+def test_cgroup_filter_and_groups(tmp_path):
+    """-c: only the processes of that cgroup (moved there after their fork: a process that
+    enters a -c cgroup by exec is counted from then); --group cgroup: one row for it."""
+    data = prepare(tmp_path)
+    root = next(line.split()[1] for line in open("/proc/self/mounts")
+                if line.split()[2] == "cgroup2")
+    cg = os.path.join(root, f"iotrace-top-{os.getpid()}")
+    os.mkdir(cg)
+    try:
+        top = start_top("-j", "-d", "1", "-n", "4", "-c", cg, "--group", "cgroup")
+        assert top.stdout.readline(), top.stderr.read()
+        inside = subprocess.Popen(["sh", "-c", f"echo $$ > {cg}/cgroup.procs && exec "
+                                   f"{wl('paced')} -m read -b 64k -r 50 -t 4 -d {data}"],
+                                  stdout=subprocess.PIPE)
+        outside = paced("read", "64k", 50, 4, data, "-d")
+        lines = [top.stdout.readline() for _ in range(3)]
+        assert inside.wait(timeout=30) == 0 and outside.wait(timeout=30) == 0
+        assert top.wait(timeout=30) == 0, top.stderr.read()
+    finally:
+        os.rmdir(cg)
+    objs = [json.loads(line) for line in lines]
+    groups = [g for o in objs[1:] for g in o["groups"]]
+    assert groups and all(g["group"] == cg[len(root):] for g in groups), groups
+    rates = [g["read_bytes_per_sec"] for g in groups]
+    assert within(mean(rates), 64 * KIB * 50), rates  # the inside reader only
+
+
 def test_batch_blocks(tmp_path):
     top = start_top("-b", "-d", "0.5", "-n", "2", "-o", "dwrite")
     out, err = top.communicate(timeout=30)
