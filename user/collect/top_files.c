@@ -66,12 +66,7 @@ static void entry_counts(const struct ledger_entry *e, struct top_counts *c)
 	}
 }
 
-static uint64_t grew(uint64_t now, uint64_t before)
-{
-	return now > before ? now - before : 0;
-}
-
-#define TOP_GREW(name, ...) d->name = grew(now->name, before->name);
+#define TOP_GREW(name, ...) d->name = top_grew(now->name, before->name);
 
 static void counts_grew(struct top_counts *d, const struct top_counts *now,
 			const struct top_counts *before)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * top's collector inside, shared by top_collect.c (processes, their counters, disks) and
- * top_files.c (the per-file ledger's entries, per-file block records, names).
+ * top's collector inside, shared by top_collect.c (processes, their syscall counters),
+ * top_blocks.c (block and io_uring records, disks) and top_files.c (the per-file ledger's
+ * entries, per-file block records, names).
  */
 #ifndef IOTRACE_TOP_IMPL_H
 #define IOTRACE_TOP_IMPL_H
@@ -94,6 +95,19 @@ struct top_collector {
 struct tproc *top_find(struct top_collector *c, uint32_t pid);
 /* A record for block or io_uring counts of a process the collector never saw (exited). */
 struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid);
+
+/* Growth of a counter since its last read (0 if it went down: a recycled record). */
+static inline uint64_t top_grew(uint64_t now, uint64_t before)
+{
+	return now > before ? now - before : 0;
+}
+
+/* ---- top_blocks.c ---- */
+
+/* Every block record's growth since the last read, to its process, disk and the totals. */
+int top_read_blocks(struct top_collector *c);
+/* Every io_uring record's growth since the last read, to its process and the totals. */
+int top_read_urings(struct top_collector *c);
 
 /* ---- top_files.c ---- */
 
