@@ -208,7 +208,20 @@ def test_screen_in_tmux(session, tmp_path):
     wait_for(session, "*DWRITE/s")
     tmux("send-keys", "-t", session, "f")
     wait_for(session, "FILE")
-    screen = wait_for(session, "r.dat")
+    wait_for(session, "r.dat")
+    # '/' filters the rows by name: only the reader's (and no other process) stays.
+    tmux("send-keys", "-t", session, "/", "paced", "Enter")
+    screen = wait_for(session, "filter: paced")
+    procs = [line for line in screen.split("PID")[1].split("FILE")[0].splitlines()
+             if line.strip()[:1].isdigit()]
+    assert procs and all("paced" in line for line in procs), screen
+    # A narrower window: the lines follow it (the name column gives way).
+    tmux("resize-window", "-t", session, "-x", "90", "-y", "30")
+    deadline = time.monotonic() + 10
+    while max(len(line) for line in capture(session).splitlines()) > 90:
+        assert time.monotonic() < deadline, capture(session)
+        time.sleep(0.2)
+    assert "*DWRITE/s" in capture(session)
     tmux("send-keys", "-t", session, "q")
     wait_for(session, "EXIT=0")
     tmux("send-keys", "-t", session, "stty -a | tr ' ;' '\\n\\n' | grep -x -e echo -e icanon"

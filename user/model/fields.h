@@ -267,7 +267,7 @@
 	X(hit_pct, "HIT%", 5, 'p', "%", "Page-cache hits: 100 * (requested_pages - miss_pages) / " \
 	  "requested_pages; null with no lookup")                                                  \
 	X(disk_read_bytes_per_sec, "DREAD/s", 7, 'r', "bytes/s", "disk_read_bytes per second")     \
-	X(disk_write_bytes_per_sec, "DWRITE/s", 8, 'r', "bytes/s", "disk_write_bytes per second "  \
+	X(disk_write_bytes_per_sec, "DWRITE/s", 9, 'r', "bytes/s", "disk_write_bytes per second "  \
 	  "(writeback charged to the dirtier)")                                                    \
 	X(io_time_pct, "IO%", 5, 'p', "%", "io_ns as a percent of the interval; a process's "      \
 	  "threads add up, so it may pass 100")                                                    \

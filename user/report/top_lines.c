@@ -8,6 +8,7 @@
 #include <time.h>
 #include "top_out.h"
 #include "cells.h"
+#include "model/model.h"
 
 /* Room taken by the rate columns: each its width and one space before it. */
 #define TOP_RATE_WIDTH(name, col, w, ...) + (w) + 1
@@ -61,9 +62,10 @@ void top_row_line(const struct top_view *v, const struct top_row *r, bool files,
 	TOP_RATE_FIELDS(TOP_CELL)
 }
 
+/* The sort column's title is marked by a '*', in the space before it when it is full. */
 #define TOP_TITLE(name, col, w, ...)                                                               \
-	snprintf(head, sizeof(head), "%s%s", (int)v->o.sort == TOP_SORT_READ + i ? "*" : "", col);      \
-	n += snprintf(buf + n, len - n, " %*s", w, head);                                          \
+	snprintf(head, sizeof(head), "%s%s", (int)v->o.sort == TOP_SORT_READ + i ? "*" : "", col); \
+	n += snprintf(buf + n, len - n, "%*s", (w) + 1, head);                                     \
 	i++;                                                                                       \
 	if (n >= len)                                                                              \
 		return;
@@ -77,7 +79,7 @@ void top_title_line(const struct top_view *v, bool files, int width, char *buf, 
 	size_t n;
 
 	snprintf(head, sizeof(head), "%s%s", v->o.sort == TOP_SORT_PID ? "*" : "", first);
-	n = snprintf(buf, len, "%*s ", TOP_PID_WIDTH, head);
+	n = snprintf(buf, len, "%*s ", TOP_PID_WIDTH, head); /* "*PROCS" fits 7 */
 	if (n >= len)
 		return;
 	snprintf(head, sizeof(head), "%s%s", v->o.sort == TOP_SORT_NAME ? "*" : "", name);
@@ -97,13 +99,30 @@ static const char *ns_cell(double ns, char buf[CELL_MAX])
 	return ns == TOP_NONE ? "-" : cell_time((uint64_t)ns, buf);
 }
 
+/* Counts lost (not those only untimed, or counted late): said in the header. */
+static bool lost(int drop)
+{
+	return drop != DROP_UNTIMED && drop != DROP_BLOCK_UNSEEN;
+}
+
 static uint64_t drops_total(const struct top_view *v)
 {
 	uint64_t n = 0;
 
 	for (int i = 0; i < DROP_COUNTERS; i++)
-		n += v->drops[i];
+		n += lost(i) ? v->drops[i] : 0;
 	return n;
+}
+
+/* "lost in this interval: NAME N ..." (the report's drop counters, docs/json.md). */
+static void drops_line(const struct top_view *v, char *buf, size_t len)
+{
+	size_t n = snprintf(buf, len, "lost in this interval:");
+
+	for (int i = 0; i < DROP_COUNTERS && n < len; i++)
+		if (v->drops[i] && lost(i))
+			n += snprintf(buf + n, len - n, " %s %llu", drop_names[i],
+				      (unsigned long long)v->drops[i]);
 }
 
 int top_header_lines(const struct top_view *v, const struct top_status *st, int width,
@@ -135,8 +154,7 @@ int top_header_lines(const struct top_view *v, const struct top_status *st, int 
 		if (st && st->message)
 			snprintf(lines[3], 512, "%s", st->message);
 		else
-			snprintf(lines[3], 512, "lost in this interval: %llu (iotrace info: drops)",
-				 (unsigned long long)drops_total(v));
+			drops_line(v, lines[3], 512);
 		n = 4;
 	}
 	for (int i = 0; i < n; i++)
