@@ -139,10 +139,12 @@ int top_header_lines(const struct top_view *v, const struct top_status *st, int 
 		 v->seconds, v->h.live, top_sort_name(v->o.sort), v->o.ascending ? " (asc)" : "",
 		 st && st->paused ? "  PAUSED" : "", v->o.filter && *v->o.filter ? "  filter: " : "",
 		 v->o.filter && *v->o.filter ? v->o.filter : "");
-	snprintf(lines[1], 512, "syscalls  read %s/s  write %s/s  hit %s%%  io_uring %s ops/s",
+	if (r->hit_pct != TOP_NONE)
+		snprintf(c, sizeof(c), "%.1f%%", r->hit_pct);
+	snprintf(lines[1], 512, "syscalls  read %s/s  write %s/s  hit %s  io_uring %s ops/s",
 		 cell_bytes((uint64_t)r->read_bytes_per_sec, a),
 		 cell_bytes((uint64_t)r->write_bytes_per_sec, b),
-		 na_or(v->na[TOP_SORT_HIT], rate_cell(r->hit_pct, 'p', NULL, c)),
+		 na_or(v->na[TOP_SORT_HIT], r->hit_pct == TOP_NONE ? "-" : c),
 		 na_or(v->na[TOP_SORT_URING], rate_cell(r->io_uring_ops_per_sec, 'o', NULL, e)));
 	snprintf(lines[2], 512,
 		 "disks     read %s/s %.0f IOPS p99 %s  write %s/s %.0f IOPS p99 %s  writeback %s/s",
