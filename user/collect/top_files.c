@@ -53,15 +53,16 @@ static void entry_counts(const struct ledger_entry *e, struct top_counts *c)
 	for (size_t i = 0; i < e->nrows; i++) {
 		const struct ledger_row *r = &e->rows[i];
 
-		if (is_read_op(r->op)) {
+		/* io_uring's bytes are not syscalls' (the rows' read/write_bytes): as a process's. */
+		if (is_uring_op(r->op))
+			c->io_uring_ops += r->row.calls;
+		else if (is_read_op(r->op)) {
 			c->read_bytes += r->row.transferred;
 			c->read_calls += r->row.calls;
 		} else if (is_write_op(r->op)) {
 			c->write_bytes += r->row.transferred;
 			c->write_calls += r->row.calls;
 		}
-		if (is_uring_op(r->op))
-			c->io_uring_ops += r->row.calls;
 		c->io_ns += r->row.total_ns;
 	}
 }
