@@ -136,7 +136,7 @@ case_top() {
 	wait $upid
 	echo $upid > tr2u.pid
 	sleep 5 # its exit's last counts come with the next refresh
-	kill -INT $tpid
+	kill $tpid # TERM: a background job of a script may have SIGINT ignored
 	wait $tpid
 	echo $? > top.rc
 	strace -f -c -o tr2u.strace $WL/tr2u abc xyz < $W/small.bin > /dev/null 2>&1

@@ -144,36 +144,46 @@ static void on_new(struct top_collector *c, const struct iot_proc_event *e)
 		cgroup_note(e->cgroup);
 }
 
-/* The slot's syscall counters as sums (tracer_read_slot_rows' callbacks). */
+/* The slot's syscall counters as sums (tracer_read_live_slots' callbacks). */
 static void add_sc(uint32_t slot, uint32_t nr, const struct syscall_stat *st, void *ctx)
 {
 	struct top_collector *c = ctx;
 
-	if (nr >= MAX_SYSCALLS || !c->io_call[nr])
+	if (slot >= MAX_SLOTS || nr >= MAX_SYSCALLS || !c->io_call[nr])
 		return;
-	c->cur.io_ns += st->total_ns;
+	c->slot_now[slot].io_ns += st->total_ns;
 	if (c->rw_of_nr[nr] & 1)
-		c->cur.read_calls += st->calls;
+		c->slot_now[slot].read_calls += st->calls;
 	if (c->rw_of_nr[nr] & 2)
-		c->cur.write_calls += st->calls;
+		c->slot_now[slot].write_calls += st->calls;
 }
 
 static void add_io(uint32_t slot, uint32_t kind, const struct io_stat *st, void *ctx)
 {
 	struct top_collector *c = ctx;
 	int nr = io_kind_nr(kind);
-	int rw = nr >= 0 && nr < MAX_SYSCALLS ? c->rw_of_nr[nr] : 0;
+	int rw = nr >= 0 && nr < MAX_SYSCALLS && slot < MAX_SLOTS ? c->rw_of_nr[nr] : 0;
 
 	if (rw & 1)
-		c->cur.read_bytes += st->transferred;
+		c->slot_now[slot].read_bytes += st->transferred;
 	if (rw & 2)
-		c->cur.write_bytes += st->transferred;
+		c->slot_now[slot].write_bytes += st->transferred;
 }
 
-/* What the slot counted since its last read (in c->cur now) into p and the totals. */
+static uint64_t highest(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * What the slot counted since its last read (slot_now) into p and the totals. The counters
+ * only grow; a read taken while rows moved may see one twice or miss it (LIVE_TRIES,
+ * tracer_read.c), so the highest value seen is kept: what one refresh over-counts, the next
+ * ones do not count again.
+ */
 static void count_slot(struct top_collector *c, uint32_t slot, struct tproc *p)
 {
-	struct slot_sums *prev = &c->slot_prev[slot], *now = &c->cur;
+	struct slot_sums *prev = &c->slot_prev[slot], *now = &c->slot_now[slot];
 	struct top_counts d = {
 		.read_bytes = top_grew(now->read_bytes, prev->read_bytes),
 		.write_bytes = top_grew(now->write_bytes, prev->write_bytes),
@@ -182,7 +192,11 @@ static void count_slot(struct top_collector *c, uint32_t slot, struct tproc *p)
 		.io_ns = top_grew(now->io_ns, prev->io_ns),
 	};
 
-	*prev = *now;
+	prev->read_bytes = highest(prev->read_bytes, now->read_bytes);
+	prev->write_bytes = highest(prev->write_bytes, now->write_bytes);
+	prev->read_calls = highest(prev->read_calls, now->read_calls);
+	prev->write_calls = highest(prev->write_calls, now->write_calls);
+	prev->io_ns = highest(prev->io_ns, now->io_ns);
 	if (p)
 		top_counts_add(&p->acc, &d);
 	top_counts_add(&c->total, &d);
@@ -192,7 +206,7 @@ static void count_slot(struct top_collector *c, uint32_t slot, struct tproc *p)
 static void retire(struct top_collector *c, struct tproc *p)
 {
 	if (p->slot > OVERFLOW_SLOT && p->slot < MAX_SLOTS && c->slot_pid[p->slot] == p->pid) {
-		memset(&c->cur, 0, sizeof(c->cur));
+		memset(&c->slot_now[p->slot], 0, sizeof(c->slot_now[p->slot]));
 		tracer_take_slot_rows(c->tracer, p->slot, add_sc, add_io, c);
 		count_slot(c, p->slot, p);
 		memset(&c->slot_prev[p->slot], 0, sizeof(c->slot_prev[p->slot]));
@@ -267,29 +281,33 @@ int top_tick(struct top_collector *c)
 
 /* ---- counters read in place ---- */
 
-/* Every live process's syscall counters since the last read. */
+/* Whether p's slot is its own and live (its counters are read in place). */
+static bool reads_slot(const struct top_collector *c, const struct tproc *p)
+{
+	return !p->exited && p->slot > OVERFLOW_SLOT && p->slot < MAX_SLOTS &&
+	       c->slot_pid[p->slot] == p->pid;
+}
+
+/* Every live process's syscall counters since the last read, all slots in one read. */
 static int read_slots(struct top_collector *c)
 {
-	int err = 0;
+	size_t n = 0;
+	int err;
 
-	for (size_t i = 0; i < c->nprocs; i++) {
-		struct tproc *p = &c->procs[i];
-
-		if (p->exited || !p->slot || p->slot >= MAX_SLOTS ||
-		    c->slot_pid[p->slot] != p->pid)
-			continue;
-		memset(&c->cur, 0, sizeof(c->cur));
-		if (tracer_read_slot_rows(c->tracer, p->slot, add_sc, add_io, c))
-			err = -ENOMEM;
-		count_slot(c, p->slot, p);
-	}
-	if (c->overflow_used) {
-		memset(&c->cur, 0, sizeof(c->cur));
-		if (tracer_read_slot_rows(c->tracer, OVERFLOW_SLOT, add_sc, add_io, c))
-			err = -ENOMEM;
+	for (size_t i = 0; i < c->nprocs; i++)
+		if (reads_slot(c, &c->procs[i]))
+			c->live_slots[n++] = c->procs[i].slot;
+	if (c->overflow_used && n < MAX_SLOTS)
+		c->live_slots[n++] = OVERFLOW_SLOT;
+	for (size_t i = 0; i < n; i++)
+		memset(&c->slot_now[c->live_slots[i]], 0, sizeof(c->slot_now[0]));
+	err = tracer_read_live_slots(c->tracer, c->live_slots, n, add_sc, add_io, c);
+	for (size_t i = 0; i < c->nprocs; i++)
+		if (reads_slot(c, &c->procs[i]))
+			count_slot(c, c->procs[i].slot, &c->procs[i]);
+	if (c->overflow_used)
 		count_slot(c, OVERFLOW_SLOT, &c->overflow);
-	}
-	return err;
+	return err ? -ENOMEM : 0;
 }
 
 /* ---- the sample ---- */

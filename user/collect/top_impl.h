@@ -71,7 +71,8 @@ struct top_collector {
 	struct slot_sums slot_prev[MAX_SLOTS];
 	uint8_t rw_of_nr[MAX_SYSCALLS]; /* 1 read, 2 write, 3 both (copies); 0 other I/O calls */
 	bool io_call[MAX_SYSCALLS];     /* counted in io_ns */
-	struct slot_sums cur;           /* the slot being read */
+	struct slot_sums slot_now[MAX_SLOTS]; /* the slots being read */
+	uint32_t live_slots[MAX_SLOTS];       /* ... which */
 	struct entry_snap snap[MAX_FILES];
 	struct file_acc *files; /* this interval's, cap a power of two */
 	size_t nfiles, files_cap;

@@ -133,16 +133,17 @@ void tracer_wait_block_idle(struct tracer *t, int max_ms);
 /* Adds slot's counters of every CPU into d; take: zero them in the kernel too. */
 void tracer_read_slot(struct tracer *t, uint32_t slot, struct dense_profile *d, bool take);
 /*
- * A live slot's counters without a profile (top reads every process's each second): its
- * rows of every CPU's caches and its totals, read as tracer_read_slot reads a live slot,
- * handed to sc and io one by one (several per key: the caller adds them up). -ENOMEM when
- * some could not be kept.
+ * Live slots' counters without a profile (top reads every process's each second): each
+ * slot's rows of every CPU's caches and its totals, read between two moves of rows, handed
+ * to sc and io one by one (several per key: the caller adds them up); one pass over the
+ * caches for all the slots, so a refresh costs the caches' size plus the slots, not their
+ * product. -ENOMEM when some could not be kept.
  */
 typedef void (*tracer_sc_fn)(uint32_t slot, uint32_t nr, const struct syscall_stat *st,
 			     void *ctx);
 typedef void (*tracer_io_fn)(uint32_t slot, uint32_t kind, const struct io_stat *st, void *ctx);
-int tracer_read_slot_rows(struct tracer *t, uint32_t slot, tracer_sc_fn sc, tracer_io_fn io,
-			  void *ctx);
+int tracer_read_live_slots(struct tracer *t, const uint32_t *slots, size_t n, tracer_sc_fn sc,
+			   tracer_io_fn io, void *ctx);
 /* A dead slot's counters handed to sc and io the same way, and zeroed in the kernel. */
 void tracer_take_slot_rows(struct tracer *t, uint32_t slot, tracer_sc_fn sc, tracer_io_fn io,
 			   void *ctx);

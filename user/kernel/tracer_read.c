@@ -187,16 +187,16 @@ void tracer_take_slot_rows(struct tracer *t, uint32_t slot, tracer_sc_fn sc, tra
 	take_slot(t, slot, &into);
 }
 
-/* ---- a live slot's rows, one by one (top) ---- */
+/* ---- live slots' rows, one by one (top) ---- */
 
 /* What one consistent read of a slot found, kept until it is handed on. */
 struct live_rows {
 	struct live_sc {
-		uint32_t nr;
+		uint32_t slot, nr;
 		struct syscall_stat st;
 	} *sc;
 	struct live_io {
-		uint32_t kind;
+		uint32_t slot, kind;
 		struct io_stat st;
 	} *io;
 	size_t nsc, nio, capsc, capio;
@@ -218,7 +218,7 @@ static void keep_sc(uint32_t slot, uint32_t nr, const struct syscall_stat *st, v
 		r->sc = grown;
 		r->capsc = cap;
 	}
-	r->sc[r->nsc++] = (struct live_sc){ nr, *st };
+	r->sc[r->nsc++] = (struct live_sc){ slot, nr, *st };
 }
 
 static void keep_io(uint32_t slot, uint32_t kind, const struct io_stat *st, void *ctx)
@@ -236,13 +236,48 @@ static void keep_io(uint32_t slot, uint32_t kind, const struct io_stat *st, void
 		r->io = grown;
 		r->capio = cap;
 	}
+	r->io[r->nio].slot = slot;
 	r->io[r->nio].kind = kind;
 	r->io[r->nio++].st = *st;
 }
 
-int tracer_read_slot_rows(struct tracer *t, uint32_t slot, tracer_sc_fn sc, tracer_io_fn io,
-			  void *ctx)
+static bool wanted(const uint64_t *want, uint32_t tag, uint32_t slot)
 {
+	return tag && tag != CACHE_CLAIMED && slot < MAX_SLOTS && (want[slot / 64] >> (slot % 64) & 1);
+}
+
+/* Every CPU's cache rows of the slots marked in want, in one pass, to the sink. */
+static void cache_rows_of(struct tracer *t, const uint64_t *want, const struct sink *out)
+{
+	for (uint32_t i = 0; i < t->ncpus * SC_CACHE_ROWS; i++) {
+		struct sc_cache_row *r = &t->sc[i];
+		uint32_t tag = __atomic_load_n(&r->tag, __ATOMIC_ACQUIRE), slot = TAG_SLOT_SC(tag);
+
+		if (wanted(want, tag, slot))
+			out->sc(slot, (tag - 1) % MAX_SYSCALLS, &r->st, out->ctx);
+	}
+	for (uint32_t i = 0; i < t->ncpus * IO_CACHE_ROWS; i++) {
+		struct io_cache_row *r = &t->io[i];
+		uint32_t tag = __atomic_load_n(&r->tag, __ATOMIC_ACQUIRE), slot = TAG_SLOT_IO(tag);
+
+		if (wanted(want, tag, slot))
+			out->io(slot, (tag - 1) % 16, &r->st, out->ctx);
+	}
+}
+
+/*
+ * Live slots read together, read between two moves as read_live reads one, but
+ * with one pass over the caches for all of them: a refresh costs the caches' size plus each
+ * slot's totals, not the caches' size per slot. On a machine whose CPUs move rows all the
+ * time a read that never settles is kept after LIVE_TRIES (the caller keeps the counters'
+ * highest value, so a row seen twice or missed shifts counts between refreshes only).
+ */
+#define LIVE_TRIES 8
+
+int tracer_read_live_slots(struct tracer *t, const uint32_t *slots, size_t n, tracer_sc_fn sc,
+			   tracer_io_fn io, void *ctx)
+{
+	static uint64_t want[MAX_SLOTS / 64];
 	struct live_rows *r = t->live;
 	struct sink keep = { keep_sc, keep_io, NULL };
 	uint64_t before[t->ncpus];
@@ -250,19 +285,24 @@ int tracer_read_slot_rows(struct tracer *t, uint32_t slot, tracer_sc_fn sc, trac
 	if (!r && !(r = t->live = calloc(1, sizeof(*r))))
 		return -ENOMEM;
 	keep.ctx = r;
+	memset(want, 0, sizeof(want));
+	for (size_t i = 0; i < n; i++)
+		if (slots[i] < MAX_SLOTS)
+			want[slots[i] / 64] |= 1ULL << (slots[i] % 64);
 	for (int tries = 0;; tries++) {
 		r->nsc = r->nio = 0;
 		r->failed = false;
 		moves_settled(t, before);
-		cache_rows(t, slot, &keep, false);
-		totals(t, slot, &keep, false);
-		if (moves_unchanged(t, before) || tries == 100)
+		cache_rows_of(t, want, &keep);
+		for (size_t i = 0; i < n; i++)
+			totals(t, slots[i], &keep, false);
+		if (moves_unchanged(t, before) || tries == LIVE_TRIES)
 			break;
 	}
 	for (size_t i = 0; i < r->nsc; i++)
-		sc(slot, r->sc[i].nr, &r->sc[i].st, ctx);
+		sc(r->sc[i].slot, r->sc[i].nr, &r->sc[i].st, ctx);
 	for (size_t i = 0; i < r->nio; i++)
-		io(slot, r->io[i].kind, &r->io[i].st, ctx);
+		io(r->io[i].slot, r->io[i].kind, &r->io[i].st, ctx);
 	return r->failed ? -ENOMEM : 0;
 }
 
