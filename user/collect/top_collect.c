@@ -177,9 +177,8 @@ static uint64_t highest(uint64_t a, uint64_t b)
 
 /*
  * What the slot counted since its last read (slot_now) into p and the totals. The counters
- * only grow; a read taken while rows moved may see one twice or miss it (LIVE_TRIES,
- * tracer_read.c), so the highest value seen is kept: what one refresh over-counts, the next
- * ones do not count again.
+ * only grow; a read may miss a row that moved meanwhile (tracer_read_live_slots), so the
+ * highest value seen is kept and the next read counts what this one missed.
  */
 static void count_slot(struct top_collector *c, uint32_t slot, struct tproc *p)
 {

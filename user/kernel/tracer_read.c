@@ -266,13 +266,15 @@ static void cache_rows_of(struct tracer *t, const uint64_t *want, const struct s
 }
 
 /*
- * Live slots read together, read between two moves as read_live reads one, but
- * with one pass over the caches for all of them: a refresh costs the caches' size plus each
- * slot's totals, not the caches' size per slot. On a machine whose CPUs move rows all the
- * time a read that never settles is kept after LIVE_TRIES (the caller keeps the counters'
- * highest value, so a row seen twice or missed shifts counts between refreshes only).
+ * Live slots read together: their totals first, then one pass over every CPU's caches for
+ * all of them, so that a refresh costs the caches' size plus each slot's totals, not the
+ * caches' size per slot. In that order a row a CPU moves from its cache into the totals
+ * between the two reads is missed (the next read finds it in the totals: the caller keeps
+ * each counter's highest value, so counts only shift to the next refresh), and none is read
+ * twice as long as no move runs during the pass over the caches, which is quick and tried
+ * again if one did.
  */
-#define LIVE_TRIES 8
+#define LIVE_TRIES 100
 
 int tracer_read_live_slots(struct tracer *t, const uint32_t *slots, size_t n, tracer_sc_fn sc,
 			   tracer_io_fn io, void *ctx)
@@ -281,21 +283,26 @@ int tracer_read_live_slots(struct tracer *t, const uint32_t *slots, size_t n, tr
 	struct live_rows *r = t->live;
 	struct sink keep = { keep_sc, keep_io, NULL };
 	uint64_t before[t->ncpus];
+	size_t nsc, nio;
 
 	if (!r && !(r = t->live = calloc(1, sizeof(*r))))
 		return -ENOMEM;
 	keep.ctx = r;
+	r->nsc = r->nio = 0;
+	r->failed = false;
 	memset(want, 0, sizeof(want));
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (slots[i] < MAX_SLOTS)
 			want[slots[i] / 64] |= 1ULL << (slots[i] % 64);
+		totals(t, slots[i], &keep, false);
+	}
+	nsc = r->nsc;
+	nio = r->nio;
 	for (int tries = 0;; tries++) {
-		r->nsc = r->nio = 0;
-		r->failed = false;
+		r->nsc = nsc;
+		r->nio = nio;
 		moves_settled(t, before);
 		cache_rows_of(t, want, &keep);
-		for (size_t i = 0; i < n; i++)
-			totals(t, slots[i], &keep, false);
 		if (moves_unchanged(t, before) || tries == LIVE_TRIES)
 			break;
 	}
