@@ -27,7 +27,7 @@ USER_CFLAGS := $(CPPFLAGS) $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser \
 	-DIOTRACE_VERSION='"$(VERSION)"'
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX_H)) -Ibpf \
 	-Wall -Wno-unused-function $(WERROR) -MMD -MP
-LIBS := -lbpf -ldw -lelf -lz -lcjson -lseccomp -lmicrohttpd -lm
+LIBS := -lbpf -ldw -lelf -lz -lcjson -lseccomp -lmicrohttpd -lm $(shell pkg-config --libs ncursesw)
 
 # The tracer's kernel programs: one file per concern, compiled as one unit (bpf/iotrace.bpf.c
 # includes the others; -MMD tracks them).
@@ -59,7 +59,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: FORCE all deps vmlinux workloads test test-kernels kernels-doc demo experiments bench \
+.PHONY: FORCE all deps vmlinux workloads test test-kernels kernels-doc demo experiments bench bench-top \
 	fuzz soak clean
 .DELETE_ON_ERROR:
 # Keep skeletons and linked objects: they are inputs of several targets.
@@ -186,6 +186,7 @@ workloads/%: workloads/%.c $(OUTPUT)/.deps
 
 # The io_uring workload links liburing (Debian's liburing-dev).
 WORKLOAD_LIBS_uring := -luring
+WORKLOAD_LIBS_paced := -luring
 # --stacks' workload, without frame pointers (as Debian builds) and with them.
 WORKLOAD_LIBS_callsites := -fomit-frame-pointer
 
@@ -245,6 +246,10 @@ soak: deps all
 # Overhead against strace, perf trace, bpftrace and the floor → docs/performance.* (minutes).
 bench: deps all
 	$(Q)$(PYTHON) scripts/bench.py
+
+# iotrace top's cost on tr2u beside run mode's, and its CPU per refresh (docs/top.md).
+bench-top: all
+	$(Q)$(PYTHON) scripts/bench_top.py
 
 # The lab notes reproduced under their own conditions into docs/experiments/ (about 7
 # minutes; needs root: makes loop devices and mounts, and undoes them).

@@ -72,9 +72,6 @@ struct {
 static const struct block_stat zero_stat;
 static const struct file_block_stat zero_file_stat;
 
-#define PF_KTHREAD 0x00200000
-#define PF_IO_WORKER 0x00000010
-
 /* An io_uring thread (io-wq worker "iou-wrk-N", or SQPOLL "iou-sqp-N") or the task's own. */
 static __always_inline __u32 submit_thread(struct task_struct *task, const char *comm)
 {
@@ -492,8 +489,10 @@ static void add_request(struct block_stat *st, struct block_rq_info *info, struc
 		__sync_fetch_and_add(&st->fua, 1);
 	if (has_flag(flags, bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH)))
 		__sync_fetch_and_add(&st->preflush, 1);
-	if (info && info->charge == CHARGE_DIRTIER)
+	if (info && info->charge == CHARGE_DIRTIER) {
 		__sync_fetch_and_add(&st->writeback, 1);
+		__sync_fetch_and_add(&st->writeback_bytes, bytes);
+	}
 	if (bytes && sector == st->next_sector)
 		__sync_fetch_and_add(&st->sequential, 1);
 	st->next_sector = sector + (bytes >> 9);

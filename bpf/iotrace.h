@@ -230,6 +230,7 @@ enum proc_event_kind {
 	EV_COMM,
 	EV_LABEL, /* serve: a new label; ts_ns carries its cgroup id, so its path is read now */
 	EV_LEDGER_FULL, /* the ledger's entries passed half the table: take idle ones now */
+	EV_FOUND, /* top: a process running before top, given a slot at its first syscall */
 };
 
 struct iot_proc_event {
@@ -238,6 +239,7 @@ struct iot_proc_event {
 	__u32 ppid; /* tgid of the real parent */
 	__u32 slot;
 	__u64 ts_ns;     /* CLOCK_MONOTONIC; the cgroup id for EV_LABEL */
+	__u64 cgroup;    /* top (EV_FORK, EV_FOUND, EV_EXEC): its group's cgroup id (0: none) */
 	__s32 exit_code; /* wait(2)-style status for EV_EXIT */
 	__u32 args_len;  /* bytes of args[] used (EV_EXEC), NUL-separated argv */
 	char comm[COMM_LEN];
@@ -262,7 +264,7 @@ _Static_assert(MAX_SLOTS == 1 << SLOT_BITS && SLOT_BITS + 9 < 32, "tags fit 32 b
 _Static_assert(IO_KINDS <= 16, "an I/O kind fits its tag's 4 bits");
 _Static_assert(sizeof(struct io_stat) == 8 * (7 + HIST_BUCKETS + FINE_BUCKETS), "io_stat layout");
 _Static_assert(sizeof(struct thread_io) == 192 + 32 * FD_CACHE, "thread_io layout");
-_Static_assert(sizeof(struct iot_proc_event) == 32 + COMM_LEN + ARGS_LEN, "proc_event layout");
+_Static_assert(sizeof(struct iot_proc_event) == 40 + COMM_LEN + ARGS_LEN, "proc_event layout");
 
 /* ---- the per-file ledger (bpf/ledger.bpf.c) ---- */
 
@@ -534,6 +536,7 @@ struct block_key {
 	__u64 errors;                                                                              \
 	__u64 sync, readahead, meta, fua, preflush; /* requests with these flags */                \
 	__u64 writeback;  /* requests charged through the pages' dirtier */                        \
+	__u64 writeback_bytes; /* ... and their bytes */                                           \
 	__u64 sequential; /* requests that began where the previous one (same key) ended */        \
 	__u64 next_sector;                                                                         \
 	__u64 lat_ns, qlat_ns;         /* sums */                                                  \

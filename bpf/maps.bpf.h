@@ -118,6 +118,15 @@ const volatile __u32 cgroup_filter_level[MAX_CGROUP_FILTERS] = {};
 /* serve (bpf/proc.bpf.c): labels the current process tgid and returns its slot. */
 int serve_label_slot(__u32 tgid, __u64 comm_addr);
 
+/*
+ * top: every process on the machine traced as run mode traces a command's (its own slot,
+ * records owned by its tgid, harvested when it exits), from its fork or, for a process
+ * running before top started, its first syscall; outside the -c cgroups, none (SLOT_NONE).
+ */
+const volatile bool top = false;
+/* top (bpf/proc.bpf.c): gives process tgid a slot and tells the loader (EV_FORK, EV_FOUND). */
+int top_slot(__u32 tgid, __u32 ppid, __u32 kind, __u64 comm_addr);
+
 /* Allocation bitmap of slots; the loader frees a slot after harvesting its counters. */
 __u64 slot_used[MAX_SLOTS / 64] = {};
 /*
@@ -178,6 +187,10 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 #define UNTRUSTED(name, p) ((struct name *)(p))
 #define KREAD(src, a, ...) BPF_CORE_READ(src, a, ##__VA_ARGS__)
 #endif
+
+/* task_struct flags (include/linux/sched.h): a kernel thread, an io_uring worker. */
+#define PF_KTHREAD 0x00200000
+#define PF_IO_WORKER 0x00000010
 
 static __always_inline __u16 *slot_entry(__u32 tgid)
 {

@@ -73,6 +73,25 @@ static __always_inline void submit_event(void *e, bool wake)
 	bpf_ringbuf_submit(e, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
+/*
+ * The cgroup the current task is counted under (serve's label, top's group): with -c
+ * filters, the -c cgroup it is in (at any depth below it), 0 when it is in none; else its
+ * own cgroup.
+ */
+static __always_inline __u64 filter_cgroup(void)
+{
+	if (!nr_cgroup_filters)
+		return bpf_get_current_cgroup_id();
+	for (int i = 0; i < MAX_CGROUP_FILTERS; i++) {
+		if (i >= nr_cgroup_filters)
+			break;
+		if (bpf_get_current_ancestor_cgroup_id(cgroup_filter_level[i]) ==
+		    cgroup_filter_id[i])
+			return cgroup_filter_id[i];
+	}
+	return 0;
+}
+
 /* serve: label -> slot. A label keeps its slot (and its counters) for the whole run. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -94,23 +113,10 @@ __noinline int serve_label_slot(__u32 tgid, __u64 comm_addr)
 
 	if (!entry)
 		return SLOT_NONE;
-	if (nr_cgroup_filters) {
-		/* The label is the -c cgroup the process is in (at any depth below it). */
-		for (int i = 0; i < MAX_CGROUP_FILTERS; i++) {
-			if (i >= nr_cgroup_filters)
-				break;
-			if (bpf_get_current_ancestor_cgroup_id(cgroup_filter_level[i]) ==
-			    cgroup_filter_id[i]) {
-				key.cgroup = cgroup_filter_id[i];
-				break;
-			}
-		}
-		if (!key.cgroup) {
-			*entry = SLOT_NONE;
-			return SLOT_NONE;
-		}
-	} else {
-		key.cgroup = bpf_get_current_cgroup_id();
+	key.cgroup = filter_cgroup();
+	if (!key.cgroup) {
+		*entry = SLOT_NONE;
+		return SLOT_NONE;
 	}
 	if (label_comm) {
 		if (comm_addr)
@@ -148,6 +154,91 @@ __noinline int serve_label_slot(__u32 tgid, __u64 comm_addr)
 	return slot;
 }
 
+/*
+ * top: sets tgid's proc_slot entry to value if it is still 0. Two threads of a process that
+ * was running before top may both make its first syscall at once: one slot wins, the other
+ * is given back. The entry shares its 64-bit word with three other pids' (compare-and-swap
+ * works on 32 and 64 bits), so a neighbour's change makes it try again.
+ */
+static __always_inline bool claim_entry(__u32 tgid, __u16 value)
+{
+	__u32 key = tgid / 4, shift = (tgid & 3) * 16;
+	__u64 *word = bpf_map_lookup_elem(&proc_slot, &key);
+
+	if (!word)
+		return false;
+	for (int tries = 0; tries < 4; tries++) {
+		__u64 old = *(volatile __u64 *)word;
+
+		if ((old >> shift) & 0xffff)
+			return false;
+		if (__sync_val_compare_and_swap(word, old, old | ((__u64)value << shift)) == old)
+			return true;
+	}
+	return false;
+}
+
+static __always_inline void free_slot(__u32 slot)
+{
+	if (slot != OVERFLOW_SLOT)
+		__sync_fetch_and_and(&slot_used[(slot / 64) & (MAX_SLOTS / 64 - 1)],
+				     ~(1ULL << (slot % 64)));
+}
+
+/*
+ * top: a slot of its own for process tgid, and an event (kind EV_FORK or EV_FOUND) that
+ * tells the loader its slot, name (at comm_addr) and cgroup; outside every -c cgroup
+ * SLOT_NONE, which every hook skips. Runs in the process itself or, at a fork, in its parent:
+ * the same cgroup either way. The event does not wake the loader: it reads events before it
+ * reads counters. Global, so the verifier checks it once, and with scalar arguments only.
+ */
+__noinline int top_slot(__u32 tgid, __u32 ppid, __u32 kind, __u64 comm_addr)
+{
+	__u64 cgroup = filter_cgroup();
+	struct iot_proc_event *e;
+	__u16 *entry;
+	__u32 slot;
+
+	if (!cgroup) {
+		claim_entry(tgid, SLOT_NONE);
+		return SLOT_NONE;
+	}
+	slot = alloc_slot();
+	if (!claim_entry(tgid, slot)) {
+		free_slot(slot);
+		entry = slot_entry(tgid);
+		return entry ? *entry : 0;
+	}
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&drops[DROP_RINGBUF], 1);
+		return slot;
+	}
+	e->kind = kind;
+	e->pid = tgid;
+	e->ppid = ppid;
+	e->slot = slot;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->cgroup = cgroup;
+	e->exit_code = 0;
+	e->args_len = 0;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), (void *)comm_addr);
+	submit_event(e, false);
+	return slot;
+}
+
+/*
+ * top: the address of a process's name (its main thread's) as a scalar: the verifier takes
+ * no pointer into a task as a global function's argument, and a read through
+ * BPF_CORE_READ yields a plain number.
+ */
+static __always_inline __u64 group_comm(struct task_struct *task)
+{
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+
+	return (__u64)leader + bpf_core_field_offset(struct task_struct, comm);
+}
+
 static __always_inline struct iot_proc_event *reserve_event(__u32 kind, struct task_struct *task,
 							__u32 slot)
 {
@@ -162,6 +253,7 @@ static __always_inline struct iot_proc_event *reserve_event(__u32 kind, struct t
 	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
 	e->slot = slot;
 	e->ts_ns = bpf_ktime_get_ns();
+	e->cgroup = 0;
 	e->exit_code = 0;
 	e->args_len = 0;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
@@ -181,6 +273,12 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	if (serve) {
 		/* This runs in the parent: same cgroup and, until an exec, the same name. */
 		serve_label_slot(child->tgid, 0);
+		return 0;
+	}
+	if (top) {
+		/* Kernel threads make no syscalls; what they do for others is charged to those. */
+		if (!(child->flags & PF_KTHREAD))
+			top_slot(child->tgid, parent->tgid, EV_FORK, group_comm(child));
 		return 0;
 	}
 	parent_slot = slot_entry(parent->tgid);
@@ -214,12 +312,23 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 		serve_label_slot(p->tgid, 0);
 		return 0;
 	}
+	if (top && entry && (!*entry || (*entry == SLOT_NONE && nr_cgroup_filters))) {
+		/*
+		 * Its first syscall since top started is this execve; or it was outside every
+		 * -c cgroup at its fork and may have been moved into one since (how services
+		 * start). One thread is left after an exec: no other writes the entry.
+		 */
+		*entry = 0;
+		top_slot(p->tgid, BPF_CORE_READ(p, real_parent, tgid), EV_FOUND, group_comm(p));
+	}
 	/* A pending slot is the command's own execve, which is just completing. */
-	if (!entry || !*entry)
+	if (!entry || !*entry || (top && *entry == SLOT_NONE))
 		return 0;
 	e = reserve_event(EV_EXEC, p, *entry & ~SLOT_PENDING);
 	if (!e)
 		return 0;
+	if (top)
+		e->cgroup = filter_cgroup();
 	/* The new image's argv sits in its own memory; this runs in that task's context. */
 	start = BPF_CORE_READ(p, mm, arg_start);
 	end = BPF_CORE_READ(p, mm, arg_end);
@@ -285,10 +394,11 @@ static __always_inline void process_exited(struct task_struct *p)
 
 	if (!entry || !*entry)
 		return;
-	slot = *entry & ~SLOT_PENDING;
+	slot = *entry;
 	*entry = 0;
-	if (serve)
+	if (serve || slot == SLOT_NONE)
 		return;
+	slot &= ~SLOT_PENDING;
 	e = reserve_event(EV_EXIT, p, slot);
 	if (!e)
 		return;

@@ -113,6 +113,14 @@ static __always_inline __u32 time_this_call(struct task_struct *task, struct thr
 	return sample_period;
 }
 
+/* serve, top: address of the process's name (its main thread's), to label it from any thread. */
+static __always_inline __u64 leader_comm(struct task_struct *task)
+{
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+
+	return (__u64)leader + bpf_core_field_offset(struct task_struct, comm);
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 {
@@ -122,7 +130,10 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 
 	__u32 slot = current_slot(task, &entry);
 
-	if (!slot || (serve && slot == SLOT_NONE))
+	if (!slot && top)
+		slot = top_slot(task->tgid, BPF_CORE_READ(task, real_parent, tgid), EV_FOUND,
+				leader_comm(task));
+	if (!slot || ((serve || top) && slot == SLOT_NONE))
 		return 0;
 	ti = thread_io_of(task);
 	if (!ti)
@@ -464,13 +475,6 @@ static __always_inline int count_call(__u32 cpu, __u32 slot, __u32 nr, struct ca
  * never return and are not counted, and neither is anything a task did before the
  * execve that made it the traced command.
  */
-/* serve: address of the process's name (its main thread's), for labelling from any thread. */
-static __always_inline __u64 leader_comm(struct task_struct *task)
-{
-	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
-
-	return (__u64)leader + bpf_core_field_offset(struct task_struct, comm);
-}
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
@@ -480,17 +484,23 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	__u64 start_ns = 0;
 	struct thread_io *ti;
 	__u32 slot, nr, cpu, kind;
+	bool adopted = false;
 	__u16 *entry;
 	long id;
 
 	slot = current_slot(task, &entry);
 	if (!slot) {
-		/* serve: a process that was running before iotrace gets its label now. */
-		if (!serve)
+		/* serve, top: a process that was running before iotrace gets its slot now. */
+		if (serve)
+			slot = serve_label_slot(task->tgid, leader_comm(task));
+		else if (top)
+			slot = top_slot(task->tgid, BPF_CORE_READ(task, real_parent, tgid),
+					EV_FOUND, leader_comm(task));
+		else
 			return 0;
-		slot = serve_label_slot(task->tgid, leader_comm(task));
+		adopted = true; /* this call started before it had one: not timed */
 	}
-	if (serve && slot == SLOT_NONE)
+	if ((serve || top) && slot == SLOT_NONE)
 		return 0;
 	id = regs->orig_ax;
 	/*
@@ -518,7 +528,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 			ti->start_ns = 0;
 		} else if (ti && ti->skipped) {
 			ti->skipped = 0; /* left untimed by the sampling rule */
-		} else {
+		} else if (!adopted) {
 			__sync_fetch_and_add(&drops[DROP_UNTIMED], 1);
 		}
 	}

@@ -13,6 +13,8 @@ _iotrace_opts_compare='-D --drop-caches -n --repeat -l --label -j --json -o --ou
 	--usage -V --version'
 _iotrace_opts_serve='--listen -c --cgroup --comm -T --no-time --time-all --max-labels -u --user -v
 	--verbose -? --help --usage -V --version'
+_iotrace_opts_top='-d --delay -n --iterations -b --batch -j --json -c --cgroup --group --comm -o
+	--sort --no-time --max-procs -v --verbose -? --help --usage -V --version'
 _iotrace_opts_info='-j --json -v --verbose -? --help --usage -V --version'
 # Options that take a value, per mode.
 _iotrace_args_run='-o --output -p --pid -u --user --max-procs --prom-file --files --files-by --trace
@@ -20,6 +22,7 @@ _iotrace_args_run='-o --output -p --pid -u --user --max-procs --prom-file --file
 _iotrace_args_snoop='-p --pid -c --cgroup -d --disk'
 _iotrace_args_compare='-n --repeat -l --label -o --output'
 _iotrace_args_serve='--listen -c --cgroup --max-labels -u --user'
+_iotrace_args_top='-d --delay -n --iterations -c --cgroup --group -o --sort --max-procs'
 _iotrace_args_info=''
 
 # cgroup v2 directories, as paths below the mount point (with the leading slashes typed),
@@ -116,7 +119,7 @@ _iotrace()
 		prev=${COMP_WORDS[COMP_CWORD - 2]}
 	fi
 	case ${COMP_WORDS[1]} in
-	snoop | compare | serve | info)
+	snoop | compare | serve | info | top)
 		mode=${COMP_WORDS[1]} first=2
 		;;
 	esac
@@ -138,13 +141,28 @@ _iotrace()
 			[[ ${COMP_WORDS[i]} == -- ]] && return 0 # quoted shell command lines
 		done
 	fi
+	if [[ $mode == top ]] && ((COMP_CWORD > first)); then
+		case $prev in
+		-o | --sort) # top's -o is its sort key, -d its delay
+			mapfile -t COMPREPLY < <(compgen -W 'pid name read write hit dread dwrite io uring' -- "$cur")
+			return 0
+			;;
+		--group)
+			mapfile -t COMPREPLY < <(compgen -W 'process cgroup' -- "$cur")
+			return 0
+			;;
+		-d | --delay | -n | --iterations | --max-procs)
+			return 0
+			;;
+		esac
+	fi
 	if ((COMP_CWORD > first)) && [[ " $args " == *" $prev "* ]]; then
 		_iotrace_value "$prev" "$cur"
 	elif [[ $mode == run && $cur != -* ]]; then
 		# iotrace [OPTIONS] CMD: a command, or at first a mode
-		((COMP_CWORD == 1)) && mapfile -t COMPREPLY < <(compgen -W 'snoop compare serve info fields' -- "$cur")
+		((COMP_CWORD == 1)) && mapfile -t COMPREPLY < <(compgen -W 'snoop compare serve top info fields' -- "$cur")
 		mapfile -t -O ${#COMPREPLY[@]} COMPREPLY < <(compgen -c -- "$cur")
-	elif [[ $cur == -* || $mode == serve || $mode == info ]]; then
+	elif [[ $cur == -* || $mode == serve || $mode == info || $mode == top ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
 	fi
 	return 0

@@ -7,7 +7,7 @@ set -euo pipefail
 PKGS=(
 	# build: BPF compiler, skeleton generator, libbpf and its dependencies
 	clang llvm make gcc pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
-	libcjson-dev libseccomp-dev libmicrohttpd-dev
+	libcjson-dev libseccomp-dev libmicrohttpd-dev libncurses-dev
 	# io_uring workload (liburing) and user-space stack symbolization (libdw)
 	liburing-dev libdw-dev elfutils
 	# tests and references (jq: a second JSON reader of the reports)

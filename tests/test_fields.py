@@ -12,7 +12,8 @@ DOCS = {"syscalls": ["json.md", "run-mode.md"], "io": ["json.md", "run-mode.md"]
         "page_cache": ["page-cache.md"], "files": ["page-cache.md", "files.md"],
         "files.io": ["files.md"], "block": ["block.md"], "io_uring": ["io_uring.md"],
         "trace": ["trace.md"], "stacks": ["stacks.md"], "stacks.sites": ["stacks.md"],
-        "story": ["run-mode.md"]}
+        "story": ["run-mode.md"],
+        "top": ["top.md"], "top.machine": ["top.md"]}
 
 
 def fields():

@@ -33,8 +33,8 @@ import guest  # noqa: E402
 FLAVOURS = ["generic", "cloud", "rt"]
 # Every case on each flavour; the cost runs on the generic one (the flavours run the same
 # programs), the 50,000-file ledger check where its grace period is membarrier's.
-CASES = ["info", "syscalls", "files", "identity", "readahead", "block", "uring", "snoop", "serve",
-         "compare", "trace", "stacks"]
+CASES = ["info", "syscalls", "files", "identity", "readahead", "block", "uring", "snoop",
+         "serve", "top", "compare", "trace", "stacks"]
 EXTRA = {"generic": ["cost"], "rt": ["many_files"]}
 # 20,000 files in `make test` (~1.5 min under emulation); `make soak` boots once more for
 # the 50,000 of the bench (~4 min).
@@ -358,6 +358,23 @@ def test_serve_counts_the_cgroup(vm):
         m = re.search(rf'^iotrace_syscalls_total{{[^}}]*syscall="{call}"[^}}]*}} (\d+)', metrics,
                       re.M)
         assert m and int(m.group(1)) == ref[call][0], (call, metrics[:500])
+
+
+def test_top_rows_count_tr2u(vm):
+    """top -j: tr2u's read and write calls, summed over the refreshes' rows of its pid (it
+    started after top, so from its fork), equal strace -f -c's of the same input."""
+    d = out(vm, "top")
+    assert (d / "top.rc").read_text().strip() == "0", (d / "top.err").read_text()
+    pid = int((d / "tr2u.pid").read_text())
+    rows = [p for line in (d / "top.ndjson").read_text().splitlines()
+            for p in json.loads(line)["processes"] if p.get("pid") == pid]
+    ref = parse_strace_c((d / "tr2u.strace").read_text())
+    assert rows and rows[-1]["comm"] == "tr2u", rows
+    reads = sum(ref.get(c, [0])[0] for c in ("read", "pread64", "readv", "preadv", "preadv2"))
+    writes = sum(ref.get(c, [0])[0] for c in ("write", "pwrite64", "writev", "pwritev",
+                                               "pwritev2"))
+    assert sum(r["read_calls"] for r in rows) == reads, rows
+    assert sum(r["write_calls"] for r in rows) == writes, rows
 
 
 def test_compare_runs_both(vm):

@@ -137,6 +137,23 @@ case_serve() {
 	rmdir /sys/fs/cgroup/served
 }
 
+# top: tr2u's calls summed over its rows (by pid) against strace -f -c of the same input.
+case_top() {
+	$IOT top -j -d 1 > top.ndjson 2> top.err &
+	tpid=$!
+	i=0 # start-up takes seconds under emulation: the first line says it counts
+	until [ -s top.ndjson ] || [ $i -ge 480 ]; do sleep 0.25; i=$((i + 1)); done
+	$WL/tr2u abc xyz < $W/small.bin > /dev/null &
+	upid=$!
+	wait $upid
+	echo $upid > tr2u.pid
+	sleep 5 # its exit's last counts come with the next refresh
+	kill $tpid # TERM: a background job of a script may have SIGINT ignored
+	wait $tpid
+	echo $? > top.rc
+	strace -f -c -o tr2u.strace $WL/tr2u abc xyz < $W/small.bin > /dev/null 2>&1
+}
+
 case_compare() {
 	$IOT compare --json -o compare.json -l u -l b -- "$WL/tr2u a b < $W/in.bin" \
 		"$WL/tr2b a b < $W/in.bin" > compare.out 2> compare.err

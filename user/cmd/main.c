@@ -14,6 +14,7 @@
 #include "report/report.h"
 #include "run.h"
 #include "snoop.h"
+#include "top.h"
 #include "info.h"
 #include "util/util.h"
 #include "compare.h"
@@ -47,6 +48,8 @@ static const char doc[] =
 	"        flush at the end, so the writeback of what cp wrote is charged to cp\n"
 	"  sudo iotrace snoop [-p PID] [-c CGROUP] [-d DISK] [-Q] [-j] [DURATION]\n"
 	"        block I/O requests live, one line each (iotrace snoop --help)\n"
+	"  sudo iotrace top [-d SECS] [-n COUNT] [-b] [-j] [-c CGROUP] [-o SORT]\n"
+	"        the machine's I/O live, by process and by file (iotrace top --help)\n"
 	"  sudo iotrace compare --drop-caches --repeat 3 -- 'CMD A' 'CMD B'\n"
 	"        variants side by side, medians of interleaved runs (iotrace compare --help)\n"
 	"  sudo iotrace info\n"
@@ -331,6 +334,8 @@ int main(int argc, char **argv)
 		return info_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "snoop"))
 		return snoop_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "top"))
+		return top_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "compare"))
 		return compare_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "serve"))

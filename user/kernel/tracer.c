@@ -180,6 +180,11 @@ uint32_t tracer_pid_max(const struct tracer *t)
 	return t->pid_max;
 }
 
+bool tracer_timing(const struct tracer *t)
+{
+	return t->skel->rodata->timing;
+}
+
 bool tracer_sampled(const struct tracer *t)
 {
 	return t->skel->rodata->sample_period != 0;

@@ -32,7 +32,12 @@ struct tracer_config {
 	/* Serve mode: every process counted under a label (cgroup, + comm with label_comm). */
 	bool serve;
 	bool label_comm;
-	uint32_t ncgroups;                       /* -c filters; 0 = label by own cgroup */
+	/*
+	 * Top mode: every process on the machine traced as run mode traces a command's (its
+	 * slot, its records), in the -c cgroups only when there are some.
+	 */
+	bool top;
+	uint32_t ncgroups;                       /* -c filters (serve, top); 0 = label by own cgroup */
 	uint64_t cgroup_id[MAX_CGROUP_FILTERS];  /* cgroup v2 ids (inode numbers) */
 	uint32_t cgroup_level[MAX_CGROUP_FILTERS]; /* depth below the root */
 	/* Run mode: file names (struct file_name events), to the same ctx as on_event. */
@@ -100,6 +105,8 @@ void tracer_close(struct tracer *t);
 
 uint32_t tracer_pid_max(const struct tracer *t);
 uint32_t tracer_nr_slots(const struct tracer *t);
+/* Whether calls are timed at all (tracer_config.timing). */
+bool tracer_timing(const struct tracer *t);
 /* Whether calls are timed by the sampling rule (timing on, not --time-all, not --trace). */
 bool tracer_sampled(const struct tracer *t);
 /* NULL when the group of hooks is attached, else why not. */
@@ -127,6 +134,21 @@ void tracer_wait_block_idle(struct tracer *t, int max_ms);
 
 /* Adds slot's counters of every CPU into d; take: zero them in the kernel too. */
 void tracer_read_slot(struct tracer *t, uint32_t slot, struct dense_profile *d, bool take);
+/*
+ * Live slots' counters without a profile (top reads every process's each second): each
+ * slot's rows of every CPU's caches and its totals, read between two moves of rows, handed
+ * to sc and io one by one (several per key: the caller adds them up); one pass over the
+ * caches for all the slots, so a refresh costs the caches' size plus the slots, not their
+ * product. -ENOMEM when some could not be kept.
+ */
+typedef void (*tracer_sc_fn)(uint32_t slot, uint32_t nr, const struct syscall_stat *st,
+			     void *ctx);
+typedef void (*tracer_io_fn)(uint32_t slot, uint32_t kind, const struct io_stat *st, void *ctx);
+int tracer_read_live_slots(struct tracer *t, const uint32_t *slots, size_t n, tracer_sc_fn sc,
+			   tracer_io_fn io, void *ctx);
+/* A dead slot's counters handed to sc and io the same way, and zeroed in the kernel. */
+void tracer_take_slot_rows(struct tracer *t, uint32_t slot, tracer_sc_fn sc, tracer_io_fn io,
+			   void *ctx);
 /* ---- the per-file ledger (tracer_files.c) ---- */
 
 struct ledger_entry;
@@ -141,6 +163,13 @@ typedef void (*ledger_entry_fn)(const struct ledger_entry *e, void *ctx);
  * bitmaps), left in place: for the end of a run or a serve scrape.
  */
 int tracer_read_files(struct tracer *t, ledger_entry_fn fn, void *ctx);
+/* The same without the page bitmaps (top, each refresh: no unused readahead to count). */
+int tracer_peek_files(struct tracer *t, ledger_entry_fn fn, void *ctx);
+/*
+ * Names the loader no longer keeps (top's memory stays bounded): the kernel forgets it sent
+ * them, and sends a file's name again when it next makes an entry for it.
+ */
+void tracer_forget_names(struct tracer *t, const struct path_key *keys, size_t n);
 /* The entries of an owner that exited, removed from the kernel's tables for reuse. */
 int tracer_take_files(struct tracer *t, uint32_t owner, ledger_entry_fn fn, void *ctx);
 /*
@@ -172,6 +201,12 @@ bool tracer_files_filling(struct tracer *t);
 void tracer_unseen_file_blocks(struct tracer *t, tracer_file_block_fn fn, void *ctx);
 /* Every (owner, disk, op) block record; owner 0 is I/O not charged to a traced process. */
 int tracer_read_blocks(struct tracer *t, struct block_record **out, size_t *n);
+/*
+ * top: block and io_uring records removed (their owner exited, or their table fills up):
+ * whatever the kernel adds to one between its last read and this goes with it.
+ */
+void tracer_forget_blocks(struct tracer *t, const struct block_key *keys, size_t n);
+void tracer_forget_urings(struct tracer *t, const struct uring_key *keys, size_t n);
 /*
  * Every (owner, opcode) io_uring record, with the requests still in flight counted in;
  * none (0) when the io_uring hooks are off; -1 out of memory.

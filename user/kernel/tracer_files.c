@@ -78,6 +78,7 @@ static int read_entry(struct tracer *t, uint32_t i, struct ledger_entry *e)
 	const struct file_stat *st = &t->files[i];
 
 	memset(e, 0, sizeof(*e));
+	e->idx = i;
 	e->st = *st;
 	e->chunks_lost = t->skel->bss->drops[DROP_CHUNKS] != 0;
 	for (uint32_t op = 1; op < FILE_OP_SLOTS; op++) {
@@ -342,7 +343,8 @@ static bool visit_chunk(const void *key, const void *value, void *ctx)
 	return false;
 }
 
-int tracer_read_files(struct tracer *t, ledger_entry_fn fn, void *ctx)
+/* Every entry with an owner to fn, left in place; bits: with its page bitmaps. */
+static int read_all(struct tracer *t, bool bits, ledger_entry_fn fn, void *ctx)
 {
 	uint32_t count = nr_entries(t);
 	struct chunk_walk w = { .bits = calloc(count ? count : 1, sizeof(*w.bits)), .n = count };
@@ -351,7 +353,7 @@ int tracer_read_files(struct tracer *t, ledger_entry_fn fn, void *ctx)
 
 	if (!w.bits)
 		return -ENOMEM;
-	if (MAP_WALK(t, page_bits, visit_chunk, &w))
+	if (bits && MAP_WALK(t, page_bits, visit_chunk, &w))
 		w.err = -ENOMEM;
 	chunks_lost = w.err != 0;
 	for (uint32_t i = 0; i < count; i++) {
@@ -369,6 +371,21 @@ int tracer_read_files(struct tracer *t, ledger_entry_fn fn, void *ctx)
 	}
 	free(w.bits);
 	return w.err;
+}
+
+int tracer_read_files(struct tracer *t, ledger_entry_fn fn, void *ctx)
+{
+	return read_all(t, true, fn, ctx);
+}
+
+int tracer_peek_files(struct tracer *t, ledger_entry_fn fn, void *ctx)
+{
+	return read_all(t, false, fn, ctx);
+}
+
+void tracer_forget_names(struct tracer *t, const struct path_key *keys, size_t n)
+{
+	delete_keys(bpf_map__fd(t->skel->maps.named), keys, n, sizeof(*keys));
 }
 
 struct key_list {

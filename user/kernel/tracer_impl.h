@@ -38,6 +38,7 @@ struct tracer {
 	struct io_cache_row *io;      /* mmap of io_cache: [cpu][IO_CACHE_ROWS] */
 	uint64_t *moves;              /* mmap of cache_moves: [cpu] (read atomically) */
 	struct dense_profile *scratch; /* a consistent read of a live slot's counters */
+	struct live_rows *live;        /* ... the same, row by row (tracer_read_live_slots) */
 	struct file_stat *files;      /* mmap of file_stats */
 	struct file_row *rows;        /* mmap of file_rows */
 	uint64_t *trace_ctr;          /* mmap of trace_counters (--trace), or NULL */
@@ -81,6 +82,9 @@ typedef bool (*inflight_visit_fn)(const struct block_rq_info *info, void *ctx);
 
 /* Calls visit on every request in the kernel's in-flight table until it returns true. */
 void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *ctx);
+
+/* tracer_read.c: the buffers of tracer_read_live_slots freed. */
+void tracer_free_live_rows(struct tracer *t);
 
 /* --trace (tracer_trace.c): its rodata and map sizes, its ring and counters, their unmap. */
 void configure_trace(struct tracer *t, const struct tracer_config *cfg);

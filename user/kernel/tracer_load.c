@@ -186,12 +186,15 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 		bpf_program__set_autoload(s->progs.handle_sys_enter, false);
 	if (!cfg->serve) /* labels are serve's */
 		bpf_map__set_max_entries(s->maps.label_slots, 1);
+	s->rodata->top = cfg->top;
 	if (cfg->serve) {
 		/* serve counts labels, never files: no names to follow. */
 		bpf_program__set_autoload(s->progs.handle_inode_set_ctime_to_ts, false);
 		bpf_program__set_autoload(s->progs.handle_ctime_ns_xchg, false);
 		bpf_program__set_autoload(s->progs.handle_ctime_xchg_skip, false);
-		s->rodata->serve = true;
+	}
+	if (cfg->serve || cfg->top) {
+		s->rodata->serve = cfg->serve;
 		s->rodata->label_comm = cfg->label_comm;
 		s->rodata->nr_cgroup_filters = cfg->ncgroups;
 		for (uint32_t i = 0; i < cfg->ncgroups && i < MAX_CGROUP_FILTERS; i++) {
@@ -492,8 +495,8 @@ struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_e
 	t_load = now_ms();
 	if (load(t, cfg) || map_counters(t, cfg, on_event, ctx))
 		goto fail;
-	if (cfg->serve)
-		/* serve's own syscalls are not the machine's workload. */
+	if (cfg->serve || cfg->top)
+		/* serve's and top's own syscalls are not the machine's workload. */
 		tracer_exclude(t, getpid());
 	t_attach = now_ms();
 	err = iotrace_bpf__attach(t->skel);
@@ -535,6 +538,7 @@ void tracer_close(struct tracer *t)
 	if (t->moves)
 		munmap(t->moves, t->moves_len);
 	free(t->scratch);
+	tracer_free_live_rows(t);
 	if (t->files)
 		munmap(t->files, t->files_len);
 	if (t->rows)

@@ -5,6 +5,7 @@
  * one walker for every hash map (map_walk, tracer.c). The per-file ledger's readers are in
  * tracer_files.c.
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +14,34 @@
 
 /* ---- syscall counters (per-CPU caches and totals: bpf/counters.bpf.c) ---- */
 
+/* Where the rows and totals of a slot go as they are read: a profile, or callbacks. */
+struct sink {
+	tracer_sc_fn sc;
+	tracer_io_fn io;
+	void *ctx;
+};
+
+static void dense_sc(uint32_t slot, uint32_t nr, const struct syscall_stat *st, void *d)
+{
+	dense_add_syscall(d, nr, st);
+}
+
+static void dense_io(uint32_t slot, uint32_t kind, const struct io_stat *st, void *d)
+{
+	dense_add_io(d, kind, st);
+}
+
+static struct sink dense_sink(struct dense_profile *d)
+{
+	return (struct sink){ dense_sc, dense_io, d };
+}
+
 /*
- * The slot's rows in every CPU's caches added to d. take: the slot is dead (no CPU counts
+ * The slot's rows in every CPU's caches, to the sink. take: the slot is dead (no CPU counts
  * for it any more): each row is claimed (its tag swapped to CACHE_CLAIMED, which a CPU
  * then leaves alone), read, zeroed and freed.
  */
-static void cache_rows(struct tracer *t, uint32_t slot, struct dense_profile *d, bool take)
+static void cache_rows(struct tracer *t, uint32_t slot, const struct sink *out, bool take)
 {
 	for (uint32_t i = 0; i < t->ncpus * SC_CACHE_ROWS; i++) {
 		struct sc_cache_row *r = &t->sc[i];
@@ -29,7 +52,7 @@ static void cache_rows(struct tracer *t, uint32_t slot, struct dense_profile *d,
 		if (take && !__atomic_compare_exchange_n(&r->tag, &tag, CACHE_CLAIMED, false,
 							 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 			continue;
-		dense_add_syscall(d, (tag - 1) % MAX_SYSCALLS, &r->st);
+		out->sc(slot, (tag - 1) % MAX_SYSCALLS, &r->st, out->ctx);
 		if (take) {
 			memset(&r->st, 0, sizeof(r->st));
 			__atomic_store_n(&r->tag, 0, __ATOMIC_RELEASE);
@@ -44,7 +67,7 @@ static void cache_rows(struct tracer *t, uint32_t slot, struct dense_profile *d,
 		if (take && !__atomic_compare_exchange_n(&r->tag, &tag, CACHE_CLAIMED, false,
 							 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 			continue;
-		dense_add_io(d, (tag - 1) % 16, &r->st);
+		out->io(slot, (tag - 1) % 16, &r->st, out->ctx);
 		if (take) {
 			memset(&r->st, 0, sizeof(r->st));
 			__atomic_store_n(&r->tag, 0, __ATOMIC_RELEASE);
@@ -52,8 +75,8 @@ static void cache_rows(struct tracer *t, uint32_t slot, struct dense_profile *d,
 	}
 }
 
-/* The slot's totals (rows moved out of the caches) added to d; take: and deleted. */
-static void totals(struct tracer *t, uint32_t slot, struct dense_profile *d, bool take)
+/* The slot's totals (rows moved out of the caches) to the sink; take: and deleted. */
+static void totals(struct tracer *t, uint32_t slot, const struct sink *out, bool take)
 {
 	int sc_fd = bpf_map__fd(t->skel->maps.sc_totals), io_fd = bpf_map__fd(t->skel->maps.io_totals);
 	__u64 *moved = &t->skel->bss->sc_moved[(size_t)slot * (MAX_SYSCALLS / 64)];
@@ -69,7 +92,7 @@ static void totals(struct tracer *t, uint32_t slot, struct dense_profile *d, boo
 
 			if (bpf_map_lookup_elem(sc_fd, &key, &st))
 				continue;
-			dense_add_syscall(d, nr, &st);
+			out->sc(slot, nr, &st, out->ctx);
 			if (take)
 				bpf_map_delete_elem(sc_fd, &key);
 		}
@@ -83,7 +106,7 @@ static void totals(struct tracer *t, uint32_t slot, struct dense_profile *d, boo
 
 		if (bpf_map_lookup_elem(io_fd, &key, &io))
 			continue;
-		dense_add_io(d, kind, &io);
+		out->io(slot, kind, &io, out->ctx);
 		if (take)
 			bpf_map_delete_elem(io_fd, &key);
 	}
@@ -117,34 +140,187 @@ static bool moves_unchanged(struct tracer *t, const uint64_t *before)
  */
 static void read_live(struct tracer *t, uint32_t slot, struct dense_profile *d)
 {
+	struct sink into = dense_sink(d);
 	uint64_t before[t->ncpus];
 
 	if (!t->scratch && !(t->scratch = malloc(sizeof(*t->scratch)))) {
-		cache_rows(t, slot, d, false); /* out of memory: a read that may be torn */
-		totals(t, slot, d, false);
+		cache_rows(t, slot, &into, false); /* out of memory: a read that may be torn */
+		totals(t, slot, &into, false);
 		return;
 	}
+	into = dense_sink(t->scratch);
 	for (int tries = 0;; tries++) {
 		dense_reset(t->scratch);
 		moves_settled(t, before);
-		cache_rows(t, slot, t->scratch, false);
-		totals(t, slot, t->scratch, false);
+		cache_rows(t, slot, &into, false);
+		totals(t, slot, &into, false);
 		if (moves_unchanged(t, before) || tries == 100)
 			break;
 	}
 	dense_merge_raw(d, t->scratch);
 }
 
+/* A dead slot's rows and totals, to the sink, and zeroed in the kernel. */
+static void take_slot(struct tracer *t, uint32_t slot, const struct sink *out)
+{
+	/* Its rows are claimed first, so no CPU moves one of them after this. */
+	cache_rows(t, slot, out, true);
+	moves_settled(t, NULL); /* ... and those it was moving are in the totals */
+	totals(t, slot, out, true);
+}
+
 void tracer_read_slot(struct tracer *t, uint32_t slot, struct dense_profile *d, bool take)
 {
-	if (!take) {
+	struct sink into = dense_sink(d);
+
+	if (take)
+		take_slot(t, slot, &into);
+	else
 		read_live(t, slot, d);
-		return;
+}
+
+void tracer_take_slot_rows(struct tracer *t, uint32_t slot, tracer_sc_fn sc, tracer_io_fn io,
+			   void *ctx)
+{
+	struct sink into = { sc, io, ctx };
+
+	take_slot(t, slot, &into);
+}
+
+/* ---- live slots' rows, one by one (top) ---- */
+
+/* What one consistent read of a slot found, kept until it is handed on. */
+struct live_rows {
+	struct live_sc {
+		uint32_t slot, nr;
+		struct syscall_stat st;
+	} *sc;
+	struct live_io {
+		uint32_t slot, kind;
+		struct io_stat st;
+	} *io;
+	size_t nsc, nio, capsc, capio;
+	bool failed;
+};
+
+static void keep_sc(uint32_t slot, uint32_t nr, const struct syscall_stat *st, void *ctx)
+{
+	struct live_rows *r = ctx;
+
+	if (r->nsc == r->capsc) {
+		size_t cap = r->capsc ? 2 * r->capsc : 64;
+		struct live_sc *grown = realloc(r->sc, cap * sizeof(*grown));
+
+		if (!grown) {
+			r->failed = true;
+			return;
+		}
+		r->sc = grown;
+		r->capsc = cap;
 	}
-	/* Its rows are claimed first, so no CPU moves one of them after this. */
-	cache_rows(t, slot, d, true);
-	moves_settled(t, NULL); /* ... and those it was moving are in the totals */
-	totals(t, slot, d, true);
+	r->sc[r->nsc++] = (struct live_sc){ slot, nr, *st };
+}
+
+static void keep_io(uint32_t slot, uint32_t kind, const struct io_stat *st, void *ctx)
+{
+	struct live_rows *r = ctx;
+
+	if (r->nio == r->capio) {
+		size_t cap = r->capio ? 2 * r->capio : 16;
+		struct live_io *grown = realloc(r->io, cap * sizeof(*grown));
+
+		if (!grown) {
+			r->failed = true;
+			return;
+		}
+		r->io = grown;
+		r->capio = cap;
+	}
+	r->io[r->nio].slot = slot;
+	r->io[r->nio].kind = kind;
+	r->io[r->nio++].st = *st;
+}
+
+static bool wanted(const uint64_t *want, uint32_t tag, uint32_t slot)
+{
+	return tag && tag != CACHE_CLAIMED && slot < MAX_SLOTS && (want[slot / 64] >> (slot % 64) & 1);
+}
+
+/* Every CPU's cache rows of the slots marked in want, in one pass, to the sink. */
+static void cache_rows_of(struct tracer *t, const uint64_t *want, const struct sink *out)
+{
+	for (uint32_t i = 0; i < t->ncpus * SC_CACHE_ROWS; i++) {
+		struct sc_cache_row *r = &t->sc[i];
+		uint32_t tag = __atomic_load_n(&r->tag, __ATOMIC_ACQUIRE), slot = TAG_SLOT_SC(tag);
+
+		if (wanted(want, tag, slot))
+			out->sc(slot, (tag - 1) % MAX_SYSCALLS, &r->st, out->ctx);
+	}
+	for (uint32_t i = 0; i < t->ncpus * IO_CACHE_ROWS; i++) {
+		struct io_cache_row *r = &t->io[i];
+		uint32_t tag = __atomic_load_n(&r->tag, __ATOMIC_ACQUIRE), slot = TAG_SLOT_IO(tag);
+
+		if (wanted(want, tag, slot))
+			out->io(slot, (tag - 1) % 16, &r->st, out->ctx);
+	}
+}
+
+/*
+ * Live slots read together: their totals first, then one pass over every CPU's caches for
+ * all of them, so that a refresh costs the caches' size plus each slot's totals, not the
+ * caches' size per slot. In that order a row a CPU moves from its cache into the totals
+ * between the two reads is missed (the next read finds it in the totals: the caller keeps
+ * each counter's highest value, so counts only shift to the next refresh), and none is read
+ * twice as long as no move runs during the pass over the caches, which is quick and tried
+ * again if one did.
+ */
+#define LIVE_TRIES 100
+
+int tracer_read_live_slots(struct tracer *t, const uint32_t *slots, size_t n, tracer_sc_fn sc,
+			   tracer_io_fn io, void *ctx)
+{
+	static uint64_t want[MAX_SLOTS / 64];
+	struct live_rows *r = t->live;
+	struct sink keep = { keep_sc, keep_io, NULL };
+	uint64_t before[t->ncpus];
+	size_t nsc, nio;
+
+	if (!r && !(r = t->live = calloc(1, sizeof(*r))))
+		return -ENOMEM;
+	keep.ctx = r;
+	r->nsc = r->nio = 0;
+	r->failed = false;
+	memset(want, 0, sizeof(want));
+	for (size_t i = 0; i < n; i++) {
+		if (slots[i] < MAX_SLOTS)
+			want[slots[i] / 64] |= 1ULL << (slots[i] % 64);
+		totals(t, slots[i], &keep, false);
+	}
+	nsc = r->nsc;
+	nio = r->nio;
+	for (int tries = 0;; tries++) {
+		r->nsc = nsc;
+		r->nio = nio;
+		moves_settled(t, before);
+		cache_rows_of(t, want, &keep);
+		if (moves_unchanged(t, before) || tries == LIVE_TRIES)
+			break;
+	}
+	for (size_t i = 0; i < r->nsc; i++)
+		sc(r->sc[i].slot, r->sc[i].nr, &r->sc[i].st, ctx);
+	for (size_t i = 0; i < r->nio; i++)
+		io(r->io[i].slot, r->io[i].kind, &r->io[i].st, ctx);
+	return r->failed ? -ENOMEM : 0;
+}
+
+void tracer_free_live_rows(struct tracer *t)
+{
+	if (!t->live)
+		return;
+	free(t->live->sc);
+	free(t->live->io);
+	free(t->live);
+	t->live = NULL;
 }
 
 /* ---- serve's labels ---- */
@@ -219,6 +395,12 @@ int tracer_read_blocks(struct tracer *t, struct block_record **out, size_t *n)
 	return 0;
 }
 
+void tracer_forget_blocks(struct tracer *t, const struct block_key *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.block_stats), &keys[i]);
+}
+
 int tracer_read_charged_inflight(struct tracer *t, struct block_record **out, size_t *n)
 {
 	struct block_walk w = { .recs = calloc(MAX_BLOCK_KEYS, sizeof(*w.recs)) };
@@ -288,4 +470,10 @@ int tracer_read_urings(struct tracer *t, struct uring_record **out, size_t *n)
 	*out = w.recs;
 	*n = w.n;
 	return 0;
+}
+
+void tracer_forget_urings(struct tracer *t, const struct uring_key *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.uring_stats), &keys[i]);
 }

@@ -72,6 +72,20 @@ static void print_table(FILE *out, const struct field_table *t)
 		     "iotrace_readahead_pages_total{kind=\"%s\"}\twindows, pages\t%s\n",           \
 		#kind, #kind, #kind, help);
 
+#define TOP_COUNT_LINE(name, unit, meaning) fputs("top\t" #name "\t-\t-\t" unit "\t" meaning "\n", out);
+#define TOP_RATE_LINE(name, col, w, fmt, unit, meaning)                                            \
+	fputs("top\t" #name "\t" col "\t-\t" unit "\t" meaning "\n", out);
+#define TOP_DISK_LINE(name, unit, meaning)                                                         \
+	fputs("top.machine\t" #name "\t-\t-\t" unit "\t" meaning "\n", out);
+
+/* iotrace top's fields (docs/top.md). */
+static void top_fields_print(FILE *out)
+{
+	TOP_COUNT_FIELDS(TOP_COUNT_LINE)
+	TOP_RATE_FIELDS(TOP_RATE_LINE)
+	TOP_DISK_FIELDS(TOP_DISK_LINE)
+}
+
 void fields_print(FILE *out)
 {
 	fputs("group\tfield (JSON key)\ttext column\tPrometheus metric\tunit\tmeaning\n", out);
@@ -98,4 +112,5 @@ void fields_print(FILE *out)
 	URING_HISTS(URING_HIST_LINE)
 	fputs("files\tio_uring\t-\t-\tCQEs, bytes\tThe file's io_uring requests by opcode, as "
 	      "files.io's rows (calls: one per CQE; transferred_bytes; latency_ns)\n", out);
+	top_fields_print(out);
 }

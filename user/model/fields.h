@@ -274,6 +274,55 @@
 	X(uring_ops, NOCOL, NULL, NULL, NULL, "requests", 0, "io_uring requests submitted")        \
 	X(uring_bytes, NOCOL, NULL, NULL, NULL, "bytes", 0, "Bytes io_uring data opcodes moved")
 
+/*
+ * iotrace top (docs/top.md): what a process, a cgroup, a file or the whole machine did in one
+ * interval. Counted: X(member = JSON key, unit, description). Shown, per second or as a
+ * share: X(member = JSON key, column, width, format, unit, description), formats 'r' bytes
+ * per second, 'p' percent, 'o' operations per second; a double, TOP_NONE when it has no
+ * value (no lookup, no request).
+ */
+#define TOP_COUNT_FIELDS(X)                                                                        \
+	X(read_bytes, "bytes", "Bytes read by read-family syscalls (read, pread64, readv, "        \
+	  "preadv, preadv2; the source side of sendfile, copy_file_range, splice)")                \
+	X(write_bytes, "bytes", "Bytes written by write-family syscalls (write, pwrite64, "       \
+	  "writev, pwritev, pwritev2; the destination side of copies)")                            \
+	X(read_calls, "calls", "Read-family calls that returned")                                  \
+	X(write_calls, "calls", "Write-family calls that returned")                                \
+	X(io_ns, "ns", "Time in I/O syscalls: the read/write family, fsync, fdatasync, "           \
+	  "sync_file_range, opens, io_uring_enter (files: the calls on the file); estimated from "  \
+	  "the timed calls when sampled")                                                          \
+	X(requested_pages, "pages", "Pages asked for by buffered reads (page-cache lookups)")      \
+	X(miss_pages, "pages", "Requested pages the read had to add to the cache")                 \
+	X(disk_reads, "requests", "Block read requests completed")                                 \
+	X(disk_read_bytes, "bytes", "Bytes of those read requests")                                \
+	X(disk_writes, "requests", "Block write requests completed, writeback included")           \
+	X(disk_write_bytes, "bytes", "Bytes of those write requests: a process's or a file's "     \
+	  "include the writeback of the pages the process dirtied")                                \
+	X(disk_writeback_bytes, "bytes", "Of disk_write_bytes, those written back by the kernel's " \
+	  "flusher and charged to the process that dirtied the pages")                             \
+	X(io_uring_ops, "requests", "io_uring requests submitted (a file's: completions)")
+
+#define TOP_RATE_FIELDS(X)                                                                         \
+	X(read_bytes_per_sec, "READ/s", 7, 'r', "bytes/s", "read_bytes per second")                \
+	X(write_bytes_per_sec, "WRITE/s", 7, 'r', "bytes/s", "write_bytes per second")             \
+	X(hit_pct, "HIT%", 5, 'p', "%", "Page-cache hits: 100 * (requested_pages - miss_pages) / " \
+	  "requested_pages; null with no lookup")                                                  \
+	X(disk_read_bytes_per_sec, "DREAD/s", 7, 'r', "bytes/s", "disk_read_bytes per second")     \
+	X(disk_write_bytes_per_sec, "DWRITE/s", 9, 'r', "bytes/s", "disk_write_bytes per second "  \
+	  "(writeback charged to the dirtier)")                                                    \
+	X(io_time_pct, "IO%", 5, 'p', "%", "io_ns as a percent of the interval; a process's "      \
+	  "threads add up, so it may pass 100")                                                    \
+	X(io_uring_ops_per_sec, "URING/s", 7, 'o', "ops/s", "io_uring_ops per second")
+
+/* The machine's disks in top's header, each and all: X(member, unit, description). */
+#define TOP_DISK_FIELDS(X)                                                                         \
+	X(read_iops, "requests/s", "disk_reads per second")                                        \
+	X(write_iops, "requests/s", "disk_writes per second")                                      \
+	X(read_p99_ns, "ns", "99th percentile of the read requests' latency, issue to completion, " \
+	  "in the interval; null without requests")                                                \
+	X(write_p99_ns, "ns", "The same for write requests")                                       \
+	X(writeback_bytes_per_sec, "bytes/s", "disk_writeback_bytes per second")
+
 #define COL(header, width) header, width
 #define NOCOL NULL, 0
 

@@ -11,6 +11,7 @@
 
 /* One kernel ledger entry as read: raw counters, page bitmaps and syscall rows. */
 struct ledger_entry {
+	uint32_t idx; /* its index in the kernel's table (file_stats) */
 	struct file_stat st;
 	struct page_bits bits;
 	bool chunks_lost;

@@ -260,6 +260,7 @@ void block_record_add(struct block_record *dst, const struct block_record *src)
 	d->fua += s->fua;
 	d->preflush += s->preflush;
 	d->writeback += s->writeback;
+	d->writeback_bytes += s->writeback_bytes;
 	d->sequential += s->sequential;
 	d->lat_ns += s->lat_ns;
 	d->qlat_ns += s->qlat_ns;

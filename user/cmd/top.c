@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iotrace top: the machine's I/O live, by process (or cgroup) and by file, refreshed every
+ * -d seconds: full screen (ncurses), text blocks (-b) or NDJSON (-j). Every process is traced
+ * as run mode traces a command (tracer_config.top); the counters are the kernel's, read in
+ * place at each refresh (collect/top_collect.c), nothing streams per I/O.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include "top.h"
+#include "collect/top_collect.h"
+#include "report/top_out.h"
+#include "util/cgroup.h"
+
+struct top_opts {
+	struct tracer_config cfg;
+	struct cgroup_ref cgroups[MAX_CGROUP_FILTERS];
+	double delay;
+	long count; /* intervals; 0: until quit */
+	bool batch, json;
+	struct top_view_opts view;
+	const char *cpu_file; /* --cpu-stats: top's own CPU time per refresh, at the end */
+};
+
+static const char doc[] =
+	"iotrace top -- the machine's I/O live, by process and by file\v"
+	"Every -d seconds: the machine's totals per layer (syscalls, page cache, disks, "
+	"io_uring), then the processes (or cgroups) ranked by a column, then the busiest files. "
+	"Columns: READ/s WRITE/s (read/write-family syscalls), HIT% (page-cache hits), DREAD/s "
+	"DWRITE/s (disk; writeback charged to the process that dirtied the pages), IO% (time in "
+	"I/O syscalls), URING/s (io_uring requests). Sort keys: pid, name, read, write, hit, "
+	"dread, dwrite, io, uring.\n\n"
+	"Keys on the full screen: < > change the sort column, r reverse it, f the files pane, "
+	"p or space pause, / filter by name (Enter ends, empty clears), q quit.\n\n"
+	"EXAMPLES:\n"
+	"  sudo iotrace top\n"
+	"  sudo iotrace top -b -n 5 -o dwrite     five text blocks, biggest disk writers first\n"
+	"  sudo iotrace top -j -d 10 -c system.slice   NDJSON every 10 s, one cgroup\n"
+	"Fields and JSON keys: docs/top.md, docs/json.md (iotrace fields).";
+
+enum { OPT_COMM = 0x100, OPT_GROUP, OPT_NO_TIME, OPT_MAX_PROCS, OPT_CPU };
+
+static const struct argp_option opts[] = {
+	{ "delay", 'd', "SECS", 0, "Seconds between refreshes (default 1)", 0 },
+	{ "iterations", 'n', "COUNT", 0, "Refreshes before exiting (default: until q or Ctrl-C)", 0 },
+	{ "batch", 'b', NULL, 0, "One text block per refresh, for logs (as top -b)", 0 },
+	{ "json", 'j', NULL, 0, "One JSON object per refresh, one a line (NDJSON)", 0 },
+	{ "cgroup", 'c', "CGROUP", 0, "Only processes in this cgroup v2 (or below); up to 8", 0 },
+	{ "group", OPT_GROUP, "BY", 0, "Rows by 'process' (default) or 'cgroup'", 0 },
+	{ "comm", OPT_COMM, NULL, 0, "Rows by process name (with --group cgroup: cgroup and name)", 0 },
+	{ "sort", 'o', "KEY", 0, "Sort column: pid name read write hit dread dwrite io uring", 0 },
+	{ "no-time", OPT_NO_TIME, NULL, 0, "Do not time syscalls (IO% is n/a): cheaper", 0 },
+	{ "max-procs", OPT_MAX_PROCS, "N", 0, "Processes with their own counters at once", 0 },
+	{ "verbose", 'v', NULL, 0, "libbpf's log and the verifier's output on failure", 0 },
+	{ "cpu-stats", OPT_CPU, "FILE", OPTION_HIDDEN, "top's own CPU use, written at exit", 0 },
+	{ 0 }
+};
+
+static long positive(const char *arg, const char *what, struct argp_state *state)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v <= 0)
+		argp_failure(state, 1, 0, "invalid %s '%s': expected a positive integer", what, arg);
+	return v;
+}
+
+static void add_cgroup(struct top_opts *o, const char *arg, struct argp_state *state)
+{
+	char why[256];
+	uint32_t n = o->cfg.ncgroups;
+
+	if (n == MAX_CGROUP_FILTERS)
+		argp_failure(state, 1, 0, "at most %d -c cgroups", MAX_CGROUP_FILTERS);
+	if (cgroup_resolve(arg, &o->cgroups[n], why, sizeof(why)))
+		argp_failure(state, 1, 0, "cgroup '%s': %s", arg, why);
+	o->cfg.cgroup_id[n] = o->cgroups[n].id;
+	o->cfg.cgroup_level[n] = o->cgroups[n].level;
+	o->cfg.ncgroups++;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct top_opts *o = state->input;
+	char *end;
+
+	switch (key) {
+	case 'd':
+		o->delay = strtod(arg, &end);
+		if (end == arg || *end || !isfinite(o->delay) || o->delay < 0.1 || o->delay > 3600)
+			argp_failure(state, 1, 0, "invalid -d '%s': expected seconds, 0.1 to 3600",
+				     arg);
+		break;
+	case 'n':
+		o->count = positive(arg, "-n", state);
+		break;
+	case 'b':
+		o->batch = true;
+		break;
+	case 'j':
+		o->json = true;
+		break;
+	case 'c':
+		add_cgroup(o, arg, state);
+		break;
+	case OPT_GROUP:
+		if (strcmp(arg, "process") && strcmp(arg, "cgroup"))
+			argp_failure(state, 1, 0, "invalid --group '%s': process or cgroup", arg);
+		o->view.group = strcmp(arg, "cgroup") ? TOP_BY_PROCESS : TOP_BY_CGROUP;
+		break;
+	case OPT_COMM:
+		o->view.by_comm = true;
+		break;
+	case 'o':
+		if (top_sort_of(arg) < 0)
+			argp_failure(state, 1, 0, "unknown sort key '%s': one of %s", arg,
+				     top_sort_list());
+		o->view.sort = top_sort_of(arg);
+		break;
+	case 'v':
+		o->cfg.verbose = true;
+		break;
+	case OPT_NO_TIME:
+		o->cfg.timing = false;
+		break;
+	case OPT_MAX_PROCS:
+		o->cfg.max_procs = positive(arg, "--max-procs", state);
+		break;
+	case OPT_CPU:
+		o->cpu_file = arg;
+		break;
+	case ARGP_KEY_ARG:
+		argp_failure(state, 1, 0, "unexpected argument '%s' (top takes options only)", arg);
+		break;
+	case ARGP_KEY_END:
+		if (o->batch && o->json)
+			argp_failure(state, 1, 0, "-b and -j: choose one");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+struct top_session {
+	struct top_opts *o;
+	struct top_collector *coll;
+	struct tracer *tracer;
+	struct top_view view;
+	bool have_view;
+	struct top_status st;
+	char filter[64];
+	int sig_fd;
+	long refreshes;
+	double collect_cpu; /* seconds of CPU in the refreshes themselves */
+	double loop_cpu;    /* CPU time when the loop started (after the load) */
+	uint64_t loop_ms;   /* ... and its time */
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int tracer_events(void *ctx, void *data, size_t size)
+{
+	return top_on_event(((struct top_session *)ctx)->coll, data, size);
+}
+
+static int tracer_names(void *ctx, void *data, size_t size)
+{
+	return top_on_name(((struct top_session *)ctx)->coll, data, size);
+}
+
+static int screen_width(void)
+{
+	struct winsize ws;
+
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col >= 80)
+		return ws.ws_col > 400 ? 400 : ws.ws_col;
+	return 80;
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* One interval: collected, made a view, shown. */
+static int refresh(struct top_session *s)
+{
+	struct top_sample sample;
+	struct timespec now;
+	double cpu = cpu_seconds();
+	int err;
+
+	if (top_collect(s->coll, &sample)) {
+		fprintf(stderr, "iotrace: top: out of memory reading the counters\n");
+		return -1;
+	}
+	if (s->have_view)
+		top_view_free(&s->view);
+	s->view.o.filter = NULL;
+	s->o->view.filter = s->filter;
+	err = top_view_build(&sample, &s->o->view, &s->view);
+	top_sample_free(&sample);
+	s->have_view = !err;
+	if (err) {
+		fprintf(stderr, "iotrace: top: out of memory building the view\n");
+		return -1;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (s->o->json)
+		err = top_print_json(stdout, &s->view,
+				     (uint64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+	else if (s->o->batch)
+		top_print_text(stdout, &s->view, screen_width(), isatty(STDOUT_FILENO) ? 20 : 50);
+	else if (!s->st.paused)
+		top_screen_draw(&s->view, &s->st);
+	s->refreshes++;
+	s->collect_cpu += cpu_seconds() - cpu;
+	return err;
+}
+
+static bool signalled(struct top_session *s)
+{
+	struct signalfd_siginfo si;
+
+	return read(s->sig_fd, &si, sizeof(si)) == sizeof(si);
+}
+
+/* Keys on the full screen; true when q was pressed. */
+static bool keys(struct top_session *s, int ms)
+{
+	enum top_key k = top_screen_key(ms, &s->o->view, &s->st, s->filter, sizeof(s->filter));
+
+	if (k == TOP_KEY_QUIT)
+		return true;
+	if (k == TOP_KEY_REDRAW && s->have_view) {
+		top_view_resort(&s->view, &s->o->view);
+		top_screen_draw(&s->view, &s->st);
+	}
+	return false;
+}
+
+static int top_loop(struct top_session *s)
+{
+	bool screen = !s->o->batch && !s->o->json;
+	uint64_t next = mono_ms() + (uint64_t)(s->o->delay * 1000);
+	int tick = 0;
+
+	for (;;) {
+		uint64_t now = mono_ms();
+		int wait = now >= next ? 0 : (int)(next - now);
+
+		if (tick < wait && !top_wants_tick(s->coll))
+			wait = tick;
+		if (screen ? keys(s, wait) : poll(&(struct pollfd){ s->sig_fd, POLLIN, 0 }, 1, wait) < 0)
+			return 0;
+		if (signalled(s))
+			return 0;
+		tick = top_tick(s->coll);
+		if (mono_ms() < next)
+			continue;
+		if (refresh(s))
+			return -1;
+		if (s->o->count && s->refreshes >= s->o->count)
+			return 0;
+		next += (uint64_t)(s->o->delay * 1000);
+		if (next < mono_ms())
+			next = mono_ms() + (uint64_t)(s->o->delay * 1000);
+	}
+}
+
+static int open_signals(struct top_session *s)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	s->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return s->sig_fd < 0 ? -1 : 0;
+}
+
+static void write_cpu_stats(const struct top_session *s)
+{
+	FILE *f = fopen(s->o->cpu_file, "w");
+
+	if (!f) {
+		fprintf(stderr, "iotrace: top: cannot write %s: %s\n", s->o->cpu_file,
+			strerror(errno));
+		return;
+	}
+	fprintf(f,
+		"{\"refreshes\":%ld,\"cpu_s\":%.6f,\"refresh_cpu_s\":%.6f,\"loop_cpu_s\":%.6f,"
+		"\"loop_s\":%.3f}\n",
+		s->refreshes, cpu_seconds(), s->collect_cpu, cpu_seconds() - s->loop_cpu,
+		(mono_ms() - s->loop_ms) / 1e3);
+	fclose(f);
+}
+
+static int top_run(struct top_session *s)
+{
+	bool screen = !s->o->batch && !s->o->json;
+	int err;
+
+	if (open_signals(s)) {
+		fprintf(stderr, "iotrace: top: signalfd: %s\n", strerror(errno));
+		return 1;
+	}
+	if (screen && top_screen_open())
+		return 1;
+	s->tracer = tracer_open(&s->o->cfg, tracer_events, s);
+	if (!s->tracer) {
+		if (screen)
+			top_screen_close();
+		return 1;
+	}
+	err = top_collector_start(s->coll, s->tracer, s->o->cgroups, s->o->cfg.ncgroups);
+	s->loop_cpu = cpu_seconds();
+	s->loop_ms = mono_ms();
+	if (!err)
+		err = top_loop(s);
+	if (screen)
+		top_screen_close();
+	if (err == -1 && !s->refreshes)
+		fprintf(stderr, "iotrace: top: out of memory\n");
+	if (s->o->cpu_file)
+		write_cpu_stats(s);
+	if (s->have_view)
+		top_view_free(&s->view);
+	tracer_close(s->tracer);
+	return err ? 1 : 0;
+}
+
+int top_main(int argc, char **argv)
+{
+	struct top_opts o = {
+		.cfg = { .top = true, .timing = true, .on_name = tracer_names },
+		.delay = 1,
+		.view = { .sort = TOP_SORT_IO },
+	};
+	const struct argp argp = { opts, parse_opt, NULL, doc, NULL, NULL, NULL };
+	struct top_session s = { .o = &o, .sig_fd = -1 };
+	int rc;
+
+	argv[0] = "iotrace top";
+	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	if (!o.batch && !o.json && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))) {
+		fprintf(stderr, "iotrace: top: not a terminal; use -b (text) or -j (JSON)\n");
+		return 1;
+	}
+	s.coll = top_collector_new();
+	if (!s.coll) {
+		fprintf(stderr, "iotrace: top: out of memory\n");
+		return 1;
+	}
+	rc = top_run(&s);
+	top_collector_free(s.coll);
+	if (s.sig_fd >= 0)
+		close(s.sig_fd);
+	return rc;
+}

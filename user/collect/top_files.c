@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * top's per-file side: the kernel's ledger entries (one per process and file) read in place
+ * each refresh, each entry's growth since its last read going to its file's row of the
+ * interval (and its page-cache counts to its process: the syscall bytes come from the
+ * process's slot); per-file block records taken as run mode takes them; names kept while
+ * bounded.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stddef.h>
+#include "top_impl.h"
+#include "model/files.h"
+
+static bool is_write_op(uint32_t op)
+{
+	switch (op) {
+	case FOP_write: case FOP_pwrite64: case FOP_writev: case FOP_pwritev: case FOP_pwritev2:
+	case FOP_sendfile_dst: case FOP_copy_file_range_dst: case FOP_splice_dst:
+	case FOP_uring_WRITEV: case FOP_uring_WRITE_FIXED: case FOP_uring_WRITE:
+	case FOP_uring_WRITEV_FIXED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool is_read_op(uint32_t op)
+{
+	switch (op) {
+	case FOP_read: case FOP_pread64: case FOP_readv: case FOP_preadv: case FOP_preadv2:
+	case FOP_sendfile: case FOP_copy_file_range: case FOP_splice: case FOP_uring_READV:
+	case FOP_uring_READ_FIXED: case FOP_uring_READ: case FOP_uring_READV_FIXED:
+	case FOP_uring_READ_MULTISHOT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool is_uring_op(uint32_t op)
+{
+	return op >= FOP_uring_READV && op < FILE_OPS_END;
+}
+
+/* An entry's counters as top counts them (they only grow while the entry lives). */
+static void entry_counts(const struct ledger_entry *e, struct top_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->requested_pages = e->st.requested_pages;
+	c->miss_pages = e->st.miss_pages;
+	for (size_t i = 0; i < e->nrows; i++) {
+		const struct ledger_row *r = &e->rows[i];
+
+		/* io_uring's bytes are not syscalls' (the rows' read/write_bytes): as a process's. */
+		if (is_uring_op(r->op))
+			c->io_uring_ops += r->row.calls;
+		else if (is_read_op(r->op)) {
+			c->read_bytes += r->row.transferred;
+			c->read_calls += r->row.calls;
+		} else if (is_write_op(r->op)) {
+			c->write_bytes += r->row.transferred;
+			c->write_calls += r->row.calls;
+		}
+		c->io_ns += r->row.total_ns;
+	}
+}
+
+#define TOP_GREW(name, ...) d->name = top_grew(now->name, before->name);
+
+static void counts_grew(struct top_counts *d, const struct top_counts *now,
+			const struct top_counts *before)
+{
+	TOP_COUNT_FIELDS(TOP_GREW)
+}
+
+static uint64_t hash_key(const struct path_key *k)
+{
+	uint64_t h = k->ino * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)k->dev << 32 | k->igen);
+
+	return h ^ (h >> 29);
+}
+
+static int grow_files(struct top_collector *c)
+{
+	size_t cap = c->files_cap ? 2 * c->files_cap : 256;
+	struct file_acc *old = c->files, *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->files_cap; i++) {
+		size_t j = hash_key(&old[i].key) & (cap - 1);
+
+		if (!old[i].used)
+			continue;
+		while (t[j].used)
+			j = (j + 1) & (cap - 1);
+		t[j] = old[i];
+	}
+	free(old);
+	c->files = t;
+	c->files_cap = cap;
+	return 0;
+}
+
+/* This interval's row of a file, made when new; NULL out of memory. */
+static struct file_acc *file_acc_of(struct top_collector *c, const struct path_key *k)
+{
+	size_t j;
+
+	if (2 * (c->nfiles + 1) > c->files_cap && grow_files(c))
+		return NULL;
+	j = hash_key(k) & (c->files_cap - 1);
+	while (c->files[j].used && memcmp(&c->files[j].key, k, sizeof(*k)))
+		j = (j + 1) & (c->files_cap - 1);
+	if (!c->files[j].used) {
+		c->files[j].used = true;
+		c->files[j].key = *k;
+		c->nfiles++;
+	}
+	return &c->files[j];
+}
+
+static void to_file(struct top_collector *c, const struct path_key *k, const struct top_counts *d,
+		    bool new_user)
+{
+	struct file_acc *f;
+
+	if (!top_counts_any(d))
+		return;
+	f = file_acc_of(c, k);
+	if (!f) {
+		c->error = -ENOMEM;
+		return;
+	}
+	top_counts_add(&f->c, d);
+	f->procs += new_user;
+}
+
+/* An entry's growth since its last read: to its file, its page counts to its process. */
+static void count_entry(struct top_collector *c, const struct ledger_entry *e, bool taken)
+{
+	const struct file_key *k = &e->st.key;
+	struct entry_snap *s = e->idx < MAX_FILES ? &c->snap[e->idx] : NULL;
+	struct path_key pk = { .dev = k->dev, .igen = k->igen, .ino = k->ino };
+	struct top_counts now, d, pages = { 0 };
+	bool same = s && !memcmp(&s->key, k, sizeof(*k));
+	struct tproc *p;
+
+	entry_counts(e, &now);
+	if (same)
+		counts_grew(&d, &now, &s->c);
+	else
+		d = now;
+	to_file(c, &pk, &d, top_counts_any(&d));
+	pages.requested_pages = d.requested_pages;
+	pages.miss_pages = d.miss_pages;
+	top_counts_add(&c->total, &pages);
+	if (k->owner && (p = top_find_or_ghost(c, k->owner)))
+		top_counts_add(&p->acc, &pages);
+	if (!s)
+		return;
+	if (taken) {
+		memset(s, 0, sizeof(*s));
+	} else {
+		s->key = *k;
+		s->c = now;
+	}
+}
+
+static void peek_entry(const struct ledger_entry *e, void *ctx)
+{
+	count_entry(ctx, e, false);
+}
+
+void top_give_entry(const struct ledger_entry *e, void *ctx)
+{
+	count_entry(ctx, e, true);
+}
+
+int top_read_files(struct top_collector *c)
+{
+	return tracer_peek_files(c->tracer, peek_entry, c) ? -ENOMEM : 0;
+}
+
+static void give_file_block(const struct file_block_key *k, const struct file_block_stat *st,
+			    void *ctx)
+{
+	struct top_collector *c = ctx;
+	struct path_key pk = { .dev = k->ino ? k->fdev : k->disk, .igen = k->igen, .ino = k->ino };
+	struct top_counts d = { 0 };
+
+	if (k->op == BOP_READ) {
+		d.disk_reads = st->requests;
+		d.disk_read_bytes = st->bytes;
+	} else if (k->op == BOP_WRITE) {
+		d.disk_writes = st->requests;
+		d.disk_write_bytes = st->bytes;
+		d.disk_writeback_bytes = st->writeback_bytes;
+	}
+	to_file(c, &pk, &d, false);
+}
+
+int top_read_file_blocks(struct top_collector *c)
+{
+	return tracer_take_file_blocks(c->tracer, false, give_file_block, c) ? -ENOMEM : 0;
+}
+
+int top_files_out(struct top_collector *c, struct top_sample *out)
+{
+	out->files = calloc(c->nfiles ? c->nfiles : 1, sizeof(*out->files));
+	if (!out->files)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->files_cap; i++) {
+		struct file_acc *f = &c->files[i];
+		struct top_file *o;
+
+		if (!f->used)
+			continue;
+		o = &out->files[out->nfiles++];
+		o->key = f->key;
+		o->name = f->key.ino ? names_lookup(c->names, &f->key) : NULL;
+		o->procs = f->procs;
+		o->c = f->c;
+		memset(f, 0, sizeof(*f));
+	}
+	c->nfiles = 0;
+	return 0;
+}
+
+int top_on_name(void *ctx, void *data, size_t size)
+{
+	struct top_collector *c = ctx;
+	struct file_name name = { 0 }; /* the kernel sends only the bytes of the path used */
+	struct path_key key;
+
+	if (size < offsetof(struct file_name, buf))
+		return 0;
+	memcpy(&name, data, size < sizeof(name) ? size : sizeof(name));
+	key = (struct path_key){ .dev = name.dev, .ino = name.ino, .igen = name.igen };
+	if (names_add(c->names, &key, &name))
+		c->error = -ENOMEM;
+	else if (c->nname_keys < TOP_NAMES_MAX)
+		c->name_keys[c->nname_keys++] = key;
+	return 0;
+}
+
+void top_prune_names(struct top_collector *c)
+{
+	if (c->nname_keys < TOP_NAMES_MAX)
+		return;
+	/*
+	 * All forgotten at once: the kernel is told to send each name again with its file's
+	 * next new entry, so files in use are named again within a refresh or two.
+	 */
+	tracer_forget_names(c->tracer, c->name_keys, c->nname_keys);
+	names_free(c->names);
+	c->names = names_new();
+	c->nname_keys = 0;
+	if (!c->names)
+		c->error = -ENOMEM;
+}

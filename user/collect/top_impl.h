@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * top's collector inside, shared by top_collect.c (processes, their syscall counters),
+ * top_blocks.c (block and io_uring records, disks) and top_files.c (the per-file ledger's
+ * entries, per-file block records, names).
+ */
+#ifndef IOTRACE_TOP_IMPL_H
+#define IOTRACE_TOP_IMPL_H
+
+#include "top_collect.h"
+#include "model/names.h"
+
+/* Names kept before they are all forgotten (the kernel sends live files' names again). */
+#define TOP_NAMES_MAX 65536
+
+/* A process seen: live, or exited lately (its last counts, its late writeback). */
+struct tproc {
+	uint32_t pid, ppid, slot;
+	char comm[COMM_LEN];
+	uint64_t cgroup;  /* its group (the -c cgroup it is in, or its own), 0: unknown */
+	bool exited;
+	bool overflow;    /* the record of the overflow slot's processes together */
+	uint32_t quiet;   /* refreshes since its exit with nothing counted */
+	struct top_counts acc; /* counted since the last refresh */
+};
+
+/* What a slot's syscall counters added up to at the last read (counters only grow). */
+struct slot_sums {
+	uint64_t read_bytes, write_bytes, read_calls, write_calls, io_ns;
+};
+
+/* A ledger entry's sums at the last read, by its index in the kernel's table. */
+struct entry_snap {
+	struct file_key key; /* owner 0: none */
+	struct top_counts c;
+};
+
+/* A file's counts in the current interval (an open-addressing table by path key). */
+struct file_acc {
+	struct path_key key;
+	bool used;
+	uint32_t procs;
+	struct top_counts c;
+};
+
+/* A block or io_uring record's counts at the last read, and refreshes without a change. */
+struct block_snap {
+	struct block_key key;
+	struct block_stat st;
+	uint32_t idle;
+	bool seen; /* read in this refresh */
+};
+
+struct uring_snap {
+	struct uring_key key;
+	uint64_t ops;
+	uint32_t idle;
+	bool seen;
+};
+
+struct top_collector {
+	struct tracer *tracer;
+	const struct cgroup_ref *cgroups;
+	uint32_t ncgroups, pid_max;
+	struct tproc *procs;
+	size_t nprocs, cap;
+	uint32_t *index_of_pid;  /* pid -> index + 1 of its newest record, 0: none */
+	struct tproc overflow;   /* the syscalls of the processes past --max-procs, together */
+	bool overflow_used;
+	uint32_t slot_pid[MAX_SLOTS]; /* a live slot's process */
+	struct slot_sums slot_prev[MAX_SLOTS];
+	uint8_t rw_of_nr[MAX_SYSCALLS]; /* 1 read, 2 write, 3 both (copies); 0 other I/O calls */
+	bool io_call[MAX_SYSCALLS];     /* counted in io_ns */
+	struct slot_sums slot_now[MAX_SLOTS]; /* the slots being read */
+	uint32_t live_slots[MAX_SLOTS];       /* ... which */
+	struct entry_snap snap[MAX_FILES];
+	struct file_acc *files; /* this interval's, cap a power of two */
+	size_t nfiles, files_cap;
+	struct block_snap *blocks;
+	size_t nblocks;
+	struct uring_snap *urings;
+	size_t nurings;
+	struct top_disk *disks; /* this interval's */
+	size_t ndisks;
+	struct top_counts total; /* this interval's: processes' syscalls and page cache */
+	struct names *names;
+	struct path_key name_keys[TOP_NAMES_MAX]; /* the names kept, to forget them */
+	size_t nname_keys;
+	uint64_t drops[DROP_COUNTERS]; /* at the last refresh */
+	uint64_t last_ns;
+	bool room_wanted;
+	int error;
+};
+
+/* The record of pid, or NULL. */
+struct tproc *top_find(struct top_collector *c, uint32_t pid);
+/* A record for block or io_uring counts of a process the collector never saw (exited). */
+struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid);
+
+/* Growth of a counter since its last read (0 if it went down: a recycled record). */
+static inline uint64_t top_grew(uint64_t now, uint64_t before)
+{
+	return now > before ? now - before : 0;
+}
+
+/* ---- top_blocks.c ---- */
+
+/* Every block record's growth since the last read, to its process, disk and the totals. */
+int top_read_blocks(struct top_collector *c);
+/* Every io_uring record's growth since the last read, to its process and the totals. */
+int top_read_urings(struct top_collector *c);
+
+/* ---- top_files.c ---- */
+
+/* Every ledger entry's counts since the last read, to its process and its file. */
+int top_read_files(struct top_collector *c);
+/* A taken entry (its process exited, or it was idle): its last counts, then forgotten. */
+void top_give_entry(const struct ledger_entry *e, void *ctx);
+/* The per-file block records completed since the last take, to their files. */
+int top_read_file_blocks(struct top_collector *c);
+/* This interval's files into the sample (names looked up); the table emptied. */
+int top_files_out(struct top_collector *c, struct top_sample *out);
+/* Names of files no longer in the ledger forgotten, when they grow past a bound. */
+void top_prune_names(struct top_collector *c);
+
+#endif
