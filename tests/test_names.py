@@ -423,11 +423,13 @@ def test_prom_file_labels_read_back(tmp_path, files, helper):
     path = os.path.join(bytes(d), b"run\n\xff\x1b" + NAMES[1] + b".prom")
     iotrace("--prom-file", path, "-o", tmp_path / "r", "--", exe, files[0], tmp_path / "o",
             *NAMES)
-    # More than 8 processes: the text report lists them, one line each.
+    # More than 8 processes: the top ones by I/O have sections ("== pid N (ppid M) COMM:"),
+    # the rest are listed one line each ("PID PPID COMM ...").
     lines = assert_safe_text((tmp_path / "r").read_bytes()).splitlines()
     for name in NAMES:
-        assert any(re.match(rf" *\d+ +\d+ {re.escape(text_of(name[:COMM_LEN]))} ", l)
-                   for l in lines), name
+        comm = re.escape(text_of(name[:COMM_LEN]))
+        assert any(re.match(rf" *\d+ +\d+ {comm} ", l) or
+                   re.match(rf"== pid \d+ \(ppid \d+\) {comm}: ", l) for l in lines), name
     data = open(path, "rb").read()
     check = tmp_path / "check.prom"
     check.write_bytes(data)

@@ -48,7 +48,8 @@ struct options {
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: paced -m read|write|uring [-b SIZE] [-r OPS] [-t SECS] [-d] FILE\n");
+	fprintf(stderr,
+		"usage: paced -m read|write|uring [-b SIZE] [-r OPS] [-t SECS] [-d] FILE\n");
 	exit(2);
 }
 

@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: GPL-2.0
 /*
  * reuse: files that get an earlier file's inode number, and files renamed every way, for
  * the file-identity checks where Python is not at hand (the kernel matrix's guests).

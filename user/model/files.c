@@ -169,9 +169,17 @@ void page_cache_add_raw(struct page_cache_view *v, const struct file_stat *st)
 	v->miss_pages += st->miss_pages;
 	v->added_pages += st->added_pages;
 	v->dirtied_pages += st->dirtied_pages;
-	/* Read ahead of any request: window pages minus those the triggering read needed. */
-	v->readahead_pages += st->ra_pages - st->ra_requested_pages;
+	/*
+	 * Read ahead of any request: window pages minus those the triggering read needed,
+	 * from the sums: a window and the read that asked for its pages can be counted in two
+	 * entries of one file (the ledger starts a new one after a rename or an eviction), so
+	 * one entry's difference may be below zero; the file's is not, unless its entries went
+	 * to other rows (then 0, not a wrapped count).
+	 */
 	v->readahead_window_added_pages += st->ra_pages;
+	v->ra_requested_pages += st->ra_requested_pages;
+	v->readahead_pages = v->readahead_window_added_pages > v->ra_requested_pages ?
+				     v->readahead_window_added_pages - v->ra_requested_pages : 0;
 	v->readahead_fallbacks += st->ra_fallbacks;
 	v->faults += st->faults;
 	v->fault_around_pages += st->map_pages;

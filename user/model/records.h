@@ -67,6 +67,8 @@ struct page_cache_view {
 	PAGE_CACHE_FIELDS(FIELD_MEMBER)
 	uint64_t ra_windows[RA_KINDS];
 	uint64_t ra_window_pages[RA_KINDS];
+	/* Of readahead_window_added_pages, those the reads that started the windows asked for. */
+	uint64_t ra_requested_pages;
 	bool unused_exact; /* no page-bitmap chunk was lost */
 };
 

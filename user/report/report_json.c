@@ -15,6 +15,7 @@
 #include "report.h"
 #include "model/syscall_table.h"
 #include "json_cells.h"
+#include "util/escape.h"
 #include "model/uring.h"
 
 static cJSON *exit_json(bool known, int status)
@@ -176,8 +177,11 @@ static cJSON *file_io_by_name_json(const struct file_record *f)
 
 	for (size_t i = 0; i < f->nby_name; i++) {
 		const struct file_name_io *g = &f->by_name[i];
-		cJSON *calls = cJSON_AddObjectToObject(obj, g->name ? g->name : "?");
+		/* A key is a name too: escaped as json_name escapes values (NULL: no memory). */
+		char *esc = g->name ? esc_dup(esc_json, g->name) : NULL;
+		cJSON *calls = cJSON_AddObjectToObject(obj, esc ? esc : "?");
 
+		free(esc);
 		for (size_t k = 0; calls && k < g->nrows; k++) {
 			const struct name_calls *c = &g->rows[k];
 			const char *name = c->op < FILE_OPS_END ? file_ops[c->op].name : "?";

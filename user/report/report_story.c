@@ -202,10 +202,12 @@ void report_process_list(FILE *out, const struct run_result *r, size_t from)
 
 		format_exit(exit, sizeof(exit), p->exit_seen, p->exit_status);
 		fprintf(out, "%7u %7u ", p->pid, p->ppid);
-		put_padded(out, name_cell(p->comm, 15, comm, sizeof(comm)), 15);
+		/* A comm escaped wider than its 15 columns takes the command's room, not cut. */
+		name_cell(p->comm, 15 + 20, comm, sizeof(comm));
+		put_padded(out, comm, 15);
 		/* 76 columns before the command with a 10-column exit; a longer one takes room. */
 		room = 24 - (strlen(exit) > 10 ? (int)strlen(exit) - 10 : 0) -
-		       (p->overflow ? 12 : 0);
+		       (p->overflow ? 12 : 0) - (text_width(comm) > 15 ? text_width(comm) - 15 : 0);
 		fprintf(out, " %9llu %7llu %6s %6s %-10s %s%s\n", (unsigned long long)p->prof.calls,
 			(unsigned long long)p->prof.errors, cell_bytes(p->story.read_bytes, a),
 			cell_bytes(p->story.write_bytes, b), exit,
