@@ -167,7 +167,10 @@ def test_prom_file_totals_by_comm_and_block(tmp_path):
     assert one(samples, "iotrace_direct_io_bytes_total", comm="dd", op="write") == 64 * 4096
     lcount, _ = check_histogram(samples, "iotrace_block_io_latency_seconds", comm="dd",
                                 disk="vda", op="write")
-    assert lcount == 64
+    # A completion the kernel did not run the program for is counted late, without a
+    # latency (docs/block.md): every request has one or is among those.
+    unseen = one(samples, "iotrace_lost_events_total", reason="block_completions_unseen")
+    assert lcount + unseen == 64 and unseen <= 2, (lcount, unseen)
 
 
 def test_prom_file_bad_directory_fails_before_running(tmp_path):
