@@ -45,7 +45,8 @@ for fentry and kprobes, whether attaching works — and never compares version n
 
 `iotrace info` prints all of this for the machine it runs on; the JSON report carries it
 as `"kernel"` (docs/json.md). `IOTRACE_DISABLE_TRACEPOINTS=a,b` switches events off (every
-way of them), for tests.
+way of them), for tests; `IOTRACE_BUILD=noiter|nokfunc` loads a build with fewer kfuncs on a
+kernel that has them all, to measure what the older kernels' build costs on one machine.
 
 ## How it is checked
 

@@ -505,6 +505,17 @@ const char *const tracer_build_names[TRACER_BUILDS] = {
 /* The build of the programs this kernel can load: the kfuncs it has (maps.bpf.h). */
 enum tracer_build choose_build(const struct btf_index *btf, const char **why)
 {
+	/* IOTRACE_BUILD=noiter|nokfunc: a build with fewer kfuncs on this kernel (cost A/B). */
+	const char *forced = getenv("IOTRACE_BUILD");
+
+	if (forced && !strcmp(forced, "nokfunc")) {
+		*why = "IOTRACE_BUILD=nokfunc";
+		return BUILD_NOKFUNC;
+	}
+	if (forced && !strcmp(forced, "noiter")) {
+		*why = "IOTRACE_BUILD=noiter";
+		return BUILD_NOITER;
+	}
 	if (!btf) {
 		*why = "the kernel iotrace was built on, which has them all";
 		return BUILD_FULL;
