@@ -47,6 +47,20 @@ static __always_inline void sc_add_totals(__u32 tag, const struct syscall_stat *
 }
 
 /*
+ * Claims a cache row for its taker: *old gets the tag it had (0: empty, nothing to move).
+ * -1 when the loader has it claimed, or took it first.
+ */
+static __always_inline int claim_row(__u32 *tag, __u32 *old)
+{
+	*old = *tag;
+	if (*old == CACHE_CLAIMED)
+		return -1;
+	if (*old && __sync_val_compare_and_swap(tag, *old, CACHE_CLAIMED) != *old)
+		return -1;
+	return 0;
+}
+
+/*
  * Takes the row at idx of this CPU's syscall cache for tag: its counts so far to the
  * totals, then zeroed. 0, or -1 when the loader has it claimed (count into the totals).
  * Global: verified once, and only a miss pays for the call.
@@ -56,14 +70,9 @@ __noinline int sc_row_take(__u32 cpu, __u32 idx, __u32 tag)
 	struct sc_cache_row *row = bpf_map_lookup_elem(&sc_cache, &idx);
 	__u32 old;
 
-	if (!row)
-		return -1;
-	old = row->tag;
-	if (old == CACHE_CLAIMED)
+	if (!row || claim_row(&row->tag, &old))
 		return -1;
 	if (old) {
-		if (__sync_val_compare_and_swap(&row->tag, old, CACHE_CLAIMED) != old)
-			return -1;
 		moving(cpu);
 		sc_add_totals(old, &row->st);
 		moving(cpu);
@@ -141,14 +150,9 @@ __noinline int io_row_take(__u32 cpu, __u32 idx, __u32 tag)
 	struct io_stat *t;
 	__u32 old;
 
-	if (!row)
-		return -1;
-	old = row->tag;
-	if (old == CACHE_CLAIMED)
+	if (!row || claim_row(&row->tag, &old))
 		return -1;
 	if (old) {
-		if (__sync_val_compare_and_swap(&row->tag, old, CACHE_CLAIMED) != old)
-			return -1;
 		moving(cpu);
 		t = lookup_or_init(&io_totals, &old, &zero, DROP_TOTALS, NULL);
 		m.from = (__u64 *)&row->st;
