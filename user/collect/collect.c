@@ -157,14 +157,9 @@ static void take_files(struct collector *c, struct proc_record *p)
 int collector_on_name(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
-	struct file_name name = { 0 }; /* the kernel sends only the bytes of the path used */
 	struct path_key key;
 
-	if (size < offsetof(struct file_name, buf))
-		return 0;
-	memcpy(&name, data, size < sizeof(name) ? size : sizeof(name));
-	key = (struct path_key){ .dev = name.dev, .ino = name.ino, .igen = name.igen };
-	if (names_add(c->names, &key, &name))
+	if (names_add_event(c->names, data, size, &key) < 0)
 		c->error = -ENOMEM;
 	return 0;
 }

@@ -232,16 +232,12 @@ int top_files_out(struct top_collector *c, struct top_sample *out)
 int top_on_name(void *ctx, void *data, size_t size)
 {
 	struct top_collector *c = ctx;
-	struct file_name name = { 0 }; /* the kernel sends only the bytes of the path used */
 	struct path_key key;
+	int err = names_add_event(c->names, data, size, &key);
 
-	if (size < offsetof(struct file_name, buf))
-		return 0;
-	memcpy(&name, data, size < sizeof(name) ? size : sizeof(name));
-	key = (struct path_key){ .dev = name.dev, .ino = name.ino, .igen = name.igen };
-	if (names_add(c->names, &key, &name))
+	if (err < 0)
 		c->error = -ENOMEM;
-	else if (c->nname_keys < TOP_NAMES_MAX)
+	else if (!err && c->nname_keys < TOP_NAMES_MAX)
 		c->name_keys[c->nname_keys++] = key;
 	return 0;
 }

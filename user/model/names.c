@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
@@ -528,4 +529,15 @@ const char *names_resolve(struct names *n, const struct path_key *key)
 	n->n++;
 	*s = (struct named){ .key = *key, .kind = FK_FILE, .from_alias = true, .path = text };
 	return text;
+}
+
+int names_add_event(struct names *n, const void *data, size_t size, struct path_key *key)
+{
+	struct file_name name = { 0 };
+
+	if (size < offsetof(struct file_name, buf))
+		return 1;
+	memcpy(&name, data, size < sizeof(name) ? size : sizeof(name));
+	*key = (struct path_key){ .dev = name.dev, .ino = name.ino, .igen = name.igen };
+	return names_add(n, key, &name) ? -1 : 0;
 }

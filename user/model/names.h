@@ -21,6 +21,12 @@ void names_free(struct names *n);
  * (another name id) makes the one before an earlier name; -1 out of memory.
  */
 int names_add(struct names *n, const struct path_key *key, const struct file_name *name);
+/*
+ * A file_name event of the ring (data, size: the kernel sends only the bytes of the path
+ * used) added as names_add adds it; its key in *key. 1 when too short to be one, -1 out of
+ * memory.
+ */
+int names_add_event(struct names *n, const void *data, size_t size, struct path_key *key);
 
 /* A file's names. The strings are the table's, kept until names_free. */
 struct name_view {
