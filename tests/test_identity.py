@@ -171,10 +171,10 @@ def test_reuse_against_strace(tmp_path, pre):
         assert len(files_of(report, top)) == 20
 
 
-def renamed(report, top):
-    """{row path: (other names, {name: bytes written under it})} below top."""
+def renamed(rows):
+    """{row path: (other names, {name: bytes written under it})} of these file rows."""
     out = {}
-    for f in files_of(report, top):
+    for f in rows:
         by_name = f.get("io_by_name") or {f["path"]: f["io"]}
         out[normal(f["path"])] = (sorted(f.get("other_names", [])),
                                   {n: (io.get("write") or {}).get("transferred_bytes", 0)
@@ -182,12 +182,8 @@ def renamed(report, top):
     return out
 
 
-def test_renames_of_every_kind(tmp_path, pre):
-    top = tmp_path / "k"
-    top.mkdir()
-    ours, theirs, report = traced_by_both([PY, "-c", KINDS, str(top)], tmp_path, exact=True)
-    assert_same(ours, theirs, pre)
-    got = renamed(report, top)
+def assert_renames_followed(got, top):
+    """renamed() of KINDS (or workloads/reuse renames) run in directory top."""
     tmp = next(n for n in got[f"{top}/t.final"][0])  # O_TMPFILE's name: "#INODE"
     assert re.fullmatch(rf"{top}/#\d+", tmp), tmp
     assert got == {
@@ -200,6 +196,14 @@ def test_renames_of_every_kind(tmp_path, pre):
         f"{top}/c.2": ([f"{top}/c.1"], {f"{top}/c.1": 21, f"{top}/c.2": 0}),
         f"{top}/m": ([f"{top}/m.part"], {f"{top}/m.part": 22, f"{top}/m": 23}),
     }
+
+
+def test_renames_of_every_kind(tmp_path, pre):
+    top = tmp_path / "k"
+    top.mkdir()
+    ours, theirs, report = traced_by_both([PY, "-c", KINDS, str(top)], tmp_path, exact=True)
+    assert_same(ours, theirs, pre)
+    assert_renames_followed(renamed(files_of(report, top)), top)
 
 
 def real_program(name, w):

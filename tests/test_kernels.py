@@ -23,6 +23,7 @@ from helpers import ROOT, MIB, parse_strace_c, run, wl
 import ledger
 from perpid import differing, iotrace_per_process, strace_per_process
 from test_files import all_rows, block_of, entry, per_disk
+from test_identity import assert_renames_followed, renamed
 from test_stacks import WORKERS, folded
 from test_trace import check_format
 from test_uring import issued
@@ -240,23 +241,8 @@ def test_renames_followed(vm):
     timestamp tracepoints: names follow through names_epoch and the next use alone."""
     d, top = out(vm, "identity"), "/mnt/work/id/n"
     assert_exact(d, "renames")
-    got = {}
-    for f in identity_rows(json.loads((d / "renames.json").read_text()), top):
-        by_name = f.get("io_by_name") or {f["path"]: f["io"]}
-        got[f["path"]] = (sorted(f.get("other_names", [])),
-                          {n: (io.get("write") or {}).get("transferred_bytes", 0)
-                           for n, io in by_name.items()})
-    tmp = got[f"{top}/t.final"][0][0]  # O_TMPFILE's name: "#INODE"
-    assert re.fullmatch(rf"{top}/#\d+", tmp), tmp
-    assert got == {
-        f"{top}/a": ([f"{top}/a.tmp"], {f"{top}/a.tmp": 11, f"{top}/a": 12}),
-        f"{top}/y": ([f"{top}/x"], {f"{top}/x": 13, f"{top}/y": 15}),
-        f"{top}/x": ([f"{top}/y"], {f"{top}/y": 14, f"{top}/x": 16}),
-        f"{top}/l.new": ([f"{top}/l.old"], {f"{top}/l.old": 35, f"{top}/l.new": 0}),
-        f"{top}/t.final": ([tmp], {tmp: 39, f"{top}/t.final": 0}),
-        f"{top}/c.2": ([f"{top}/c.1"], {f"{top}/c.1": 21, f"{top}/c.2": 0}),
-        f"{top}/m": ([f"{top}/m.part"], {f"{top}/m.part": 22, f"{top}/m": 23}),
-    }
+    rows = identity_rows(json.loads((d / "renames.json").read_text()), top)
+    assert_renames_followed(renamed(rows), top)
 
 
 # ---- page cache and readahead (lab note 004) ----
