@@ -184,7 +184,7 @@ int BPF_KRETPROBE(handle_iomap_dio_rw_kretprobe)
 SEC("tp_btf/block_getrq")
 int BPF_PROG(handle_block_getrq, struct bio *bio)
 {
-	struct block_rq_info info = {};
+	struct block_rq_info info = { .start_ns = bpf_ktime_get_ns() };
 	__u64 key = (__u64)bio;
 
 	charge_start(&info, bio);

@@ -25,6 +25,9 @@
 #include "util/util.h"
 #include "util/cgroup.h"
 
+/* How often, at least, requests whose completion was skipped are looked for (and shown late). */
+#define SWEEP_MS 200
+
 struct snoop_opts {
 	struct tracer_config cfg;
 	const char *disk;
@@ -237,7 +240,8 @@ static int snoop_loop(struct tracer *t, double duration)
 			err = -1;
 	}
 	while (!err) {
-		int n = epoll_wait(epfd, &ev, 1, -1);
+		/* Woken at least every SWEEP_MS for the requests whose completion was skipped. */
+		int n = epoll_wait(epfd, &ev, 1, SWEEP_MS);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -245,11 +249,13 @@ static int snoop_loop(struct tracer *t, double duration)
 			err = -1;
 			break;
 		}
-		if (ev.data.fd == sfd || ev.data.fd == tfd)
+		if (n > 0 && (ev.data.fd == sfd || ev.data.fd == tfd))
 			break;
+		tracer_sweep_blocks(t);
 		tracer_poll_events(t);
 		fflush(stdout);
 	}
+	tracer_sweep_blocks(t);
 	tracer_poll_events(t);
 	if (tfd >= 0)
 		close(tfd);

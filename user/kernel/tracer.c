@@ -129,6 +129,17 @@ void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *c
 	MAP_WALK(t, block_inflight, visit_inflight, &w);
 }
 
+uint64_t tracer_sweep_blocks(struct tracer *t)
+{
+	int fd = bpf_program__fd(t->skel->progs.sweep_block_inflight);
+	uint64_t args[1] = { 0 }; /* a raw_tp program's context: its arguments, none used */
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args));
+
+	if (fd < 0 || bpf_prog_test_run_opts(fd, &opts))
+		return 0;
+	return opts.retval;
+}
+
 static bool is_charged(const struct block_rq_info *info, void *found)
 {
 	*(bool *)found = info->charge != CHARGE_NONE;
@@ -141,6 +152,7 @@ void tracer_wait_block_idle(struct tracer *t, int max_ms)
 
 	for (int ms = 0; ms < max_ms && found; ms++) {
 		found = false;
+		tracer_sweep_blocks(t);
 		tracer_for_each_inflight(t, is_charged, &found);
 		if (found)
 			usleep(1000);

@@ -71,6 +71,7 @@ static const struct hook_def hook_defs[] = {
 	HOOK("block_rq_insert", HOOKS_BLOCK, WAY("handle_block_rq_insert")),
 	HOOK("block_rq_issue", HOOKS_BLOCK, WAY("handle_block_rq_issue")),
 	HOOK("block_rq_complete", HOOKS_BLOCK, WAY("handle_block_rq_complete")),
+	HOOK("block_rq_merge", HOOKS_BLOCK, WAY("handle_block_rq_merge")),
 	HOOK("io_uring_submit_req", HOOKS_URING, WAY("handle_io_uring_submit_req"),
 	     WAY("handle_io_uring_submit_sqe")),
 	HOOK("io_uring_req_failed", HOOKS_URING, WAY("handle_io_uring_req_failed")),
@@ -326,6 +327,13 @@ static void configure_ways(struct tracer *t)
 		s->rodata->start_by_bio = true;
 		bpf_map__set_max_entries(s->maps.block_starts, MAX_BLOCK_INFLIGHT);
 	}
+	/* The sweep walks block_inflight with bpf_for_each_map_elem (5.13): without it, a
+	 * request whose completion was skipped is counted when its struct is reused, or at
+	 * the end. */
+	if (t->probed &&
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_FUNC_for_each_map_elem,
+				    NULL) <= 0)
+		bpf_program__set_autoload(s->progs.sweep_block_inflight, false);
 }
 
 /*

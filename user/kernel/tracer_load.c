@@ -100,7 +100,8 @@ static void configure_snoop(struct iotrace_bpf *s, const struct tracer_config *c
 	struct bpf_program *keep[] = {
 		s->progs.handle_writeback_dirty_folio, s->progs.handle_block_io_start,
 		s->progs.handle_block_rq_insert, s->progs.handle_block_rq_issue,
-		s->progs.handle_block_rq_complete,
+		s->progs.handle_block_rq_complete, s->progs.handle_block_rq_merge,
+		s->progs.sweep_block_inflight,
 	};
 	struct bpf_program *prog;
 
@@ -181,6 +182,8 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 	for (uint32_t slot = 0; slot < MAX_SLOTS; slot++)
 		if (slot <= OVERFLOW_SLOT || slot >= t->nr_slots)
 			s->bss->slot_used[slot / 64] |= 1ULL << (slot % 64);
+	/* The loader runs the sweep (tracer_sweep_blocks); it hooks nothing. */
+	bpf_program__set_autoattach(s->progs.sweep_block_inflight, false);
 	/* Without timing nothing needs sys_enter: calls are counted when they return. */
 	if (!cfg->timing)
 		bpf_program__set_autoload(s->progs.handle_sys_enter, false);
