@@ -282,3 +282,55 @@ def test_snoop_equals_the_disk(tmp_path, name):
             if op != "flush":
                 ours[f"{op}_sectors"] += e["bytes"] // 512
         assert ours == {k: theirs[k] for k in COUNTS}, (ours, theirs)
+
+
+def fio_log(path):
+    """fio's per-I/O completion log: (unix ms, bytes) of every I/O."""
+    out = []
+    for line in open(path):
+        f = [x.strip() for x in line.split(",")]
+        out.append((int(f[0]), int(f[3])))
+    return out
+
+
+def test_top_against_fio_per_io_log(tmp_path):
+    """top -j against fio's log of each of its reads (random 4 KiB O_DIRECT at queue depth
+    64, full speed, 1 s), 10 runs. After every interval, the reads top has shown for fio's
+    file so far are at least those fio logged 100 ms before the line and at most those it
+    logged 100 ms after (top stamps a line after collecting it, fio a read when it reaps
+    it; both can wait for a CPU here); all intervals together hold every read, in the file's
+    row and the header's disk (which equals the disk's own delta); fio's process rows hold
+    them too (and whatever fio read from other disks)."""
+    margin = 100
+    with loop_disk(tmp_path, "mq-deadline", "ext4") as (dev, disk, mnt):
+        prepare("randrw", dev, mnt)
+        for run in range(10):
+            log = tmp_path / f"lat{run}"
+            top = subprocess.Popen([IOTRACE, "top", "-j", "-d", "0.2"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+            lines = Lines(top)
+            lines.wait_for(1)
+            first = len(lines.lines)
+            before = sysfs_stat(disk)
+            subprocess.run(fio("--name=r", f"--filename={mnt}/rr", "--size=64M",
+                               "--iodepth=64", "--rw=randread", "--runtime=1", "--time_based",
+                               f"--write_lat_log={log}", "--log_avg_msec=0",
+                               "--log_unix_epoch=1"), check=True)
+            theirs = delta(sysfs_stat(disk), before)
+            time.sleep(0.5)
+            objs = [json.loads(x) for x in lines.stop()[first:]]
+            reads = fio_log(f"{log}_clat.1.log")
+            per_proc = file_reads = head_reads = head_bytes = 0
+            for o in objs:
+                file_reads += sum(f["disk_reads"] for f in o["files"] if f["file"] == f"{mnt}/rr")
+                lo = sum(1 for t, _ in reads if t < o["time_ms"] - margin)
+                hi = sum(1 for t, _ in reads if t <= o["time_ms"] + margin)
+                assert lo <= file_reads <= hi, (run, o["time_ms"], lo, file_reads, hi)
+                per_proc += sum(p["disk_reads"] for p in o["processes"] if p["comm"] == "fio")
+                d = next((x for x in o["machine"]["disks"] if x["disk"] == disk), None)
+                head_reads += d["disk_reads"] if d else 0
+                head_bytes += d["disk_read_bytes"] if d else 0
+            assert file_reads == len(reads) and per_proc >= len(reads), \
+                (run, file_reads, per_proc, len(reads))
+            assert (head_reads, head_bytes // 512) == (theirs["read_ios"], theirs["read_sectors"])
+            assert head_bytes == sum(b for _, b in reads), (run, head_bytes)
