@@ -19,12 +19,13 @@ WL = ROOT / "workloads"
 DATA = ROOT / "tests" / "data"
 
 # Objects whose keys are data (names of syscalls, disks, io kinds), not schema.
-DATA_KEYED = {"syscalls", "io", "disks", "io_uring"}
+DATA_KEYED = {"syscalls", "io", "disks", "disk_stat", "io_uring"}
 
 
 def json_paths(obj, path="", out=None):
     out = set() if out is None else out
-    if path.endswith(".disks.*") or path.endswith("files[].block"):
+    if path.endswith(".disks.*") or path.endswith(".disk_stat.*") or \
+            path.endswith("files[].block"):
         # A disk appears when it did I/O, a file's block operation when it had one; their
         # objects have the shape of a process's block.read etc.
         return out

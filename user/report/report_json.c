@@ -458,25 +458,6 @@ static cJSON *other_io_json(const struct run_result *r)
 	return obj; /* "files" follows: put_process */
 }
 
-/* {"vda": {"read_ios": N, ...}}: each disk in /sys/block/DISK/stat's columns. */
-static cJSON *disk_stats_json(const struct block_record *by_disk, size_t n)
-{
-	cJSON *obj = cJSON_CreateObject(), *one;
-	struct disk_stat_view *d;
-	size_t nd;
-	char name[64];
-
-	if (disk_stats_of(by_disk, n, &d, &nd))
-		return obj;
-	for (size_t i = 0; i < nd; i++) {
-		one = cJSON_CreateObject();
-		add_fields(one, &disk_stat_fields, &d[i], NULL, NULL);
-		cJSON_AddItemToObject(obj, disk_name(d[i].dev, name, sizeof(name)), one);
-	}
-	free(d);
-	return obj;
-}
-
 static cJSON *totals_json(const struct run_result *r)
 {
 	cJSON *totals = cJSON_CreateObject();
