@@ -234,31 +234,43 @@ static __always_inline __u64 rq_key(struct request *rq)
 }
 
 /*
+ * The one program that counts a request takes it: the first to set its entry's taken flag
+ * (an atomic fetch-or), which then counts it and deletes the entry. A completion and the
+ * sweep (or the start of a later request in the struct) can find the same entry at once;
+ * only one counts it. No copy of the entry is made (6.1 allows 512 bytes of stack to a
+ * whole call chain), and none is needed: the entry stays in place until its taker deletes
+ * it, and a later request in the same struct cannot replace it before that.
+ */
+static __always_inline bool take(struct block_rq_info *info)
+{
+	return !__sync_fetch_and_or(&info->taken, 1);
+}
+
+/*
  * Some completions never reach block_rq_complete's program: one nested in itself on a CPU
  * is skipped (the kernel counts it, drops.nested_runs), and on 6.18 under a full virtqueue a
  * few in 10,000 are skipped with no count at all (perf counts every block_rq_complete; the
  * program's run_cnt is short by drops.block_completions_unseen). Such a request is counted
  * late, without latencies, by whoever takes its entry first: the start of a later request
- * in its struct, or the sweep (sweep_block_inflight). Taking is deleting: of two programs
- * that find the entry, only the one whose delete succeeds counts it, so it is counted once.
+ * in its struct, or the sweep (sweep_block_inflight).
  */
-static void count_late(__u64 rqk, const struct block_rq_info *found)
+static void count_late(__u64 rqk, struct block_rq_info *old)
 {
-	struct block_rq_info old = *found;
-	struct block_key key = { .owner = old.charge != CHARGE_NONE || snoop ? old.tgid : 0,
-				 .dev = old.dev, .op = old.op };
-	struct done d = { .sector = old.sector, .flags = old.flags, .bytes = old.bytes,
-			  .fdev = old.fdev, .ino = old.ino, .igen = old.igen };
+	struct block_key key = { .owner = old->charge != CHARGE_NONE || snoop ? old->tgid : 0,
+				 .dev = old->dev, .op = old->op };
+	struct done d = { .sector = old->sector, .flags = old->flags, .bytes = old->bytes,
+			  .fdev = old->fdev, .ino = old->ino, .igen = old->igen };
 
-	if (bpf_map_delete_elem(&block_inflight, &rqk))
-		return; /* taken by another program: counted there */
+	if (!take(old))
+		return; /* counted by another program */
 	if (snoop)
-		emit(&old, &key, &d, true);
+		emit(old, &key, &d, true);
 	else
 		account(&key, NULL, &d);
 	if (trace)
-		trace_request(&old, &key, &d, true);
+		trace_request(old, &key, &d, true);
 	__sync_fetch_and_add(&drops[DROP_BLOCK_UNSEEN], 1);
+	bpf_map_delete_elem(&block_inflight, &rqk);
 }
 
 /*
@@ -406,12 +418,20 @@ static __always_inline void note_request(struct block_rq_info *info, struct requ
 		info->issue_ns = bpf_ktime_get_ns();
 }
 
-/* A request begins: from block_io_start, or from its first insert or issue (flushes). */
-static __always_inline void begin_request(struct request *rq, __u64 rqk, __u64 bio,
-					  struct block_rq_info *noted, bool io_started,
-					  bool issued)
+/* How a request begins (begin_request). */
+enum { BEGIN_IO_STARTED = 1, BEGIN_ISSUED = 2 };
+
+/*
+ * A request begins: from block_io_start, or from its first insert or issue (flushes). Not
+ * inlined: its frame (the new entry) and count_late's are never on one call chain, which
+ * 6.1's verifier limits to 512 bytes of stack (inlined, the chain of block_rq_insert's
+ * program, count_late, account and add_request took 544).
+ */
+static __noinline void begin_request(struct request *rq, __u64 rqk, __u64 bio,
+				     struct block_rq_info *noted, __u32 how)
 {
 	struct block_rq_info info = {};
+	bool io_started = how & BEGIN_IO_STARTED, issued = how & BEGIN_ISSUED;
 
 	if (noted) {
 		info = *noted;
@@ -443,7 +463,7 @@ int BPF_PROG(handle_block_io_start, struct request *rq)
 
 	if (old)
 		count_late(rqk, old);
-	begin_request(rq, rqk, 0, NULL, true, false);
+	begin_request(rq, rqk, 0, NULL, BEGIN_IO_STARTED);
 	return 0;
 }
 
@@ -478,7 +498,8 @@ static __always_inline void request_seen(struct request *rq, bool issued)
 	}
 	if (info)
 		count_late(rqk, info);
-	begin_request(rq, rqk, bio, noted, noted != NULL, issued);
+	begin_request(rq, rqk, bio, noted,
+		      (noted ? BEGIN_IO_STARTED : 0) | (issued ? BEGIN_ISSUED : 0));
 }
 
 SEC("tp_btf/block_rq_insert")
@@ -667,56 +688,47 @@ static __always_inline bool request_ends(struct request *rq, __u32 op, __u32 nr_
 }
 
 /*
- * The request's entry, taken (deleted) into *info: RQ_TAKEN, RQ_NONE when it has none, or RQ_LOST
- * when the sweep took it first (and counted it). 6.1: a request that no insert or issue
- * saw (an empty write that asked for a flush goes straight to the flush machinery) has
- * only block_getrq's note.
+ * The request's entry (or, 6.1, block_getrq's note for a request that no insert or issue
+ * saw: an empty write that asked for a flush goes straight to the flush machinery), or
+ * NULL; *lost when the sweep took the entry first (and counted it).
  */
-enum take { RQ_TAKEN, RQ_NONE, RQ_LOST };
-
-static __always_inline enum take take_request(struct request *rq, __u64 rqk,
-					      struct block_rq_info *info)
+static __always_inline struct block_rq_info *take_request(struct request *rq, __u64 rqk,
+							  __u64 *bio, bool *lost)
 {
-	struct block_rq_info *found = bpf_map_lookup_elem(&block_inflight, &rqk);
-	__u64 bio;
+	struct block_rq_info *info = bpf_map_lookup_elem(&block_inflight, &rqk);
 
-	if (found) {
-		*info = *found;
-		return bpf_map_delete_elem(&block_inflight, &rqk) ? RQ_LOST : RQ_TAKEN;
+	*lost = false;
+	*bio = 0;
+	if (info) {
+		*lost = !take(info);
+		return info;
 	}
-	found = noted_start(rq, &bio);
-	if (!found)
-		return RQ_NONE;
-	*info = *found;
-	bpf_map_delete_elem(&block_starts, &bio);
-	return RQ_TAKEN;
+	info = noted_start(rq, bio);
+	if (!info)
+		*bio = 0;
+	return info;
 }
 
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 	     unsigned int nr_bytes)
 {
-	__u64 rqk = rq_key(rq);
+	__u64 rqk = rq_key(rq), bio;
 	__u32 flags = rq->cmd_flags, op = op_of(flags);
-	struct block_rq_info taken, *info = &taken, *going;
+	struct block_rq_info *info;
 	struct block_key key = { .op = op };
 	struct done d = { .flags = flags, .bytes = nr_bytes, .error = error };
+	bool lost;
 
 	if (!request_ends(rq, op, nr_bytes)) {
-		going = bpf_map_lookup_elem(&block_inflight, &rqk);
-		if (going)
-			__sync_fetch_and_add(&going->done_bytes, nr_bytes);
+		info = bpf_map_lookup_elem(&block_inflight, &rqk);
+		if (info)
+			__sync_fetch_and_add(&info->done_bytes, nr_bytes);
 		return 0;
 	}
-	switch (take_request(rq, rqk, &taken)) {
-	case RQ_LOST:
+	info = take_request(rq, rqk, &bio, &lost);
+	if (lost)
 		return 0;
-	case RQ_NONE:
-		info = NULL;
-		break;
-	case RQ_TAKEN:
-		break;
-	}
 	d.now = bpf_ktime_get_ns();
 	d.sector = info ? info->sector : rq->__sector;
 	key.dev = info ? info->dev : disk_dev(rq);
@@ -731,11 +743,15 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 	}
 	if (snoop) {
 		emit(info, &key, &d, false);
-		return 0;
+	} else {
+		account(&key, info, &d);
+		if (trace)
+			trace_request(info, &key, &d, false);
 	}
-	account(&key, info, &d);
-	if (trace)
-		trace_request(info, &key, &d, false);
+	if (bio)
+		bpf_map_delete_elem(&block_starts, &bio);
+	else if (info)
+		bpf_map_delete_elem(&block_inflight, &rqk);
 	return 0;
 }
 
@@ -757,8 +773,9 @@ static long sweep_one(struct bpf_map *map, __u64 *rqk, struct block_rq_info *inf
 
 	if (ref && !(info->issue_ns && born > info->born_ns))
 		return 0;
+	if (!info->taken)
+		(*(__u64 *)ctx)++;
 	count_late(*rqk, info);
-	(*(__u64 *)ctx)++;
 	return 0;
 }
 

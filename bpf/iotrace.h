@@ -594,6 +594,8 @@ struct block_rq_info {
 	/* Completed before the request ended: a flush sequence's data step, partial completions. */
 	__u32 done_bytes;
 	__u32 io_started; /* started by block_io_start (6.1: block_getrq): a new life began there */
+	__u32 taken;      /* set (atomically) by the one program that counts the request */
+	__u32 pad;
 	char comm[COMM_LEN];
 };
 

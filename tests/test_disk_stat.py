@@ -87,11 +87,15 @@ def fio(*args):
 # name -> (needs a filesystem, the command given (device, mount point)). Each is a case the
 # kernel counts in its own way (block/blk-merge.c, blk-flush.c, blk-mq.c).
 WORKLOADS = {
-    # Interleaved 4 KiB blocks of two jobs: requests merge in the scheduler (block_rq_merge).
+    # Interleaved 4 KiB blocks of two jobs, and a third writing anywhere in them (more
+    # requests than the loop disk's 128 tags, so they wait in the scheduler): requests merge
+    # there (block_rq_merge), and bios into waiting requests.
     "interleaved": (True, lambda dev, mnt: fio(
         "--name=a", f"--filename={mnt}/il", "--size=32M", "--iodepth=128", "--rw=write:4k",
         "--name=b", f"--filename={mnt}/il", "--size=32M", "--iodepth=128", "--rw=write:4k",
-        "--offset=4k")),
+        "--offset=4k",
+        "--name=c", f"--filename={mnt}/il", "--size=32M", "--iodepth=128", "--rw=randwrite",
+        "--norandommap")),
     # Each fdatasync commits the journal: a write with PREFLUSH and FUA, sequenced as
     # pre-flush, data, post-flush on a disk without FUA.
     "fdatasync": (True, lambda dev, mnt: [
@@ -295,13 +299,12 @@ def fio_log(path):
 
 def test_top_against_fio_per_io_log(tmp_path):
     """top -j against fio's log of each of its reads (random 4 KiB O_DIRECT at queue depth
-    64, full speed, 1 s), 10 runs. After every interval, the reads top has shown for fio's
-    file so far are at least those fio logged 100 ms before the line and at most those it
-    logged 100 ms after (top stamps a line after collecting it, fio a read when it reaps
-    it; both can wait for a CPU here); all intervals together hold every read, in the file's
-    row and the header's disk (which equals the disk's own delta); fio's process rows hold
-    them too (and whatever fio read from other disks)."""
-    margin = 100
+    64, full speed, 1 s; times on CLOCK_MONOTONIC), 10 runs. After every line, the reads top
+    has shown for fio's file so far include every read fio logged before the line's
+    block_until_ns (fio stamps a read when it reaps it, after the disk completed it: a
+    sound lower bound, to its millisecond); all lines together hold every read, in the
+    file's row and the header's disk (which equals the disk's own delta); fio's process rows
+    hold them too (and whatever fio read from other disks)."""
     with loop_disk(tmp_path, "mq-deadline", "ext4") as (dev, disk, mnt):
         prepare("randrw", dev, mnt)
         for run in range(10):
@@ -315,7 +318,8 @@ def test_top_against_fio_per_io_log(tmp_path):
             subprocess.run(fio("--name=r", f"--filename={mnt}/rr", "--size=64M",
                                "--iodepth=64", "--rw=randread", "--runtime=1", "--time_based",
                                f"--write_lat_log={log}", "--log_avg_msec=0",
-                               "--log_unix_epoch=1"), check=True)
+                               "--log_alternate_epoch=1", "--log_alternate_epoch_clock_id=1"),
+                           check=True)
             theirs = delta(sysfs_stat(disk), before)
             time.sleep(0.5)
             objs = [json.loads(x) for x in lines.stop()[first:]]
@@ -323,9 +327,9 @@ def test_top_against_fio_per_io_log(tmp_path):
             per_proc = file_reads = head_reads = head_bytes = 0
             for o in objs:
                 file_reads += sum(f["disk_reads"] for f in o["files"] if f["file"] == f"{mnt}/rr")
-                lo = sum(1 for t, _ in reads if t < o["time_ms"] - margin)
-                hi = sum(1 for t, _ in reads if t <= o["time_ms"] + margin)
-                assert lo <= file_reads <= hi, (run, o["time_ms"], lo, file_reads, hi)
+                until_ms = o["block_until_ns"] / 1e6
+                done = sum(1 for t, _ in reads if t + 1 <= until_ms)
+                assert done <= file_reads, (run, until_ms, done, file_reads)
                 per_proc += sum(p["disk_reads"] for p in o["processes"] if p["comm"] == "fio")
                 d = next((x for x in o["machine"]["disks"] if x["disk"] == disk), None)
                 head_reads += d["disk_reads"] if d else 0
