@@ -764,31 +764,35 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
  * A request waiting in a plug, a scheduler or the flush machinery holds its ref, so it
  * stays. The struct's memory is the tag set's, kept while the disk lives; a read that
  * faults (the disk gone) reads 0, and the entry goes too.
+ *
+ * An iterator over block_inflight: the loader (tracer_sweep_blocks) makes one and reads it
+ * before it reads the block counters: at every refresh of top, every scrape of serve,
+ * snoop's ticks and the end of every mode. Reading an iterator is a read(2) of a file: serve,
+ * with its privileges dropped, can still do it (BPF_ITER_CREATE on its own link). Each
+ * request it counts writes one byte.
  */
-static long sweep_one(struct bpf_map *map, __u64 *rqk, struct block_rq_info *info, void *ctx)
+SEC("iter/bpf_map_elem")
+int sweep_block_inflight(struct bpf_iter__bpf_map_elem *ctx)
 {
-	struct request *rq = (struct request *)*rqk;
-	__u64 born = BPF_CORE_READ(rq, start_time_ns);
-	int ref = BPF_CORE_READ(rq, ref.counter);
+	__u64 *key = ctx->key, rqk;
+	struct block_rq_info *info;
+	struct request *rq;
+	__u64 born;
+	int ref;
+	char one = 1;
 
+	if (!key)
+		return 0;
+	rqk = *key;
+	info = bpf_map_lookup_elem(&block_inflight, &rqk);
+	if (!info || info->taken)
+		return 0;
+	rq = (struct request *)rqk;
+	born = BPF_CORE_READ(rq, start_time_ns);
+	ref = BPF_CORE_READ(rq, ref.counter);
 	if (ref && !(info->issue_ns && born > info->born_ns))
 		return 0;
-	if (!info->taken)
-		(*(__u64 *)ctx)++;
-	count_late(*rqk, info);
+	count_late(rqk, info);
+	bpf_seq_write(ctx->meta->seq, &one, sizeof(one));
 	return 0;
-}
-
-/*
- * Run by the loader (BPF_PROG_TEST_RUN) before it reads the block counters: at every
- * refresh of top, every scrape of serve, snoop's ticks and the end of every mode. Its
- * return value: the requests counted late.
- */
-SEC("raw_tp")
-int sweep_block_inflight(void *ctx)
-{
-	__u64 swept = 0;
-
-	bpf_for_each_map_elem(&block_inflight, sweep_one, &swept, 0);
-	return (int)swept;
 }

@@ -287,18 +287,18 @@ case_disk_stat() {
 	il="--name=a --filename=/tmp/ds/il --size=8M --iodepth=128 --rw=write:4k
 		--name=b --filename=/tmp/ds/il --size=8M --iodepth=128 --rw=write:4k --offset=4k"
 	ds_run interleaved $DS_FIO $il
-	ds_run fdatasync sh -c 'for i in $(seq 30); do dd if=/dev/zero of=/tmp/ds/s bs=4k \
-		count=1 oflag=append conv=notrunc,fdatasync status=none; done'
+	# 30 writes of 4 KiB, each followed by fdatasync (busybox's dd has no conv=fdatasync)
+	sync30="--name=s --filename=/tmp/ds/s --ioengine=sync --rw=write --size=120k --fdatasync=1"
+	ds_run fdatasync $DS_FIO $sync30
 	ds_run buffered_fsync dd if=/dev/zero of=/tmp/ds/b bs=1M count=16 conv=fsync status=none
 	ds_run randrw $DS_FIO --name=r --filename=/tmp/ds/rr --size=16M --iodepth=256 --rw=randrw \
 		--runtime=2 --time_based
 	ds_live top top $DS_FIO $il
-	ds_live snoop snoop sh -c 'for i in $(seq 30); do dd if=/dev/zero of=/tmp/ds/s bs=4k \
-		count=1 oflag=append conv=notrunc,fdatasync status=none; done'
+	ds_live snoop snoop $DS_FIO $sync30
 	umount /tmp/ds
 	# write-zeroes and discard on the bare disk
-	ds_run zeroes blkdiscard -z -o 0 -l 8M $dev
-	ds_run discard blkdiscard -o 0 -l 64M $dev
+	ds_run zeroes blkdiscard -f -z -o 0 -l 8M $dev
+	ds_run discard blkdiscard -f -o 0 -l 64M $dev
 	losetup -d $dev
 	rm -f /mnt/ds37.img
 }

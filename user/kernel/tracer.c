@@ -131,13 +131,21 @@ void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *c
 
 uint64_t tracer_sweep_blocks(struct tracer *t)
 {
-	int fd = bpf_program__fd(t->skel->progs.sweep_block_inflight);
-	uint64_t args[1] = { 0 }; /* a raw_tp program's context: its arguments, none used */
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args));
+	struct bpf_link *link = t->skel->links.sweep_block_inflight;
+	char buf[256];
+	uint64_t swept = 0;
+	ssize_t n;
+	int fd;
 
-	if (fd < 0 || bpf_prog_test_run_opts(fd, &opts))
+	if (!link)
 		return 0;
-	return opts.retval;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		return 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		swept += n > 0 ? (uint64_t)n : 0;
+	close(fd);
+	return swept;
 }
 
 static bool is_charged(const struct block_rq_info *info, void *found)

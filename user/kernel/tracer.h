@@ -129,7 +129,8 @@ void tracer_read_drops(struct tracer *t, uint64_t drops[DROP_COUNTERS]);
  * Counts now the block requests that are over but whose completion no program saw (the
  * kernel skipped it): the sweep of bpf/block.bpf.c. Run before reading the block counters
  * (each refresh, scrape, and at the end) so that they hold every request the disk has
- * counted. Returns how many it counted, or 0 on a kernel without the sweep.
+ * counted. Returns how many it counted, or 0 on a kernel without the sweep (no map element
+ * iterators).
  */
 uint64_t tracer_sweep_blocks(struct tracer *t);
 /* Requests started before now_ns - age_ns and still in flight: their completion was skipped. */

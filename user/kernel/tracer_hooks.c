@@ -319,7 +319,7 @@ static int way_of(const struct tracer *t, const char *event)
 }
 
 /* Settings of the programs that depend on the way taken. */
-static void configure_ways(struct tracer *t)
+static void configure_ways(struct tracer *t, const struct btf_index *btf)
 {
 	struct iotrace_bpf *s = t->skel;
 
@@ -327,12 +327,8 @@ static void configure_ways(struct tracer *t)
 		s->rodata->start_by_bio = true;
 		bpf_map__set_max_entries(s->maps.block_starts, MAX_BLOCK_INFLIGHT);
 	}
-	/* The sweep walks block_inflight with bpf_for_each_map_elem (5.13): without it, a
-	 * request whose completion was skipped is counted when its struct is reused, or at
-	 * the end. */
-	if (t->probed &&
-	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_FUNC_for_each_map_elem,
-				    NULL) <= 0)
+	/* The sweep is a map element iterator (5.9): without them, no sweep (attach_sweep). */
+	if (btf && btf_index_find(btf, "bpf_iter__bpf_map_elem", false) < 0)
 		bpf_program__set_autoload(s->progs.sweep_block_inflight, false);
 }
 
@@ -393,7 +389,7 @@ int probe_hooks(struct tracer *t, const struct btf_index *btf)
 		if (c->wanted && !c->ncands)
 			note_missing(t, h->group, c->why);
 	}
-	configure_ways(t);
+	configure_ways(t, btf);
 	if (required_missing(t))
 		return -1;
 	for (int i = 0; i < NR_HOOKS; i++)
