@@ -730,8 +730,9 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 	if (lost)
 		return 0;
 	d.now = bpf_ktime_get_ns();
-	d.sector = info ? info->sector : rq->__sector;
-	key.dev = info ? info->dev : disk_dev(rq);
+	/* block_getrq's note knows the submitter, not yet the request's disk and sector. */
+	d.sector = info && !bio ? info->sector : rq->__sector;
+	key.dev = info && !bio ? info->dev : disk_dev(rq);
 	if (info) {
 		/* The flags the submitter asked for: the flush machinery clears PREFLUSH and FUA. */
 		d.flags = info->flags;

@@ -290,6 +290,8 @@ case_disk_stat() {
 	# 30 writes of 4 KiB, each followed by fdatasync (busybox's dd has no conv=fdatasync)
 	sync30="--name=s --filename=/tmp/ds/s --ioengine=sync --rw=write --size=120k --fdatasync=1"
 	ds_run fdatasync $DS_FIO $sync30
+	# again, over the same blocks: no journal commit, each fdatasync an empty flush write
+	ds_run overwrite_fdatasync $DS_FIO $sync30
 	ds_run buffered_fsync dd if=/dev/zero of=/tmp/ds/b bs=1M count=16 conv=fsync status=none
 	ds_run randrw $DS_FIO --name=r --filename=/tmp/ds/rr --size=16M --iodepth=256 --rw=randrw \
 		--runtime=2 --time_based
