@@ -216,12 +216,21 @@ static int add_fd(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 /* Waits for events until a signal or the duration ends; returns 0 or -1 on error. */
 static int snoop_loop(struct tracer *t, double duration)
 {
 	int sfd = -1, tfd = -1, epfd = epoll_create1(EPOLL_CLOEXEC), err = 0;
 	struct itimerspec its = { 0 };
 	struct epoll_event ev;
+	double swept_ms = now_ms();
 	sigset_t mask;
 
 	sigemptyset(&mask);
@@ -251,7 +260,10 @@ static int snoop_loop(struct tracer *t, double duration)
 		}
 		if (n > 0 && (ev.data.fd == sfd || ev.data.fd == tfd))
 			break;
-		tracer_sweep_blocks(t);
+		if (now_ms() - swept_ms >= SWEEP_MS) {
+			tracer_sweep_blocks(t);
+			swept_ms = now_ms();
+		}
 		tracer_poll_events(t);
 		fflush(stdout);
 	}
