@@ -734,6 +734,13 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 	d.sector = info && !bio ? info->sector : rq->__sector;
 	key.dev = info && !bio ? info->dev : disk_dev(rq);
 	if (info) {
+		/*
+		 * The start the disk's time counts from, read again: a request no insert or issue
+		 * saw (an empty flush write goes straight to the flush machinery) kept the stamp
+		 * block_io_start read, which 6.18 writes just after that tracepoint.
+		 */
+		if (rq->start_time_ns)
+			info->start_ns = rq->start_time_ns;
 		/* The flags the submitter asked for: the flush machinery clears PREFLUSH and FUA. */
 		d.flags = info->flags;
 		d.bytes += info->done_bytes;
