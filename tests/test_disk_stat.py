@@ -134,6 +134,18 @@ def run_mode(cmd, disk, tmp_path):
     return report["totals"]["disk_stat"].get(disk, {}), delta(after, before), report
 
 
+def files_match_processes(report, disk):
+    """Each process's file rows (its files, its metadata, others' files) add up to its own
+    block row on disk, per operation."""
+    assert report["drops"]["file_blocks"] == 0
+    for p in report["processes"]:
+        for op, st in p["block"]["disks"].get(disk, {}).items():
+            rows = [f["block"]["disks"][disk][op] for f in p["files"]
+                    if f.get("block") and op in f["block"].get("disks", {}).get(disk, {})]
+            assert (sum(r["requests"] for r in rows), sum(r["bytes"] for r in rows)) == \
+                (st["requests"], st["bytes"]), (p["comm"], op, st["requests"], rows)
+
+
 def charged_sum(report, disk):
     """Requests and bytes per operation of every process row and the other I/O, on disk."""
     sums = {}
@@ -152,8 +164,8 @@ CASES = [(w, "mq-deadline", "ext4") for w in WORKLOADS if WORKLOADS[w][0]] + \
 
 @pytest.mark.parametrize("name,scheduler,fs", CASES, ids=lambda x: str(x))
 def test_run_mode_equals_the_disk(tmp_path, name, scheduler, fs):
-    """Run mode's disk_stat equals the disk's own stat delta in every counted field, and the
-    process rows with the other I/O add up to it. The interleaved writers on mq-deadline are
+    """Run mode's disk_stat equals the disk's own stat delta in every counted field, the
+    process rows with the other I/O add up to it, and each one's file rows to it. The interleaved writers on mq-deadline are
     run until the disk saw merges (retried up to 6 times; each run must be exact)."""
     with loop_disk(tmp_path, scheduler, fs) as (dev, disk, mnt):
         prepare(name, dev, mnt)
@@ -162,6 +174,7 @@ def test_run_mode_equals_the_disk(tmp_path, name, scheduler, fs):
             ours, theirs, report = run_mode(cmd, disk, tmp_path)
             assert {k: ours.get(k, 0) for k in COUNTS} == {k: theirs[k] for k in COUNTS}, \
                 (attempt, ours, theirs, report["drops"])
+            files_match_processes(report, disk)
             sums = charged_sum(report, disk)
             for op in ("read", "write", "discard", "flush"):
                 want = (theirs[f"{op}_ios"], theirs[f"{op}_sectors"] * 512 if op != "flush" else 0)
