@@ -24,8 +24,7 @@ DATA_KEYED = {"syscalls", "io", "disks", "disk_stat", "io_uring"}
 
 def json_paths(obj, path="", out=None):
     out = set() if out is None else out
-    if path.endswith(".disks.*") or path.endswith(".disk_stat.*") or \
-            path.endswith("files[].block"):
+    if path.endswith(".disks.*") or path.endswith("files[].block"):
         # A disk appears when it did I/O, a file's block operation when it had one; their
         # objects have the shape of a process's block.read etc.
         return out
@@ -36,7 +35,7 @@ def json_paths(obj, path="", out=None):
         for k, v in obj.items():
             key = "*" if path.rsplit(".", 1)[-1] in DATA_KEYED else k
             sub = f"{path}.{key}" if path else key
-            if sub.endswith(".disks.*"):
+            if sub.endswith(".disks.*") or sub.endswith(".disk_stat.*"):
                 continue  # a disk is there when it did I/O: data, not schema
             out.add(sub)
             json_paths(v, sub, out)
