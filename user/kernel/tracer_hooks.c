@@ -327,8 +327,8 @@ static void configure_ways(struct tracer *t, const struct btf_index *btf)
 		s->rodata->start_by_bio = true;
 		bpf_map__set_max_entries(s->maps.block_starts, MAX_BLOCK_INFLIGHT);
 	}
-	/* The sweep is a map element iterator (5.9): without them, no sweep (attach_sweep). */
-	if (btf && btf_index_find(btf, "bpf_iter__bpf_map_elem", false) < 0)
+	/* The sweep is a map element iterator (5.9; its BTF function names its context). */
+	if (btf && btf_index_find(btf, "bpf_iter_bpf_map_elem", true) < 0)
 		bpf_program__set_autoload(s->progs.sweep_block_inflight, false);
 }
 
