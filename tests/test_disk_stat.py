@@ -81,6 +81,12 @@ def settle(disk):
     pytest.fail(f"{disk} never went quiet")
 
 
+def quiet(disk):
+    """Nothing left for the flusher to write in the window (a retried run dirtied metadata)."""
+    subprocess.run(["sync"], check=True)
+    settle(disk)
+
+
 def fio(*args):
     return ["fio", "--output=/dev/null", "--ioengine=libaio", "--direct=1", "--bs=4k", *args]
 
@@ -126,6 +132,7 @@ def prepare(name, dev, mnt):
 def run_mode(cmd, disk, tmp_path):
     """(iotrace's disk_stat of the disk, the disk's delta, the report)."""
     out = tmp_path / "report.json"
+    quiet(disk)
     before = sysfs_stat(disk)
     res = subprocess.run([IOTRACE, "--json", "-o", str(out), "--", *cmd],
                          capture_output=True, text=True)
@@ -232,6 +239,7 @@ class Lines:
 def top_window(cmd, disk):
     """top -j's disk counts of every interval that can hold the workload's requests, and the
     disk's delta over the workload: top starts first, ends two refreshes after."""
+    quiet(disk)
     top = subprocess.Popen([IOTRACE, "top", "-j", "-d", "0.25"], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
     lines = Lines(top)
@@ -268,6 +276,7 @@ def test_top_equals_the_disk(tmp_path, name):
 
 
 def snoop_window(cmd, disk):
+    quiet(disk)
     snoop = subprocess.Popen([IOTRACE, "snoop", "-j", "-d", disk], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     # snoop says on stderr when it traces; its header goes to stdout only in text mode

@@ -234,6 +234,7 @@ ds_quiet() { # waits until the loop disk has nothing in flight and its stat stan
 ds_run() { # ds_run NAME CMD...
 	name=$1
 	shift
+	sync # nothing left for the flusher to write during the window (iotrace starts slowly here)
 	ds_quiet
 	cat /sys/block/$DS_DISK/stat > $name.before
 	$IOT --json -o $name.json -- "$@" > /dev/null 2> $name.err
@@ -244,6 +245,7 @@ ds_run() { # ds_run NAME CMD...
 ds_live() { # ds_live top|snoop NAME CMD...: the mode running around one workload
 	mode=$1 name=$2
 	shift 2
+	sync
 	ds_quiet
 	if [ $mode = top ]; then
 		$IOT top -j -d 0.5 > $name.ndjson 2> $name.err &
