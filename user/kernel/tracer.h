@@ -133,7 +133,10 @@ void tracer_read_drops(struct tracer *t, uint64_t drops[DROP_COUNTERS]);
  * iterators).
  */
 uint64_t tracer_sweep_blocks(struct tracer *t);
-/* Requests started before now_ns - age_ns and still in flight: their completion was skipped. */
+/*
+ * Requests started before now_ns - age_ns and still in flight (snoop: of the disk and process
+ * it filters on): their completion was skipped.
+ */
 uint64_t tracer_count_stale_block(struct tracer *t, uint64_t now_ns, uint64_t age_ns);
 /* Waits up to max_ms until no block request charged to a traced process is in flight. */
 void tracer_wait_block_idle(struct tracer *t, int max_ms);
