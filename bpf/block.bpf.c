@@ -220,13 +220,6 @@ static __always_inline void trace_request(struct block_rq_info *info, struct blo
 }
 
 /*
- * Some completions never reach this program: one nested in itself on a CPU is skipped (the
- * kernel counts it, drops.nested_runs), and on 6.18 under a full virtqueue a few in 10,000
- * are skipped with no count at all (perf counts every block_rq_complete; this program's
- * run_cnt is short by drops.block_completions_unseen). The request shows up again here when
- * its struct is reused: count the old request now, without latencies.
- */
-/*
  * block_inflight's key for rq: its address as a number of its own. Not &rq: clang may keep
  * rq itself in that stack slot, and a helper reading a slot that holds a pointer makes
  * 6.1's verifier forget it is one; rq would be unusable after the lookup. The barrier keeps
@@ -240,32 +233,36 @@ static __always_inline __u64 rq_key(struct request *rq)
 	return key;
 }
 
-/* The request's bio pointer: with the start sector, it tells a reused request struct. */
-static __always_inline __u64 request_id(struct request *rq)
+/*
+ * The one program that counts a request takes it: the first to set its entry's taken flag
+ * (an atomic fetch-or), which then counts it and deletes the entry. A completion and the
+ * sweep (or the start of a later request in the struct) can find the same entry at once;
+ * only one counts it. No copy of the entry is made (6.1 allows 512 bytes of stack to a
+ * whole call chain), and none is needed: the entry stays in place until its taker deletes
+ * it, and a later request in the same struct cannot replace it before that.
+ */
+static __always_inline bool take(struct block_rq_info *info)
 {
-	__u64 bio = 0;
-
-	bpf_probe_read_kernel(&bio, sizeof(bio), &rq->bio);
-	return bio;
+	return !__sync_fetch_and_or(&info->taken, 1);
 }
 
-static __always_inline bool known_request(struct request *rq)
+/*
+ * Some completions never reach block_rq_complete's program: one nested in itself on a CPU
+ * is skipped (the kernel counts it, drops.nested_runs), and on 6.18 under a full virtqueue a
+ * few in 10,000 are skipped with no count at all (perf counts every block_rq_complete; the
+ * program's run_cnt is short by drops.block_completions_unseen). Such a request is counted
+ * late, without latencies, by whoever takes its entry first: the start of a later request
+ * in its struct, or the sweep (sweep_block_inflight).
+ */
+static void count_late(__u64 rqk, struct block_rq_info *old)
 {
-	__u64 rqk = rq_key(rq);
-	struct block_rq_info *old = bpf_map_lookup_elem(&block_inflight, &rqk);
-	struct block_key key;
-
-	if (!old)
-		return false;
-	if (old->rq_id == request_id(rq) && old->sector == rq->__sector)
-		return true;
-	key.owner = old->charge != CHARGE_NONE || snoop ? old->tgid : 0;
-	key.dev = old->dev;
-	key.op = old->op;
-	key.pad = 0;
+	struct block_key key = { .owner = old->charge != CHARGE_NONE || snoop ? old->tgid : 0,
+				 .dev = old->dev, .op = old->op };
 	struct done d = { .sector = old->sector, .flags = old->flags, .bytes = old->bytes,
 			  .fdev = old->fdev, .ino = old->ino, .igen = old->igen };
 
+	if (!take(old))
+		return; /* counted by another program */
 	if (snoop)
 		emit(old, &key, &d, true);
 	else
@@ -274,7 +271,6 @@ static __always_inline bool known_request(struct request *rq)
 		trace_request(old, &key, &d, true);
 	__sync_fetch_and_add(&drops[DROP_BLOCK_UNSEEN], 1);
 	bpf_map_delete_elem(&block_inflight, &rqk);
-	return false;
 }
 
 /*
@@ -345,15 +341,14 @@ static __always_inline void charge_file(struct task_struct *task, struct block_r
 }
 
 /*
- * I/O of bio started now by the current task: its start time, who it is charged to and its
- * file (that of the first page, or of the O_DIRECT call in progress).
+ * I/O of bio started now by the current task: who it is charged to and its file (that of
+ * the first page, or of the O_DIRECT call in progress).
  */
 static __always_inline void charge_start(struct block_rq_info *info, struct bio *bio)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct path_key file = first_page_file(bio);
 
-	info->start_ns = bpf_ktime_get_ns();
 	direct_io_file(task, &file);
 	charge_file(task, info, &file);
 }
@@ -372,6 +367,16 @@ struct {
 	__type(value, struct block_rq_info);
 } block_starts SEC(".maps");
 
+/* 6.1: block_getrq's note of who started rq, found by its first bio (NULL: none). */
+static __always_inline struct block_rq_info *noted_start(struct request *rq, __u64 *bio)
+{
+	*bio = 0;
+	if (!start_by_bio)
+		return NULL;
+	bpf_probe_read_kernel(bio, sizeof(*bio), &rq->bio);
+	return bpf_map_lookup_elem(&block_starts, bio);
+}
+
 /*
  * The keys a request's completion counts on, made when it starts, in the task that starts
  * it. Made at completion, in interrupt context, they could fail: on 6.1 a hash without
@@ -389,80 +394,161 @@ static __always_inline void prepare_keys(const struct block_rq_info *info)
 	account(&key, (struct block_rq_info *)info, &d);
 }
 
-static __always_inline void start_request(struct request *rq, bool issued)
+/*
+ * What the request is now: merges into it (bio merges, and block_rq_merge's) grew its bytes,
+ * a front merge moved its sector, and a request merge gave it the older start of the two
+ * (attempt_merge), which is the start the disk's time counts from (blk_account_io_done:
+ * now - start_time_ns). The kernel stamps start_time_ns only when something needs it (an
+ * I/O scheduler, iostats): without it, the start is when iotrace saw the request begin.
+ */
+static __always_inline void note_request(struct block_rq_info *info, struct request *rq,
+					 bool issued)
 {
-	struct block_rq_info info = {}, *noted = NULL;
-	__u64 bio, rqk;
+	__u64 born = rq->start_time_ns;
 
-	if (known_request(rq))
-		return;
-	bio = request_id(rq);
-	if (start_by_bio)
-		noted = bpf_map_lookup_elem(&block_starts, &bio);
+	if (born) {
+		info->born_ns = born;
+		info->start_ns = born;
+	} else if (!info->start_ns) {
+		info->start_ns = bpf_ktime_get_ns();
+	}
+	info->bytes = info->done_bytes + rq->__data_len;
+	info->sector = rq->__sector;
+	if (issued)
+		info->issue_ns = bpf_ktime_get_ns();
+}
+
+/* How a request begins (begin_request). */
+enum { BEGIN_IO_STARTED = 1, BEGIN_ISSUED = 2 };
+
+/*
+ * A request begins: from block_io_start, or from its first insert or issue (flushes). Not
+ * inlined: its frame (the new entry) and count_late's are never on one call chain, which
+ * 6.1's verifier limits to 512 bytes of stack (inlined, the chain of block_rq_insert's
+ * program, count_late, account and add_request took 544).
+ */
+static __noinline void begin_request(struct request *rq, __u64 rqk, __u64 bio,
+				     struct block_rq_info *noted, __u32 how)
+{
+	struct block_rq_info info = {};
+	bool io_started = how & BEGIN_IO_STARTED, issued = how & BEGIN_ISSUED;
+
 	if (noted) {
 		info = *noted;
 		bpf_map_delete_elem(&block_starts, &bio);
 	} else {
-		charge_start(&info, (struct bio *)bio);
+		charge_start(&info, (struct bio *)BPF_CORE_READ(rq, bio));
 	}
-	info.rq_id = bio;
-	info.bytes = rq->__data_len;
+	info.io_started = io_started;
 	info.flags = rq->cmd_flags;
 	info.op = op_of(info.flags);
-	info.issue_ns = issued ? bpf_ktime_get_ns() : 0;
-	info.sector = rq->__sector;
 	info.dev = disk_dev(rq);
+	note_request(&info, rq, issued);
 	if (!snoop)
 		prepare_keys(&info);
-	rqk = rq_key(rq);
 	if (bpf_map_update_elem(&block_inflight, &rqk, &info, BPF_NOEXIST))
 		__sync_fetch_and_add(&drops[DROP_BLOCK_INFLIGHT], 1);
 }
 
+/*
+ * block_io_start fires once in a request's life (blk_account_io_start, as the request is
+ * made from its bio): an entry still there for this struct is of a request whose
+ * completion the kernel skipped.
+ */
 SEC("tp_btf/block_io_start")
 int BPF_PROG(handle_block_io_start, struct request *rq)
 {
-	start_request(rq, false);
+	__u64 rqk = rq_key(rq);
+	struct block_rq_info *old = bpf_map_lookup_elem(&block_inflight, &rqk);
+
+	if (old)
+		count_late(rqk, old);
+	begin_request(rq, rqk, 0, NULL, BEGIN_IO_STARTED);
 	return 0;
+}
+
+/*
+ * Whether an entry found at an insert or issue is of an earlier request in the same struct.
+ * One begun by block_io_start is this request (requeued, or a flush sequence's data step
+ * inserted again; the next request's block_io_start replaces it). One begun here (flushes,
+ * passthrough) is earlier if the kernel stamped this request later: the flush request
+ * struct is stamped anew for every flush (blk_rq_init), a tag's request at every allocation;
+ * merges only make a stamp older.
+ */
+static __always_inline bool earlier_request(struct request *rq, struct block_rq_info *info)
+{
+	return !info->io_started && rq->start_time_ns > info->born_ns;
+}
+
+/* block_rq_insert, block_rq_issue: a request begins here, or is seen again. */
+static __always_inline void request_seen(struct request *rq, bool issued)
+{
+	__u64 rqk = rq_key(rq), bio = 0;
+	struct block_rq_info *info = bpf_map_lookup_elem(&block_inflight, &rqk), *noted = NULL;
+
+	/*
+	 * 6.1: a note of block_getrq for the request's bio is a new request. Looked for only
+	 * when there is no entry or the entry was issued before (requeued, or a stale one).
+	 */
+	if (start_by_bio && (!info || info->issue_ns))
+		noted = noted_start(rq, &bio);
+	if (info && !noted && !earlier_request(rq, info)) {
+		note_request(info, rq, issued);
+		return;
+	}
+	if (info)
+		count_late(rqk, info);
+	begin_request(rq, rqk, bio, noted,
+		      (noted ? BEGIN_IO_STARTED : 0) | (issued ? BEGIN_ISSUED : 0));
 }
 
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(handle_block_rq_insert, struct request *rq)
 {
-	start_request(rq, false);
+	request_seen(rq, false);
 	return 0;
 }
 
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(handle_block_rq_issue, struct request *rq)
 {
-	__u64 rqk = rq_key(rq);
-	struct block_rq_info *info = bpf_map_lookup_elem(&block_inflight, &rqk);
-
-	if (!info) {
-		/* Flushes and passthrough requests skip io_start: start them here. */
-		start_request(rq, true);
-		return 0;
-	}
-	info->issue_ns = bpf_ktime_get_ns();
+	request_seen(rq, true);
 	return 0;
 }
 
-static __u32 op_of(__u32 flags)
+/*
+ * rq is merged into another request (attempt_merge) and freed without completing: the
+ * survivor now carries its bytes and is the one request the disk counts
+ * (blk_account_io_merge_request counts rq as a merge, not as an I/O). Its entry goes;
+ * left, it would be counted late when its struct is reused.
+ */
+SEC("tp_btf/block_rq_merge")
+int BPF_PROG(handle_block_rq_merge, struct request *rq)
 {
-	switch (flags & ((1 << REQ_OP_BITS) - 1)) {
-	case REQ_OP_READ:
-		return BOP_READ;
-	case REQ_OP_WRITE:
-		return BOP_WRITE;
-	case REQ_OP_FLUSH:
-		return BOP_FLUSH;
-	case REQ_OP_DISCARD:
-		return BOP_DISCARD;
-	}
-	return BOP_OTHER;
+	__u64 rqk = rq_key(rq);
+
+	bpf_map_delete_elem(&block_inflight, &rqk);
+	return 0;
 }
 
+/*
+ * The disk's groups of operations (op_stat_group): discard; flush (blk_account_io_flush,
+ * for the flush requests the flush machinery sends); every other operation by its direction
+ * bit, so write-zeroes and secure erase are writes. Passthrough commands
+ * (REQ_OP_DRV_IN/OUT) are not in the disk's statistics (blk_do_io_stat): "other".
+ */
+static __u32 op_of(__u32 flags)
+{
+	__u32 op = flags & ((1 << REQ_OP_BITS) - 1);
+
+	if (op == REQ_OP_DISCARD)
+		return BOP_DISCARD;
+	if (op == REQ_OP_FLUSH)
+		return BOP_FLUSH;
+	if (op >= REQ_OP_DRV_IN)
+		return BOP_OTHER;
+	return op & 1 ? BOP_WRITE : BOP_READ;
+}
 
 /*
  * The counts of one completed request, common to block_stat and file_block_stat (st may
@@ -577,53 +663,144 @@ static void emit(struct block_rq_info *info, struct block_key *key, struct done 
 }
 
 /*
- * A write without data that asked for a flush (REQ_PREFLUSH) completes as part of the
- * flush machinery (RQF_FLUSH_SEQ) once its flush request did: the disk's statistics leave it
- * out (blk_account_io_done), and so does iotrace, which counts the flush request.
+ * Whether this completion ends the request. The disk counts a request's sectors at every
+ * completion (blk_account_io_completion) and the request itself once, when it ends
+ * (blk_account_io_done), so iotrace counts it there too. Two completions do not end it:
+ * - The data step of a flush sequence (RQF_FLUSH_SEQ on a request that is not the flush
+ *   request): its bytes are done, but blk_account_io_done leaves it out and the request goes
+ *   on to its post-flush; it ends later, completing again with 0 bytes and RQF_FLUSH_SEQ
+ *   cleared (blk_flush_restore_request), and is counted then, with the bytes of the first.
+ *   That is every journal commit (REQ_PREFLUSH | REQ_FUA) on a disk with a write cache and
+ *   no FUA (virtio, loop, many SSDs). An empty write that asked for a flush has no data
+ *   step: the disk counts it as a write of 0 bytes, and the flush request as a flush.
+ * - A partial completion (fewer bytes than remain, blk_update_request): the rest follows.
  */
-static __always_inline bool empty_flush_shell(struct request *rq, __u32 op, __u32 bytes)
+static __always_inline bool request_ends(struct request *rq, __u32 op, __u32 nr_bytes)
 {
 	/* An enum since 6.11; a #define before (1 << 4 since 2.6.x). */
 	__u32 flush_seq = bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ)
 				  ? 1U << bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ)
 				  : 1U << 4;
 
-	return !bytes && op == BOP_WRITE && (rq->rq_flags & flush_seq);
+	if (op != BOP_FLUSH && (rq->rq_flags & flush_seq))
+		return false;
+	return nr_bytes >= rq->__data_len;
+}
+
+/*
+ * The request's entry (or, 6.1, block_getrq's note for a request that no insert or issue
+ * saw: an empty write that asked for a flush goes straight to the flush machinery), or
+ * NULL; *lost when the sweep took the entry first (and counted it).
+ */
+static __always_inline struct block_rq_info *take_request(struct request *rq, __u64 rqk,
+							  __u64 *bio, bool *lost)
+{
+	struct block_rq_info *info = bpf_map_lookup_elem(&block_inflight, &rqk);
+
+	*lost = false;
+	*bio = 0;
+	if (info) {
+		*lost = !take(info);
+		return info;
+	}
+	info = noted_start(rq, bio);
+	if (!info)
+		*bio = 0;
+	return info;
 }
 
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 	     unsigned int nr_bytes)
 {
-	__u64 rqk = rq_key(rq);
-	struct block_rq_info *info = bpf_map_lookup_elem(&block_inflight, &rqk);
-	__u32 flags = rq->cmd_flags;
-	__u64 now = bpf_ktime_get_ns();
-	__u64 sector = info ? info->sector : rq->__sector;
-	struct block_key key = {
-		.owner = info && info->charge != CHARGE_NONE ? info->tgid : 0,
-		.dev = info ? info->dev : disk_dev(rq),
-		.op = op_of(flags),
-	};
+	__u64 rqk = rq_key(rq), bio;
+	__u32 flags = rq->cmd_flags, op = op_of(flags);
+	struct block_rq_info *info;
+	struct block_key key = { .op = op };
+	struct done d = { .flags = flags, .bytes = nr_bytes, .error = error };
+	bool lost;
 
-	struct done d = {
-		.now = now, .sector = sector, .flags = flags, .bytes = nr_bytes, .error = error,
-		.fdev = info ? info->fdev : 0, .ino = info ? info->ino : 0,
-		.igen = info ? info->igen : 0,
-	};
-
-	if (empty_flush_shell(rq, key.op, nr_bytes)) {
-		/* The empty write that asked for a flush: the flush request itself is counted. */
-	} else if (snoop) {
-		if (info && !info->charge)
-			key.owner = info->tgid;
+	if (!request_ends(rq, op, nr_bytes)) {
+		info = bpf_map_lookup_elem(&block_inflight, &rqk);
+		if (info)
+			__sync_fetch_and_add(&info->done_bytes, nr_bytes);
+		return 0;
+	}
+	info = take_request(rq, rqk, &bio, &lost);
+	if (lost)
+		return 0;
+	d.now = bpf_ktime_get_ns();
+	/* block_getrq's note knows the submitter, not yet the request's disk and sector. */
+	d.sector = info && !bio ? info->sector : rq->__sector;
+	key.dev = info && !bio ? info->dev : disk_dev(rq);
+	if (info) {
+		/*
+		 * The start the disk's time counts from, read again: a request no insert or issue
+		 * saw (an empty flush write goes straight to the flush machinery) kept the stamp
+		 * block_io_start read, which 6.18 writes just after that tracepoint.
+		 */
+		if (rq->start_time_ns)
+			info->start_ns = rq->start_time_ns;
+		/* The flags the submitter asked for: the flush machinery clears PREFLUSH and FUA. */
+		d.flags = info->flags;
+		d.bytes += info->done_bytes;
+		d.fdev = info->fdev;
+		d.ino = info->ino;
+		d.igen = info->igen;
+		key.owner = info->charge != CHARGE_NONE || snoop ? info->tgid : 0;
+	}
+	if (snoop) {
 		emit(info, &key, &d, false);
 	} else {
 		account(&key, info, &d);
 		if (trace)
 			trace_request(info, &key, &d, false);
 	}
-	if (info)
+	if (bio)
+		bpf_map_delete_elem(&block_starts, &bio);
+	else if (info)
 		bpf_map_delete_elem(&block_inflight, &rqk);
+	return 0;
+}
+
+/* ---- the sweep: requests whose completion no program saw ---- */
+
+/*
+ * An entry whose request is over: its struct was freed (a request's ref is 1 from its
+ * allocation until blk_mq_free_request; the flush request's from blk_kick_flush until
+ * flush_end_io), or it was issued and the struct has since been stamped for a later request.
+ * A request waiting in a plug, a scheduler or the flush machinery holds its ref, so it
+ * stays. The struct's memory is the tag set's, kept while the disk lives; a read that
+ * faults (the disk gone) reads 0, and the entry goes too.
+ *
+ * An iterator over block_inflight: the loader (tracer_sweep_blocks) makes one and reads it
+ * before it reads the block counters: at every refresh of top, every scrape of serve,
+ * snoop's ticks and the end of every mode. Reading an iterator is a read(2) of a file: serve,
+ * with its privileges dropped, can still do it (BPF_ITER_CREATE on its own link). Each
+ * request it counts writes one byte.
+ */
+SEC("iter/bpf_map_elem")
+int sweep_block_inflight(struct bpf_iter__bpf_map_elem *ctx)
+{
+	__u64 *key = ctx->key, rqk;
+	struct block_rq_info *info;
+	struct request *rq;
+	__u64 born;
+	int ref;
+	char one = 1;
+
+	if (!key)
+		return 0;
+	rqk = *key;
+	info = bpf_map_lookup_elem(&block_inflight, &rqk);
+	if (!info || info->taken)
+		return 0;
+	rq = (struct request *)rqk;
+	born = BPF_CORE_READ(rq, start_time_ns);
+	ref = BPF_CORE_READ(rq, ref.counter);
+	if (ref && !(info->issue_ns && born > info->born_ns))
+		return 0;
+	count_late(rqk, info);
+	bpf_seq_write(ctx->meta->seq, &one, sizeof(one));
 	return 0;
 }

@@ -135,7 +135,7 @@ int BPF_PROG(handle_iomap_dio_rw_fn, struct kiocb *iocb, struct iov_iter *iter)
 		return 0;
 	id = (struct inode_ids){ .addr = (__u64)inode, .ino = inode->i_ino,
 				 .dev = inode->i_sb->s_dev, .igen = inode->i_generation };
-	dio_begin(&id, inode->i_size, iter->count, iter->data_source);
+	dio_begin(&id, inode->i_size, iter->count, iter->data_source, iocb);
 	return 0;
 }
 
@@ -143,7 +143,7 @@ int BPF_PROG(handle_iomap_dio_rw_fn, struct kiocb *iocb, struct iov_iter *iter)
 SEC("fexit/__iomap_dio_rw")
 int BPF_PROG(handle_iomap_dio_rw_exit_fn)
 {
-	direct_io_done();
+	direct_io_done(NULL);
 	return 0;
 }
 
@@ -164,14 +164,14 @@ int BPF_KPROBE(handle_iomap_dio_rw_kprobe, struct kiocb *iocb, struct iov_iter *
 				 .dev = BPF_CORE_READ(inode, i_sb, s_dev),
 				 .igen = BPF_CORE_READ(inode, i_generation) };
 	dio_begin(&id, BPF_CORE_READ(inode, i_size), BPF_CORE_READ(iter, count),
-		  BPF_CORE_READ(iter, data_source));
+		  BPF_CORE_READ(iter, data_source), iocb);
 	return 0;
 }
 
 SEC("kretprobe/__iomap_dio_rw")
 int BPF_KRETPROBE(handle_iomap_dio_rw_kretprobe)
 {
-	direct_io_done();
+	direct_io_done(NULL);
 	return 0;
 }
 
@@ -184,7 +184,7 @@ int BPF_KRETPROBE(handle_iomap_dio_rw_kretprobe)
 SEC("tp_btf/block_getrq")
 int BPF_PROG(handle_block_getrq, struct bio *bio)
 {
-	struct block_rq_info info = {};
+	struct block_rq_info info = { .start_ns = bpf_ktime_get_ns() };
 	__u64 key = (__u64)bio;
 
 	charge_start(&info, bio);

@@ -581,12 +581,21 @@ struct block_rq_info {
 	__u32 igen;
 	__u32 tgid, dev;
 	__u32 charge, flags;
-	__u64 rq_id; /* bio pointer: with sector, tells a reused request struct from the same one */
-	__u32 bytes;
+	/*
+	 * The kernel's own start of this request (rq->start_time_ns) when last seen: the struct
+	 * reused for a later request has a later one (0: the kernel keeps no time stamps).
+	 */
+	__u64 born_ns;
+	__u32 bytes; /* done so far and still to do, as of its last issue */
 	__u32 op; /* enum block_op */
 	__u32 via; /* enum submit_thread: which kind of thread of the process submitted it */
 	__u32 sys_tid;      /* --trace: the thread whose syscall started it, and that call's */
 	__u64 sys_start_ns; /* start (0: started outside a syscall of a traced thread) */
+	/* Completed before the request ended: a flush sequence's data step, partial completions. */
+	__u32 done_bytes;
+	__u32 io_started; /* started by block_io_start (6.1: block_getrq): a new life began there */
+	__u32 taken;      /* set (atomically) by the one program that counts the request */
+	__u32 pad;
 	char comm[COMM_LEN];
 };
 

@@ -38,7 +38,7 @@ MODULES = ["virtio_pci", "virtio_blk", "ext4", "xfs", "loop", "crc32c_generic"]
 # and real programs to trace (busybox provides the shell and the small tools).
 TOOLS = ["strace", "fincore", "fio", "dd", "cp", "tar", "gzip", "sqlite3", "cat", "head",
          "stat", "sync", "sha1sum", "env", "timeout", "mkfs.ext4", "mkfs.xfs", "losetup",
-         "taskset", "nproc", "seq", "yes", "sort", "bpftool"]
+         "taskset", "nproc", "seq", "yes", "sort", "bpftool", "blkdiscard"]
 GUEST_WORKDIR = "/mnt"
 
 

@@ -19,7 +19,7 @@ WL = ROOT / "workloads"
 DATA = ROOT / "tests" / "data"
 
 # Objects whose keys are data (names of syscalls, disks, io kinds), not schema.
-DATA_KEYED = {"syscalls", "io", "disks", "io_uring"}
+DATA_KEYED = {"syscalls", "io", "disks", "disk_stat", "io_uring"}
 
 
 def json_paths(obj, path="", out=None):
@@ -35,7 +35,7 @@ def json_paths(obj, path="", out=None):
         for k, v in obj.items():
             key = "*" if path.rsplit(".", 1)[-1] in DATA_KEYED else k
             sub = f"{path}.{key}" if path else key
-            if sub.endswith(".disks.*"):
+            if sub.endswith(".disks.*") or sub.endswith(".disk_stat.*"):
                 continue  # a disk is there when it did I/O: data, not schema
             out.add(sub)
             json_paths(v, sub, out)

@@ -10,7 +10,8 @@ from helpers import IOTRACE, ROOT
 
 DOCS = {"syscalls": ["json.md", "run-mode.md"], "io": ["json.md", "run-mode.md"],
         "page_cache": ["page-cache.md"], "files": ["page-cache.md", "files.md"],
-        "files.io": ["files.md"], "block": ["block.md"], "io_uring": ["io_uring.md"],
+        "files.io": ["files.md"], "block": ["block.md"], "disk_stat": ["block.md"],
+        "io_uring": ["io_uring.md"],
         "trace": ["trace.md"], "stacks": ["stacks.md"], "stacks.sites": ["stacks.md"],
         "story": ["run-mode.md"],
         "top": ["top.md"], "top.machine": ["top.md"]}

@@ -473,3 +473,64 @@ def test_cost_was_measured(vm):
     for kind in ("plain", "floor", "iotrace", "notime"):
         for run_ in (1, 2, 3):
             assert int((d / f"{kind}.{run_}").read_text().split()[0]) > 0, kind
+
+
+# ==== disk stat (issue 37): the host's tests/test_disk_stat.py cases on a guest loop disk ====
+
+CASES += ["disk_stat"]
+DS_COUNTS = ["read_ios", "read_sectors", "write_ios", "write_sectors", "discard_ios",
+             "discard_sectors", "flush_ios"]
+
+
+def ds_delta(vm, name):
+    """The loop disk's stat delta around one run, by stat.rst's field names."""
+    from test_disk_stat import STAT
+    b, a = ([int(x) for x in out(vm, "disk_stat", f"{name}.{w}").read_text().split()]
+            for w in ("before", "after"))
+    return {k: a[i] - b[i] for k, i in STAT.items()}
+
+
+@pytest.mark.parametrize("name", ["interleaved", "fdatasync", "overwrite_fdatasync",
+                                  "buffered_fsync", "randrw", "zeroes", "discard"])
+def test_disk_stat_equals_the_loop_disks(vm, name):
+    """Run mode's totals.disk_stat of the guest's loop disk (mq-deadline, ext4 with its
+    journal; the bare disk for blkdiscard) equals the disk's own stat delta."""
+    disk = out(vm, "disk_stat", "disk").read_text().strip()
+    assert out(vm, "disk_stat", f"{name}.rc").read_text().strip() == "0", \
+        out(vm, "disk_stat", f"{name}.err").read_text()
+    ours = read_json(vm, "disk_stat", f"{name}.json")["totals"]["disk_stat"].get(disk, {})
+    theirs = ds_delta(vm, name)
+    assert {k: ours.get(k, 0) for k in DS_COUNTS} == {k: theirs[k] for k in DS_COUNTS}, \
+        (ours, theirs)
+    if name.endswith("fdatasync"):
+        assert theirs["flush_ios"] >= 30, theirs
+
+
+def test_disk_stat_live_modes(vm):
+    """top -j (reads and writes of machine.disks, summed) and snoop -j (every event, by
+    operation) around one workload each equal the loop disk's delta."""
+    disk = out(vm, "disk_stat", "disk").read_text().strip()
+    for mode in ("top", "snoop"):
+        assert out(vm, "disk_stat", f"{mode}.rc").read_text().strip() == "0", \
+            out(vm, "disk_stat", f"{mode}.err").read_text()
+    theirs = ds_delta(vm, "top")
+    ours = dict.fromkeys(["read_ios", "read_sectors", "write_ios", "write_sectors"], 0)
+    for line in out(vm, "disk_stat", "top.ndjson").read_text().splitlines():
+        for d in json.loads(line)["machine"]["disks"]:
+            if d["disk"] == disk:
+                ours["read_ios"] += d["disk_reads"]
+                ours["read_sectors"] += d["disk_read_bytes"] // 512
+                ours["write_ios"] += d["disk_writes"]
+                ours["write_sectors"] += d["disk_write_bytes"] // 512
+    assert ours == {k: theirs[k] for k in ours}, ("top", ours, theirs)
+    theirs = ds_delta(vm, "snoop")
+    events = [json.loads(x) for x in out(vm, "disk_stat", "snoop.ndjson").read_text()
+              .splitlines()]
+    assert events and events.pop()["lost_events"] == 0
+    ours = dict.fromkeys(DS_COUNTS, 0)
+    for e in events:
+        op = {"R": "read", "W": "write", "D": "discard", "F": "flush"}[e["op"]]
+        ours[f"{op}_ios"] += 1
+        if op != "flush":
+            ours[f"{op}_sectors"] += e["bytes"] // 512
+    assert ours == {k: theirs[k] for k in DS_COUNTS}, ("snoop", ours, theirs)

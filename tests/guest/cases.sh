@@ -214,6 +214,102 @@ case_cost() {
 	done
 }
 
+# ==== disk stat (issue 37): a loop disk's own /sys/block stat beside iotrace's ====
+# The host's tests/test_disk_stat.py cases on a loop disk of the guest's own: NAME.before and
+# NAME.after are the disk's stat around each run, NAME.json run mode's report; top.ndjson
+# and snoop.ndjson the live modes over top.before/after and snoop.before/after.
+
+ds_quiet() { # waits until the loop disk has nothing in flight and its stat stands still
+	i=0 last=
+	while [ $i -lt 50 ]; do
+		now=$(cat /sys/block/$DS_DISK/stat)
+		[ "$now" = "$last" ] && [ "$(cat /sys/block/$DS_DISK/inflight)" = "$(echo 0 0)" ] &&
+			return 0
+		last=$now
+		sleep 0.2
+		i=$((i + 1))
+	done
+}
+
+ds_run() { # ds_run NAME CMD...
+	name=$1
+	shift
+	sync # nothing left for the flusher to write during the window (iotrace starts slowly here)
+	ds_quiet
+	cat /sys/block/$DS_DISK/stat > $name.before
+	$IOT --json -o $name.json -- "$@" > /dev/null 2> $name.err
+	echo $? > $name.rc
+	cat /sys/block/$DS_DISK/stat > $name.after
+}
+
+ds_live() { # ds_live top|snoop NAME CMD...: the mode running around one workload
+	mode=$1 name=$2
+	shift 2
+	sync
+	ds_quiet
+	if [ $mode = top ]; then
+		$IOT top -j -d 0.5 > $name.ndjson 2> $name.err &
+	else
+		$IOT snoop -j -d $DS_DISK > $name.ndjson 2> $name.err &
+	fi
+	lpid=$!
+	i=0 # start-up takes seconds under emulation
+	until [ -s $name.ndjson ] || grep -q tracing $name.err || [ $i -ge 480 ]; do
+		sleep 0.25
+		i=$((i + 1))
+	done
+	[ $mode = top ] && sleep 1 # top's first line is out: the next interval opens
+	cat /sys/block/$DS_DISK/stat > $name.before
+	"$@" > /dev/null 2>&1
+	cat /sys/block/$DS_DISK/stat > $name.after
+	sleep 3 # refreshes and sweeps after the last request
+	kill -INT $lpid
+	sleep 1
+	kill $lpid 2> /dev/null # TERM: a background job of a script may have SIGINT ignored
+	wait $lpid
+	echo $? > $name.rc
+}
+
+DS_FIO="fio --output=/dev/null --ioengine=libaio --direct=1 --bs=4k"
+
+case_disk_stat() {
+	# a load the verifier refuses: its log, to read on the host
+	$IOT -o /dev/null -- true 2> /dev/null || $IOT -v -o /dev/null -- true > verifier.log 2>&1
+	dd if=/dev/zero of=/mnt/ds37.img bs=1M count=0 seek=384 2> /dev/null
+	dev=$(losetup -f) # busybox's losetup: no --show
+	losetup $dev /mnt/ds37.img
+	DS_DISK=${dev#/dev/}
+	echo $DS_DISK > disk
+	echo mq-deadline > /sys/block/$DS_DISK/queue/scheduler
+	mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 $dev
+	mkdir -p /tmp/ds
+	# No block bitmaps' prefetch, and the journal committed only when asked (fsync, sync),
+	# never by its 5 s timer at a window's edge
+	mount -o no_prefetch_block_bitmaps,commit=3600 $dev /tmp/ds
+	dd if=/dev/zero of=/tmp/ds/il bs=1M count=9 conv=fsync 2> /dev/null
+	dd if=/dev/zero of=/tmp/ds/rr bs=1M count=16 conv=fsync 2> /dev/null
+	il="--name=a --filename=/tmp/ds/il --size=8M --iodepth=128 --rw=write:4k
+		--name=b --filename=/tmp/ds/il --size=8M --iodepth=128 --rw=write:4k --offset=4k"
+	ds_run interleaved $DS_FIO $il
+	# 30 writes of 4 KiB, each followed by fdatasync (busybox's dd has no conv=fdatasync)
+	sync30="--name=s --filename=/tmp/ds/s --ioengine=sync --rw=write --size=120k --fdatasync=1"
+	ds_run fdatasync $DS_FIO $sync30
+	# again, over the same blocks: no journal commit, each fdatasync an empty flush write
+	ds_run overwrite_fdatasync $DS_FIO $sync30
+	ds_run buffered_fsync dd if=/dev/zero of=/tmp/ds/b bs=1M count=16 conv=fsync status=none
+	ds_run randrw $DS_FIO --name=r --filename=/tmp/ds/rr --size=16M --iodepth=256 --rw=randrw \
+		--runtime=2 --time_based
+	ds_live top top $DS_FIO $il
+	ds_live snoop snoop $DS_FIO $sync30
+	umount /tmp/ds
+	# write-zeroes and discard on the bare disk
+	ds_run zeroes blkdiscard -f -z -o 0 -l 8M $dev
+	ds_run discard blkdiscard -f -o 0 -l 64M $dev
+	losetup -d $dev
+	rm -f /mnt/ds37.img
+}
+# ==== end of disk stat ====
+
 FILE_CALLS=read,write,pread64,pwrite64,readv,writev,preadv,pwritev,preadv2,pwritev2,sendfile,copy_file_range,splice,fsync,fdatasync,sync_file_range,fallocate,ftruncate,open,openat,openat2,creat,close,mmap,lseek,getdents64,fadvise64,readahead
 
 for c in $CASES; do

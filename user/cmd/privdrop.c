@@ -95,12 +95,17 @@ static const int allowed[] = {
 	SCMP_SYS(clock_gettime),
 };
 
-/* bpf() commands that read maps: nothing that loads, attaches, creates or writes. */
+/* bpf() commands that read maps (and the sweep's iterator): nothing that loads or attaches. */
 static const int bpf_cmds[] = {
 	BPF_MAP_LOOKUP_ELEM,
 	BPF_MAP_GET_NEXT_KEY,
 	BPF_MAP_LOOKUP_BATCH, /* the readers' map walker (kernel/tracer.c) */
 	BPF_OBJ_GET_INFO_BY_FD, /* the programs' recursion_misses (tracer_read_drops) */
+	/*
+	 * The block sweep (tracer_sweep_blocks): an iterator of serve's own link, read like a
+	 * file; it runs the one program the link holds, loading and attaching nothing.
+	 */
+	BPF_ITER_CREATE,
 };
 
 static int add_narrowed(scmp_filter_ctx ctx)

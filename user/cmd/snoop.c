@@ -25,6 +25,9 @@
 #include "util/util.h"
 #include "util/cgroup.h"
 
+/* How often, at least, requests whose completion was skipped are looked for (and shown late). */
+#define SWEEP_MS 200
+
 struct snoop_opts {
 	struct tracer_config cfg;
 	const char *disk;
@@ -213,12 +216,21 @@ static int add_fd(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 /* Waits for events until a signal or the duration ends; returns 0 or -1 on error. */
 static int snoop_loop(struct tracer *t, double duration)
 {
 	int sfd = -1, tfd = -1, epfd = epoll_create1(EPOLL_CLOEXEC), err = 0;
 	struct itimerspec its = { 0 };
 	struct epoll_event ev;
+	double swept_ms = now_ms();
 	sigset_t mask;
 
 	sigemptyset(&mask);
@@ -237,7 +249,8 @@ static int snoop_loop(struct tracer *t, double duration)
 			err = -1;
 	}
 	while (!err) {
-		int n = epoll_wait(epfd, &ev, 1, -1);
+		/* Woken at least every SWEEP_MS for the requests whose completion was skipped. */
+		int n = epoll_wait(epfd, &ev, 1, SWEEP_MS);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -245,11 +258,16 @@ static int snoop_loop(struct tracer *t, double duration)
 			err = -1;
 			break;
 		}
-		if (ev.data.fd == sfd || ev.data.fd == tfd)
+		if (n > 0 && (ev.data.fd == sfd || ev.data.fd == tfd))
 			break;
+		if (now_ms() - swept_ms >= SWEEP_MS) {
+			tracer_sweep_blocks(t);
+			swept_ms = now_ms();
+		}
 		tracer_poll_events(t);
 		fflush(stdout);
 	}
+	tracer_sweep_blocks(t);
 	tracer_poll_events(t);
 	if (tfd >= 0)
 		close(tfd);

@@ -204,6 +204,7 @@ struct scrape *scrape_collect(const struct scrape_config *cfg)
 	}
 	read_counters(s);
 	read_files(s);
+	tracer_sweep_blocks(t); /* requests whose completion the kernel skipped: counted now */
 	if (read_blocks(s) || read_urings(s)) {
 		scrape_free(s);
 		return NULL;

@@ -397,7 +397,10 @@ int top_collect(struct top_collector *c, struct top_sample *out)
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
+	out->block_until_ns = now_ns();
 	tracer_poll_events(c->tracer); /* exits first: their last counts are this interval's */
+	/* Requests over whose completion the kernel skipped: this interval's, not a later one's. */
+	tracer_sweep_blocks(c->tracer);
 	if (read_slots(c) || top_read_files(c) || top_read_file_blocks(c) || top_read_blocks(c) ||
 	    top_read_urings(c) || procs_out(c, out) || top_files_out(c, out))
 		err = -ENOMEM;

@@ -129,6 +129,25 @@ void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *c
 	MAP_WALK(t, block_inflight, visit_inflight, &w);
 }
 
+uint64_t tracer_sweep_blocks(struct tracer *t)
+{
+	struct bpf_link *link = t->skel->links.sweep_block_inflight;
+	char buf[256];
+	uint64_t swept = 0;
+	ssize_t n;
+	int fd;
+
+	if (!link)
+		return 0;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		return 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		swept += n > 0 ? (uint64_t)n : 0;
+	close(fd);
+	return swept;
+}
+
 static bool is_charged(const struct block_rq_info *info, void *found)
 {
 	*(bool *)found = info->charge != CHARGE_NONE;
@@ -141,6 +160,7 @@ void tracer_wait_block_idle(struct tracer *t, int max_ms)
 
 	for (int ms = 0; ms < max_ms && found; ms++) {
 		found = false;
+		tracer_sweep_blocks(t);
 		tracer_for_each_inflight(t, is_charged, &found);
 		if (found)
 			usleep(1000);
@@ -149,19 +169,23 @@ void tracer_wait_block_idle(struct tracer *t, int max_ms)
 
 struct stale_count {
 	uint64_t before_ns, count;
+	uint32_t dev, tgid; /* snoop's filters: a request it would not show is not lost */
 };
 
 static bool count_stale(const struct block_rq_info *info, void *ctx)
 {
 	struct stale_count *c = ctx;
 
-	c->count += info->start_ns < c->before_ns;
+	c->count += info->start_ns < c->before_ns && (!c->dev || info->dev == c->dev) &&
+		    (!c->tgid || info->tgid == c->tgid);
 	return false;
 }
 
 uint64_t tracer_count_stale_block(struct tracer *t, uint64_t now_ns, uint64_t age_ns)
 {
-	struct stale_count c = { .before_ns = now_ns - age_ns };
+	struct stale_count c = { .before_ns = now_ns - age_ns,
+				 .dev = t->skel->rodata->snoop_dev,
+				 .tgid = t->skel->rodata->snoop_tgid };
 
 	tracer_for_each_inflight(t, count_stale, &c);
 	return c.count;

@@ -69,7 +69,7 @@ enum tracer_hooks {
 extern const char *const tracer_group_names[TRACER_HOOK_GROUPS];
 
 /* The events the programs use (named after their tracepoints; tracer_hooks.c). */
-#define NR_HOOKS 30
+#define NR_HOOKS 31
 /* Builds of the programs for the kfuncs a kernel has (bpf/maps.bpf.h). */
 enum tracer_build { BUILD_FULL, BUILD_NOITER, BUILD_NOKFUNC, TRACER_BUILDS };
 extern const char *const tracer_build_names[TRACER_BUILDS];
@@ -125,7 +125,18 @@ void tracer_exclude(struct tracer *t, pid_t tgid);
 int tracer_events_fd(struct tracer *t);
 int tracer_poll_events(struct tracer *t);
 void tracer_read_drops(struct tracer *t, uint64_t drops[DROP_COUNTERS]);
-/* Requests started before now_ns - age_ns and still in flight: their completion was skipped. */
+/*
+ * Counts now the block requests that are over but whose completion no program saw (the
+ * kernel skipped it): the sweep of bpf/block.bpf.c. Run before reading the block counters
+ * (each refresh, scrape, and at the end) so that they hold every request the disk has
+ * counted. Returns how many it counted, or 0 on a kernel without the sweep (no map element
+ * iterators).
+ */
+uint64_t tracer_sweep_blocks(struct tracer *t);
+/*
+ * Requests started before now_ns - age_ns and still in flight (snoop: of the disk and process
+ * it filters on): their completion was skipped.
+ */
 uint64_t tracer_count_stale_block(struct tracer *t, uint64_t now_ns, uint64_t age_ns);
 /* Waits up to max_ms until no block request charged to a traced process is in flight. */
 void tracer_wait_block_idle(struct tracer *t, int max_ms);

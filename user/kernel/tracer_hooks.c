@@ -71,6 +71,7 @@ static const struct hook_def hook_defs[] = {
 	HOOK("block_rq_insert", HOOKS_BLOCK, WAY("handle_block_rq_insert")),
 	HOOK("block_rq_issue", HOOKS_BLOCK, WAY("handle_block_rq_issue")),
 	HOOK("block_rq_complete", HOOKS_BLOCK, WAY("handle_block_rq_complete")),
+	HOOK("block_rq_merge", HOOKS_BLOCK, WAY("handle_block_rq_merge")),
 	HOOK("io_uring_submit_req", HOOKS_URING, WAY("handle_io_uring_submit_req"),
 	     WAY("handle_io_uring_submit_sqe")),
 	HOOK("io_uring_req_failed", HOOKS_URING, WAY("handle_io_uring_req_failed")),
@@ -318,7 +319,7 @@ static int way_of(const struct tracer *t, const char *event)
 }
 
 /* Settings of the programs that depend on the way taken. */
-static void configure_ways(struct tracer *t)
+static void configure_ways(struct tracer *t, const struct btf_index *btf)
 {
 	struct iotrace_bpf *s = t->skel;
 
@@ -326,6 +327,9 @@ static void configure_ways(struct tracer *t)
 		s->rodata->start_by_bio = true;
 		bpf_map__set_max_entries(s->maps.block_starts, MAX_BLOCK_INFLIGHT);
 	}
+	/* The sweep is a map element iterator (5.9; its BTF function names its context). */
+	if (btf && btf_index_find(btf, "bpf_iter_bpf_map_elem", true) < 0)
+		bpf_program__set_autoload(s->progs.sweep_block_inflight, false);
 }
 
 /*
@@ -385,7 +389,7 @@ int probe_hooks(struct tracer *t, const struct btf_index *btf)
 		if (c->wanted && !c->ncands)
 			note_missing(t, h->group, c->why);
 	}
-	configure_ways(t);
+	configure_ways(t, btf);
 	if (required_missing(t))
 		return -1;
 	for (int i = 0; i < NR_HOOKS; i++)

@@ -100,7 +100,8 @@ static void configure_snoop(struct iotrace_bpf *s, const struct tracer_config *c
 	struct bpf_program *keep[] = {
 		s->progs.handle_writeback_dirty_folio, s->progs.handle_block_io_start,
 		s->progs.handle_block_rq_insert, s->progs.handle_block_rq_issue,
-		s->progs.handle_block_rq_complete,
+		s->progs.handle_block_rq_complete, s->progs.handle_block_rq_merge,
+		s->progs.sweep_block_inflight,
 	};
 	struct bpf_program *prog;
 
@@ -181,6 +182,8 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 	for (uint32_t slot = 0; slot < MAX_SLOTS; slot++)
 		if (slot <= OVERFLOW_SLOT || slot >= t->nr_slots)
 			s->bss->slot_used[slot / 64] |= 1ULL << (slot % 64);
+	/* The sweep is an iterator of block_inflight, attached once loaded (attach_sweep). */
+	bpf_program__set_autoattach(s->progs.sweep_block_inflight, false);
 	/* Without timing nothing needs sys_enter: calls are counted when they return. */
 	if (!cfg->timing)
 		bpf_program__set_autoload(s->progs.handle_sys_enter, false);
@@ -398,6 +401,24 @@ static int size_tracer(struct tracer *t, const struct tracer_config *cfg)
 	return 0;
 }
 
+/*
+ * The sweep of block requests whose completion was skipped (bpf/block.bpf.c): an iterator
+ * over block_inflight. Without it (a kernel without map element iterators, 5.9) a skipped
+ * completion is counted when its request struct is reused, or at the end.
+ */
+static void attach_sweep(struct tracer *t)
+{
+	struct bpf_program *prog = t->skel->progs.sweep_block_inflight;
+	union bpf_iter_link_info info = { .map.map_fd = bpf_map__fd(t->skel->maps.block_inflight) };
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof(info));
+	struct bpf_link *link;
+
+	if (bpf_program__fd(prog) < 0)
+		return;
+	link = bpf_program__attach_iter(prog, &opts);
+	t->skel->links.sweep_block_inflight = libbpf_get_error(link) ? NULL : link;
+}
+
 /* One line on what the kernel lacks that iotrace cannot do without. */
 static void report_missing(const struct tracer *t)
 {
@@ -508,6 +529,7 @@ struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_e
 		report_missing(t);
 		goto fail;
 	}
+	attach_sweep(t);
 	t->load_ms = t_attach - t_load;
 	t->attach_ms = now_ms() - t_attach;
 	if (cfg->verbose)

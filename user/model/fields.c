@@ -18,6 +18,7 @@
 #define SC_page_cache_view(...) FIELD_ENTRY(struct page_cache_view, __VA_ARGS__)
 #define SC_residency_view(...) FIELD_ENTRY(struct residency_view, __VA_ARGS__)
 #define SC_block_view(...) FIELD_ENTRY(struct block_view, __VA_ARGS__)
+#define SC_disk_stat_view(...) FIELD_ENTRY(struct disk_stat_view, __VA_ARGS__)
 #define SC_uring_view(...) FIELD_ENTRY(struct uring_view, __VA_ARGS__)
 #define SC_trace_stats(...) FIELD_ENTRY(struct trace_stats, __VA_ARGS__)
 #define SC_stack_site(...) FIELD_ENTRY(struct stack_site, __VA_ARGS__)
@@ -30,6 +31,7 @@ TABLE(file_io_fields, "files.io", file_io, FILE_IO_FIELDS);
 TABLE(page_cache_fields, "page_cache", page_cache_view, PAGE_CACHE_FIELDS);
 TABLE(residency_fields, "files", residency_view, RESIDENCY_FIELDS);
 TABLE(block_fields, "block", block_view, BLOCK_FIELDS);
+TABLE(disk_stat_fields, "disk_stat", disk_stat_view, DISK_STAT_FIELDS);
 TABLE(uring_fields, "io_uring", uring_view, URING_FIELDS);
 TABLE(trace_fields, "trace", trace_stats, TRACE_FIELDS);
 TABLE(stack_site_fields, "stacks.sites", stack_site, STACK_SITE_FIELDS);
@@ -101,6 +103,7 @@ void fields_print(FILE *out)
 	print_table(out, &block_fields);
 	BLOCK_TEXT_FIELDS(BLOCK_TEXT_LINE)
 	BLOCK_HISTS(BLOCK_HIST_LINE)
+	print_table(out, &disk_stat_fields);
 	print_table(out, &uring_fields);
 	print_table(out, &trace_fields);
 	print_table(out, &stacks_fields);

@@ -151,6 +151,37 @@
 	X(queue_latency_sum_ns, NOCOL, NULL, NULL, NULL, "ns", 0,                                  \
 	  "Sum of start(queued)-to-completion times")
 
+/*
+ * A disk's block I/O in the columns of /sys/block/DISK/stat (the kernel's
+ * Documentation/block/stat.rst, whose field numbers the meanings give), summed over the
+ * traced processes and the other I/O, so that one can be held beside the other (model.c,
+ * disk_stats_of). The merges, in-flight and busy-time fields have no counterpart here.
+ */
+#define DISK_STAT_FIELDS(X)                                                                        \
+	X(read_ios, COL("reads", 7), NULL, NULL, NULL, "requests", 0,                              \
+	  "Field 1 (read I/Os): read requests completed")                                          \
+	X(read_sectors, COL("sectors", 9), NULL, NULL, NULL, "sectors", 0,                         \
+	  "Field 3 (read sectors): 512-byte sectors read")                                         \
+	X(read_ticks_ms, COL("ms", 6), NULL, NULL, NULL, "ms", 0,                                  \
+	  "Field 4 (read ticks): the read requests' times from start to completion, summed")       \
+	X(write_ios, COL("writes", 7), NULL, NULL, NULL, "requests", 0,                            \
+	  "Field 5 (write I/Os): write requests completed, write-zeroes and secure erase "         \
+	  "included")                                                                              \
+	X(write_sectors, COL("sectors", 9), NULL, NULL, NULL, "sectors", 0,                        \
+	  "Field 7 (write sectors): 512-byte sectors written")                                     \
+	X(write_ticks_ms, COL("ms", 6), NULL, NULL, NULL, "ms", 0,                                 \
+	  "Field 8 (write ticks): the write requests' times, summed")                              \
+	X(discard_ios, COL("discards", 8), NULL, NULL, NULL, "requests", 0,                        \
+	  "Field 12 (discard I/Os): discard requests completed")                                   \
+	X(discard_sectors, COL("sectors", 9), NULL, NULL, NULL, "sectors", 0,                      \
+	  "Field 14 (discard sectors): 512-byte sectors discarded")                                \
+	X(discard_ticks_ms, COL("ms", 6), NULL, NULL, NULL, "ms", 0,                               \
+	  "Field 15 (discard ticks): the discard requests' times, summed")                         \
+	X(flush_ios, COL("flushes", 7), NULL, NULL, NULL, "requests", 0,                           \
+	  "Field 16 (flush I/Os): flush requests completed")                                       \
+	X(flush_ticks_ms, COL("ms", 6), NULL, NULL, NULL, "ms", 0,                                 \
+	  "Field 17 (flush ticks): the flush requests' times, summed")
+
 /* Text-only numbers the model derives for the block table. */
 #define BLOCK_TEXT_FIELDS(X)                                                                       \
 	X(avg_bytes, "avg B", "bytes", "bytes / requests")                                         \
@@ -380,8 +411,8 @@ struct field_table {
 };
 
 extern const struct field_table syscall_fields, io_fields, file_io_fields, page_cache_fields,
-	residency_fields, block_fields, uring_fields, trace_fields, stack_site_fields,
-	stacks_fields, story_fields;
+	residency_fields, block_fields, disk_stat_fields, uring_fields, trace_fields,
+	stack_site_fields, stacks_fields, story_fields;
 
 /* The uint64_t a field names in a record of its table's struct. */
 static inline uint64_t field_get(const struct field *f, const void *rec)

@@ -374,6 +374,52 @@ int block_by_disk_of_run(const struct run_result *r, struct block_record **out, 
 	return 0;
 }
 
+static struct disk_stat_view *disk_stat_for(struct disk_stat_view *v, size_t *n, uint32_t dev)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (v[i].dev == dev)
+			return &v[i];
+	v[*n].dev = dev;
+	return &v[(*n)++];
+}
+
+int disk_stats_of(const struct block_record *by_disk, size_t n, struct disk_stat_view **out,
+		  size_t *nout)
+{
+	*nout = 0;
+	*out = calloc(n ? n : 1, sizeof(**out));
+	if (!*out)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct block_view *b = &by_disk[i].v;
+		struct disk_stat_view *d = disk_stat_for(*out, nout, by_disk[i].key.dev);
+		uint64_t ms = b->queue_latency_sum_ns / 1000000;
+
+		switch (by_disk[i].key.op) {
+		case BOP_READ:
+			d->read_ios = b->requests;
+			d->read_sectors = b->bytes >> 9;
+			d->read_ticks_ms = ms;
+			break;
+		case BOP_WRITE:
+			d->write_ios = b->requests;
+			d->write_sectors = b->bytes >> 9;
+			d->write_ticks_ms = ms;
+			break;
+		case BOP_DISCARD:
+			d->discard_ios = b->requests;
+			d->discard_sectors = b->bytes >> 9;
+			d->discard_ticks_ms = ms;
+			break;
+		case BOP_FLUSH:
+			d->flush_ios = b->requests;
+			d->flush_ticks_ms = ms;
+			break;
+		}
+	}
+	return 0;
+}
+
 int file_block_records(const struct file_record *f, struct block_record **out, size_t *n)
 {
 	*out = calloc(f->nblocks ? f->nblocks : 1, sizeof(**out));

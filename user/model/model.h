@@ -60,6 +60,13 @@ int block_add_unseen(struct block_record **recs, size_t *n, const struct block_r
 		     size_t nunseen);
 /* Per-operation and overall sums of block records, derived. */
 void block_sums_of(struct block_sums *s, const struct block_record *recs, size_t n);
+/*
+ * Per disk, the (disk, op) records of block_by_disk_of_run in /sys/block/DISK/stat's
+ * columns (sectors: bytes / 512; ticks: the start-to-completion sums in ms, as the kernel
+ * divides its nanoseconds); -1 out of memory.
+ */
+int disk_stats_of(const struct block_record *by_disk, size_t n, struct disk_stat_view **out,
+		  size_t *nout);
 /* A file's block rows as block records (one per disk and op), derived; -1 out of memory. */
 int file_block_records(const struct file_record *f, struct block_record **out, size_t *n);
 /*

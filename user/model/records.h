@@ -186,6 +186,12 @@ struct block_record {
 	} v;
 };
 
+/* One disk's block I/O in /sys/block/DISK/stat's columns (DISK_STAT_FIELDS). */
+struct disk_stat_view {
+	uint32_t dev; /* kernel dev_t */
+	DISK_STAT_FIELDS(FIELD_MEMBER)
+};
+
 /* io_uring requests of one (process, opcode) (or of a label's, or summed). */
 struct uring_record {
 	struct uring_key key;

@@ -315,6 +315,7 @@ int top_view_build(const struct top_sample *s, const struct top_view_opts *o,
 	memset(v, 0, sizeof(*v));
 	v->o = *o;
 	v->seconds = s->seconds;
+	v->block_until_ns = s->block_until_ns;
 	memcpy(v->drops, s->drops, sizeof(v->drops));
 	v->na[TOP_SORT_HIT] = s->page_cache_missing;
 	v->na[TOP_SORT_URING] = s->uring_missing;

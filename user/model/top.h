@@ -63,6 +63,11 @@ struct top_disk {
 struct top_sample {
 	double seconds; /* the interval's length */
 	uint64_t end_ns; /* CLOCK_MONOTONIC at its end */
+	/*
+	 * CLOCK_MONOTONIC as its collection began: every block request completed before it is
+	 * in this interval or an earlier one (the sweep runs after it).
+	 */
+	uint64_t block_until_ns;
 	struct top_proc *procs;
 	size_t nprocs;
 	struct top_file *files;
@@ -133,6 +138,7 @@ struct top_view_disk {
 
 struct top_view {
 	double seconds;
+	uint64_t block_until_ns; /* top_sample's */
 	struct top_header h;
 	struct top_row *rows; /* every process or group of the interval */
 	size_t nrows;

@@ -468,8 +468,10 @@ static cJSON *totals_json(const struct run_result *r)
 	add_profile(totals, &r->totals, r->timing);
 	add_urings(totals, r->uring_totals, r->nuring_totals, r);
 	cJSON_AddItemToObject(totals, "page_cache", page_cache_json(&r->pc, r));
-	if (!block_by_disk_of_run(r, &by_disk, &n))
+	if (!block_by_disk_of_run(r, &by_disk, &n)) {
 		cJSON_AddItemToObject(totals, "block", blocks_json(by_disk, n, false));
+		cJSON_AddItemToObject(totals, "disk_stat", disk_stats_json(by_disk, n));
+	}
 	free(by_disk);
 	return totals;
 }

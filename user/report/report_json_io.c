@@ -66,6 +66,25 @@ static cJSON *block_json(const struct block_sums *sums, const struct block_recor
 	return obj;
 }
 
+/* {"vda": {"read_ios": N, ...}}: each disk in /sys/block/DISK/stat's columns. */
+cJSON *disk_stats_json(const struct block_record *by_disk, size_t n)
+{
+	cJSON *obj = cJSON_CreateObject(), *one;
+	struct disk_stat_view *d;
+	size_t nd;
+	char name[64];
+
+	if (disk_stats_of(by_disk, n, &d, &nd))
+		return obj;
+	for (size_t i = 0; i < nd; i++) {
+		one = cJSON_CreateObject();
+		add_fields(one, &disk_stat_fields, &d[i], NULL, NULL);
+		cJSON_AddItemToObject(obj, disk_name(d[i].dev, name, sizeof(name)), one);
+	}
+	free(d);
+	return obj;
+}
+
 cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact)
 {
 	struct block_sums *sums = malloc(sizeof(*sums));

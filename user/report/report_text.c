@@ -275,6 +275,33 @@ static void print_block_table(FILE *out, const char *title, const struct block_r
 	}
 }
 
+/*
+ * Every disk of the run in /sys/block/DISK/stat's columns (all processes and the other I/O
+ * together), to hold beside the disk's own counters.
+ */
+static void print_disk_stats(FILE *out, const struct run_result *r)
+{
+	struct block_record *by_disk = NULL;
+	struct disk_stat_view *d = NULL;
+	size_t n = 0, nd = 0;
+	char name[64];
+
+	if (!block_by_disk_of_run(r, &by_disk, &n) && !disk_stats_of(by_disk, n, &d, &nd) && nd) {
+		fputs("\ndisks, as /sys/block/DISK/stat counts them (fields 1 3 4, 5 7 8, 12 14 15, "
+		      "16 17)\n", out);
+		fprintf(out, "%-8s", "disk");
+		print_headers(out, &disk_stat_fields);
+		fputc('\n', out);
+		for (size_t i = 0; i < nd; i++) {
+			fprintf(out, "%-8s", disk_name(d[i].dev, name, sizeof(name)));
+			print_values(out, &disk_stat_fields, &d[i], NULL, NULL);
+			fputc('\n', out);
+		}
+	}
+	free(d);
+	free(by_disk);
+}
+
 /* ---- io_uring ---- */
 
 static const char *uring_unknown(const struct field *f, const void *view, const void *rec)
@@ -444,6 +471,7 @@ void report_text(FILE *out, const struct run_result *r, const struct options *o)
 		fputs("    (not charged to a traced process: journal, metadata, others' writeback, "
 		      "other processes)\n", out);
 	report_files(out, "other I/O by file", &r->other_files, o);
+	print_disk_stats(out, r);
 	if (r->uring_missing)
 		fprintf(out, "\nio_uring: n/a (%s)\n", r->uring_missing);
 	print_drops(out, r);

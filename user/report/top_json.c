@@ -95,6 +95,7 @@ int top_print_json(FILE *out, const struct top_view *v, uint64_t unix_ms)
 		return -1;
 	add_u64(o, "time_ms", unix_ms);
 	cJSON_AddNumberToObject(o, "interval_s", v->seconds);
+	add_u64(o, "block_until_ns", v->block_until_ns);
 	add_u64(o, "processes_live", v->h.live);
 	cJSON_AddStringToObject(o, "sort", top_sort_name(v->o.sort));
 	cJSON_AddItemToObject(o, "machine", header_json(v));

@@ -1,0 +1,363 @@
+"""Block I/O against the disk's own counters, request for request, on private loop disks that
+only the test uses, so the window of /sys/block/<disk>/stat holds nothing else: merges (two
+O_DIRECT writers interleaved at queue depth 128), flush sequences (fdatasync on a journaled
+filesystem; a loop disk has a write cache and no FUA), write-zeroes and discard (blkdiscard),
+buffered writes with fsync, random reads and writes at queue depth 256; in run mode, `top -j`
+and `snoop -j` (docs/block.md, "Counted as the disk counts")."""
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from contextlib import contextmanager
+
+import pytest
+
+from helpers import IOTRACE, MIB
+
+# /sys/block/<disk>/stat's fields (the kernel's Documentation/block/stat.rst), 0-based.
+STAT = {"read_ios": 0, "read_merges": 1, "read_sectors": 2, "read_ticks_ms": 3,
+        "write_ios": 4, "write_merges": 5, "write_sectors": 6, "write_ticks_ms": 7,
+        "discard_ios": 11, "discard_sectors": 13, "discard_ticks_ms": 14,
+        "flush_ios": 15, "flush_ticks_ms": 16}
+COUNTS = ["read_ios", "read_sectors", "write_ios", "write_sectors", "discard_ios",
+          "discard_sectors", "flush_ios"]
+
+
+def sysfs_stat(disk):
+    f = [int(x) for x in open(f"/sys/block/{disk}/stat").read().split()]
+    return {k: f[i] for k, i in STAT.items()}
+
+
+def delta(after, before):
+    return {k: after[k] - before[k] for k in after}
+
+
+@contextmanager
+def loop_disk(tmp_path, scheduler, fs=None, size_mb=512):
+    """A loop disk of its own (its image under tmp_path), with scheduler, and fs mounted on
+    tmp_path/mnt when given; everything undone on the way out, also on failure."""
+    img = tmp_path / "iotrace-disk-stat.img"
+    mnt = tmp_path / "mnt"
+    with open(img, "wb") as f:
+        f.truncate(size_mb * MIB)
+    dev = subprocess.run(["losetup", "-f", "--show", str(img)], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    mounted = False
+    try:
+        disk = os.path.basename(dev)
+        with open(f"/sys/block/{disk}/queue/scheduler", "w") as f:
+            f.write(scheduler)
+        if fs:
+            # No lazy init: ext4lazyinit would zero inode tables behind the test's back.
+            opts = ["-f"] if fs == "xfs" else ["-E", "lazy_itable_init=0,lazy_journal_init=0"]
+            subprocess.run([f"mkfs.{fs}", "-q", *opts, dev], check=True)
+            mnt.mkdir()
+            # Nor the block bitmaps' prefetch that ext4lazyinit starts at mount, nor a
+            # journal commit by its 5 s timer at a window's edge (only fsync and sync commit).
+            opts = ["-o", "no_prefetch_block_bitmaps,commit=3600"] if fs == "ext4" else []
+            subprocess.run(["mount", *opts, dev, str(mnt)], check=True)
+            mounted = True
+        subprocess.run(["sync"], check=True)
+        settle(disk)
+        yield dev, disk, mnt
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(mnt)], check=False)
+        subprocess.run(["losetup", "-d", dev], check=False)
+        img.unlink()
+
+
+def settle(disk):
+    """Waits until the disk has nothing in flight and its counters stand still for 200 ms."""
+    last = None
+    for _ in range(50):
+        now = open(f"/sys/block/{disk}/stat").read()
+        if now == last and open(f"/sys/block/{disk}/inflight").read().split() == ["0", "0"]:
+            return
+        last = now
+        time.sleep(0.2)
+    pytest.fail(f"{disk} never went quiet")
+
+
+def quiet(disk):
+    """Nothing left for the flusher to write in the window (a retried run dirtied metadata)."""
+    subprocess.run(["sync"], check=True)
+    settle(disk)
+
+
+def fio(*args):
+    return ["fio", "--output=/dev/null", "--ioengine=libaio", "--direct=1", "--bs=4k", *args]
+
+
+# name -> (needs a filesystem, the command given (device, mount point)). Each is a case the
+# kernel counts in its own way (block/blk-merge.c, blk-flush.c, blk-mq.c).
+WORKLOADS = {
+    # Interleaved 4 KiB blocks of two jobs, and a third writing anywhere in them (more
+    # requests than the loop disk's 128 tags, so they wait in the scheduler): requests merge
+    # there (block_rq_merge), and bios into waiting requests.
+    "interleaved": (True, lambda dev, mnt: fio(
+        "--name=a", f"--filename={mnt}/il", "--size=32M", "--iodepth=128", "--rw=write:4k",
+        "--name=b", f"--filename={mnt}/il", "--size=32M", "--iodepth=128", "--rw=write:4k",
+        "--offset=4k",
+        "--name=c", f"--filename={mnt}/il", "--size=32M", "--iodepth=128", "--rw=randwrite",
+        "--norandommap")),
+    # Each fdatasync commits the journal: a write with PREFLUSH and FUA, sequenced as
+    # pre-flush, data, post-flush on a disk without FUA.
+    "fdatasync": (True, lambda dev, mnt: [
+        "sh", "-c", f"for i in $(seq 100); do dd if=/dev/zero of={mnt}/s bs=4k count=1 "
+        "oflag=append conv=notrunc,fdatasync status=none; done"]),
+    "buffered_fsync": (True, lambda dev, mnt: [
+        "dd", "if=/dev/zero", f"of={mnt}/b", "bs=1M", "count=32", "conv=fsync", "status=none"]),
+    "randrw": (True, lambda dev, mnt: fio(
+        "--name=r", f"--filename={mnt}/rr", "--size=64M", "--iodepth=256", "--rw=randrw",
+        "--runtime=2", "--time_based")),
+    # REQ_OP_WRITE_ZEROES: a write to the disk.
+    "zeroes": (False, lambda dev, mnt: ["blkdiscard", "-z", "-o", "0", "-l", "8M", dev]),
+    "discard": (False, lambda dev, mnt: ["blkdiscard", "-o", "0", "-l", "64M", dev]),
+}
+
+
+def prepare(name, dev, mnt):
+    """The files a workload rewrites, laid out before the window opens."""
+    files = {"interleaved": ("il", 33), "randrw": ("rr", 64)}
+    if name in files:
+        path, mib = files[name]
+        subprocess.run(["dd", "if=/dev/zero", f"of={mnt}/{path}", "bs=1M", f"count={mib}",
+                        "conv=fsync", "status=none"], check=True)
+        settle(os.path.basename(dev))
+
+
+def run_mode(cmd, disk, tmp_path):
+    """(iotrace's disk_stat of the disk, the disk's delta, the report)."""
+    out = tmp_path / "report.json"
+    quiet(disk)
+    before = sysfs_stat(disk)
+    res = subprocess.run([IOTRACE, "--json", "-o", str(out), "--", *cmd],
+                         capture_output=True, text=True)
+    after = sysfs_stat(disk)
+    assert res.returncode == 0, res.stderr
+    report = json.loads(out.read_text())
+    return report["totals"]["disk_stat"].get(disk, {}), delta(after, before), report
+
+
+def files_match_processes(report, disk):
+    """Each process's file rows (its files, its metadata, others' files) add up to its own
+    block row on disk, per operation."""
+    assert report["drops"]["file_blocks"] == 0
+    for p in report["processes"]:
+        for op, st in p["block"]["disks"].get(disk, {}).items():
+            rows = [f["block"]["disks"][disk][op] for f in p["files"]
+                    if f.get("block") and op in f["block"].get("disks", {}).get(disk, {})]
+            assert (sum(r["requests"] for r in rows), sum(r["bytes"] for r in rows)) == \
+                (st["requests"], st["bytes"]), (p["comm"], op, st["requests"], rows)
+
+
+def charged_sum(report, disk):
+    """Requests and bytes per operation of every process row and the other I/O, on disk."""
+    sums = {}
+    for p in report["processes"]:
+        for op, st in p["block"]["disks"].get(disk, {}).items():
+            r, b = sums.get(op, (0, 0))
+            sums[op] = (r + st["requests"], b + st["bytes"])
+    return sums
+
+
+CASES = [(w, "mq-deadline", "ext4") for w in WORKLOADS if WORKLOADS[w][0]] + \
+        [(w, "none", "ext4") for w in WORKLOADS if WORKLOADS[w][0]] + \
+        [(w, "mq-deadline", "xfs") for w in ("interleaved", "fdatasync", "buffered_fsync")] + \
+        [(w, s, None) for w in WORKLOADS if not WORKLOADS[w][0] for s in ("mq-deadline", "none")]
+
+
+@pytest.mark.parametrize("name,scheduler,fs", CASES, ids=lambda x: str(x))
+def test_run_mode_equals_the_disk(tmp_path, name, scheduler, fs):
+    """Run mode's disk_stat equals the disk's own stat delta in every counted field, the
+    process rows with the other I/O add up to it, and each one's file rows to it. The interleaved writers on mq-deadline are
+    run until the disk saw merges (retried up to 6 times; each run must be exact)."""
+    with loop_disk(tmp_path, scheduler, fs) as (dev, disk, mnt):
+        prepare(name, dev, mnt)
+        cmd = WORKLOADS[name][1](dev, mnt)
+        for attempt in range(6):
+            ours, theirs, report = run_mode(cmd, disk, tmp_path)
+            assert {k: ours.get(k, 0) for k in COUNTS} == {k: theirs[k] for k in COUNTS}, \
+                (attempt, ours, theirs, report["drops"])
+            files_match_processes(report, disk)
+            sums = charged_sum(report, disk)
+            for op in ("read", "write", "discard", "flush"):
+                want = (theirs[f"{op}_ios"], theirs[f"{op}_sectors"] * 512 if op != "flush" else 0)
+                assert sums.get(op, (0, 0)) == want, (op, sums, theirs)
+            merged = theirs["read_merges"] + theirs["write_merges"]
+            if name != "interleaved" or scheduler != "mq-deadline" or merged:
+                break
+        else:
+            pytest.fail("the interleaved writers never merged on mq-deadline in 6 runs")
+        if name == "fdatasync":
+            assert theirs["flush_ios"] >= 100 and theirs["write_ios"] >= 200, theirs
+        if name == "zeroes":
+            assert theirs["write_ios"] >= 1 and theirs["write_sectors"] == 8 * MIB // 512
+        if name == "discard":
+            assert theirs["discard_ios"] >= 1 and theirs["discard_sectors"] == 64 * MIB // 512
+
+
+def test_run_mode_ticks_follow_the_disk(tmp_path):
+    """The ms columns are the disk's own clock (its requests' start stamps): within 5% + 5 ms
+    of the disk's ticks for the random reads and writes."""
+    with loop_disk(tmp_path, "mq-deadline", "ext4") as (dev, disk, mnt):
+        prepare("randrw", dev, mnt)
+        ours, theirs, report = run_mode(WORKLOADS["randrw"][1](dev, mnt), disk, tmp_path)
+        for k in ("read_ticks_ms", "write_ticks_ms"):
+            assert theirs[k] > 0
+            assert abs(ours[k] - theirs[k]) <= 0.05 * theirs[k] + 5, (k, ours, theirs)
+
+
+class Lines:
+    """A process's stdout lines, read by a thread as they come."""
+
+    def __init__(self, proc):
+        self.proc, self.lines = proc, []
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def wait_for(self, n, timeout=10):
+        end = time.monotonic() + timeout
+        while len(self.lines) < n and time.monotonic() < end:
+            time.sleep(0.02)
+        assert len(self.lines) >= n, self.proc.stderr.read()
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        assert self.proc.wait(timeout=20) == 0, self.proc.stderr.read()
+        self.thread.join(timeout=5)
+        return self.lines
+
+
+def top_window(cmd, disk):
+    """top -j's disk counts of every interval that can hold the workload's requests, and the
+    disk's delta over the workload: top starts first, ends two refreshes after."""
+    quiet(disk)
+    top = subprocess.Popen([IOTRACE, "top", "-j", "-d", "0.25"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    lines = Lines(top)
+    lines.wait_for(1)
+    first = len(lines.lines)
+    before = sysfs_stat(disk)
+    subprocess.run(cmd, check=True, capture_output=True)
+    after = sysfs_stat(disk)
+    time.sleep(0.6)
+    objs = [json.loads(x) for x in lines.stop()[first:]]
+    return objs, delta(after, before)
+
+
+TOP_CASES = ["interleaved", "fdatasync", "zeroes", "randrw", "buffered_fsync"]
+
+
+@pytest.mark.parametrize("name", TOP_CASES)
+def test_top_equals_the_disk(tmp_path, name):
+    """top -j's machine.disks, summed over the intervals, equals the disk's delta: reads and
+    writes, requests and bytes (top shows those two directions)."""
+    with loop_disk(tmp_path, "mq-deadline", "ext4" if WORKLOADS[name][0] else None) as \
+            (dev, disk, mnt):
+        prepare(name, dev, mnt)
+        objs, theirs = top_window(WORKLOADS[name][1](dev, mnt), disk)
+        ours = {"read_ios": 0, "read_sectors": 0, "write_ios": 0, "write_sectors": 0}
+        for o in objs:
+            d = next((x for x in o["machine"]["disks"] if x["disk"] == disk), None)
+            if d:
+                ours["read_ios"] += d["disk_reads"]
+                ours["read_sectors"] += d["disk_read_bytes"] // 512
+                ours["write_ios"] += d["disk_writes"]
+                ours["write_sectors"] += d["disk_write_bytes"] // 512
+        assert ours == {k: theirs[k] for k in ours}, (ours, theirs)
+
+
+def snoop_window(cmd, disk):
+    quiet(disk)
+    snoop = subprocess.Popen([IOTRACE, "snoop", "-j", "-d", disk], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    # snoop says on stderr when it traces; its header goes to stdout only in text mode
+    assert "tracing block I/O" in snoop.stderr.readline()
+    lines = Lines(snoop)
+    before = sysfs_stat(disk)
+    subprocess.run(cmd, check=True, capture_output=True)
+    after = sysfs_stat(disk)
+    time.sleep(0.5)  # two of snoop's sweeps
+    events = [json.loads(x) for x in lines.stop()]
+    return events, delta(after, before)
+
+
+@pytest.mark.parametrize("name", TOP_CASES + ["discard"])
+def test_snoop_equals_the_disk(tmp_path, name):
+    """snoop -j's events, per operation, equal the disk's delta in requests and bytes; the
+    summary counts every event and loses none."""
+    with loop_disk(tmp_path, "mq-deadline", "ext4" if WORKLOADS[name][0] else None) as \
+            (dev, disk, mnt):
+        prepare(name, dev, mnt)
+        events, theirs = snoop_window(WORKLOADS[name][1](dev, mnt), disk)
+        summary = events.pop()
+        assert summary["summary"] and summary["events"] == len(events)
+        assert summary["lost_events"] == 0
+        ours = {k: 0 for k in COUNTS}
+        for e in events:
+            op = {"R": "read", "W": "write", "D": "discard", "F": "flush"}.get(e["op"])
+            assert op, e
+            ours[f"{op}_ios"] += 1
+            if op != "flush":
+                ours[f"{op}_sectors"] += e["bytes"] // 512
+        assert ours == {k: theirs[k] for k in COUNTS}, (ours, theirs)
+
+
+def fio_log(path):
+    """fio's per-I/O completion log: (unix ms, bytes) of every I/O."""
+    out = []
+    for line in open(path):
+        f = [x.strip() for x in line.split(",")]
+        out.append((int(f[0]), int(f[3])))
+    return out
+
+
+def test_top_against_fio_per_io_log(tmp_path):
+    """top -j against fio's log of each of its reads (random 4 KiB O_DIRECT at queue depth
+    64, full speed, 1 s; times on CLOCK_MONOTONIC), 10 runs. After every line, the reads top
+    has shown for fio's file so far include every read fio logged before the line's
+    block_until_ns (fio stamps a read when it reaps it, after the disk completed it: a
+    sound lower bound, to its millisecond); all lines together hold every read, in the
+    file's row and the header's disk (which equals the disk's own delta); fio's process rows
+    hold them too (and whatever fio read from other disks)."""
+    with loop_disk(tmp_path, "mq-deadline", "ext4") as (dev, disk, mnt):
+        prepare("randrw", dev, mnt)
+        for run in range(10):
+            log = tmp_path / f"lat{run}"
+            top = subprocess.Popen([IOTRACE, "top", "-j", "-d", "0.2"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+            lines = Lines(top)
+            lines.wait_for(1)
+            first = len(lines.lines)
+            before = sysfs_stat(disk)
+            subprocess.run(fio("--name=r", f"--filename={mnt}/rr", "--size=64M",
+                               "--iodepth=64", "--rw=randread", "--runtime=1", "--time_based",
+                               f"--write_lat_log={log}", "--log_avg_msec=0",
+                               "--log_alternate_epoch=1", "--log_alternate_epoch_clock_id=1"),
+                           check=True)
+            theirs = delta(sysfs_stat(disk), before)
+            time.sleep(0.5)
+            objs = [json.loads(x) for x in lines.stop()[first:]]
+            reads = fio_log(f"{log}_clat.1.log")
+            per_proc = file_reads = head_reads = head_bytes = 0
+            for o in objs:
+                file_reads += sum(f["disk_reads"] for f in o["files"] if f["file"] == f"{mnt}/rr")
+                until_ms = o["block_until_ns"] / 1e6
+                done = sum(1 for t, _ in reads if t + 1 <= until_ms)
+                assert done <= file_reads, (run, until_ms, done, file_reads)
+                per_proc += sum(p["disk_reads"] for p in o["processes"] if p["comm"] == "fio")
+                d = next((x for x in o["machine"]["disks"] if x["disk"] == disk), None)
+                head_reads += d["disk_reads"] if d else 0
+                head_bytes += d["disk_read_bytes"] if d else 0
+            assert file_reads == len(reads) and per_proc >= len(reads), \
+                (run, file_reads, per_proc, len(reads))
+            assert (head_reads, head_bytes // 512) == (theirs["read_ios"], theirs["read_sectors"])
+            assert head_bytes == sum(b for _, b in reads), (run, head_bytes)
