@@ -43,9 +43,10 @@ KERNEL_CAST_TYPES := $(shell sed -e ':a' -e '/\\$$/N; s/\\\n//; ta' bpf/iotrace.
 KERNEL_NOTES ?= /sys/kernel/notes
 WORKLOADS := $(patsubst %.c,%,$(wildcard workloads/*.c))
 # Small C programs used by tests and benchmarks only (not shipped).
-TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test $(OUTPUT)/tests/hist_test
+TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test $(OUTPUT)/tests/hist_test \
+	$(OUTPUT)/tests/container_test
 BENCH_PROGS := $(OUTPUT)/bench/floor $(OUTPUT)/bench/cmdtime
-FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers $(OUTPUT)/fuzz/fuzz_escape
+FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers $(OUTPUT)/fuzz/fuzz_escape $(OUTPUT)/fuzz/fuzz_container
 
 comma := ,
 empty :=
@@ -153,6 +154,11 @@ $(OUTPUT)/tests/hist_test: tests/c/hist_test.c $(OUTPUT)/user/model/hist.o | $(O
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -o $@
 
+$(OUTPUT)/tests/container_test: tests/c/container_test.c $(OUTPUT)/user/util/container_path.o | \
+		$(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -o $@
+
 # The dependency files of a tree built before user/ had folders name these sources of the
 # unit tests' compiles at their old paths: gone, they only make the tests build again.
 user/hist.c user/util.c:
@@ -228,13 +234,22 @@ $(OUTPUT)/fuzz/fuzz_escape: $(ESCAPE_FUZZ_SRCS) user/util/escape.h user/report/c
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(ESCAPE_FUZZ_SRCS) -o $@ -lcjson -lm
 
+# The cgroup path parser (which container a path is), checked against its own invariants.
+CONTAINER_FUZZ_SRCS := tests/fuzz/fuzz_container.c user/util/container_path.c
+$(OUTPUT)/fuzz/fuzz_container: $(CONTAINER_FUZZ_SRCS) user/util/container_path.h $(OUTPUT)/.deps
+	$(Q)mkdir -p $(@D)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(CONTAINER_FUZZ_SRCS) -o $@
+
 fuzz: deps $(FUZZ_PROGS)
-	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus $(OUTPUT)/fuzz/corpus-escape
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus $(OUTPUT)/fuzz/corpus-escape $(OUTPUT)/fuzz/corpus-container
 	$(Q)head -c 64 $(KERNEL_NOTES) > $(OUTPUT)/fuzz/corpus/kernel-notes 2>/dev/null || true
 	$(Q)$(OUTPUT)/fuzz/fuzz_parsers -max_total_time=$(FUZZ_SECONDS) -max_len=64 \
 		$(OUTPUT)/fuzz/corpus tests/fuzz/seeds
 	$(Q)$(OUTPUT)/fuzz/fuzz_escape -max_total_time=$(FUZZ_SECONDS) -max_len=256 \
 		$(OUTPUT)/fuzz/corpus-escape tests/fuzz/escape-seeds
+	$(Q)$(OUTPUT)/fuzz/fuzz_container -max_total_time=$(FUZZ_SECONDS) -max_len=512 \
+		$(OUTPUT)/fuzz/corpus-container tests/fuzz/container-seeds
 
 # Long hardening runs (minutes; SOAK_SECONDS=600 by default): not part of `make test`. Their
 # own --basetemp, so that pytest runs meanwhile do not clean up their files.
