@@ -149,19 +149,21 @@ void tracer_wait_block_idle(struct tracer *t, int max_ms)
 
 struct stale_count {
 	uint64_t before_ns, count;
+	bool filtered; /* snoop's cgroup filters: requests outside them were never shown */
 };
 
 static bool count_stale(const struct block_rq_info *info, void *ctx)
 {
 	struct stale_count *c = ctx;
 
-	c->count += info->start_ns < c->before_ns;
+	c->count += info->start_ns < c->before_ns && (!c->filtered || info->cgroup);
 	return false;
 }
 
 uint64_t tracer_count_stale_block(struct tracer *t, uint64_t now_ns, uint64_t age_ns)
 {
-	struct stale_count c = { .before_ns = now_ns - age_ns };
+	struct stale_count c = { .before_ns = now_ns - age_ns,
+				 .filtered = t->skel->rodata->nr_cgroup_filters > 0 };
 
 	tracer_for_each_inflight(t, count_stale, &c);
 	return c.count;
