@@ -60,13 +60,13 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: FORCE all deps vmlinux workloads test test-kernels kernels-doc demo experiments bench bench-top \
+.PHONY: FORCE all deps vmlinux workloads container-rootfs test test-kernels kernels-doc demo experiments bench bench-top \
 	fuzz soak clean
 .DELETE_ON_ERROR:
 # Keep skeletons and linked objects: they are inputs of several targets.
 .SECONDARY:
 
-all: iotrace man workloads $(TEST_PROGS) $(BENCH_PROGS) $(FUZZ_PROGS)
+all: iotrace man workloads $(TEST_PROGS) $(BENCH_PROGS) $(FUZZ_PROGS) container-rootfs
 
 # Installs missing Debian packages (quick no-op when all are present).
 $(OUTPUT)/.deps: scripts/deps.sh | $(OUTPUT)
@@ -200,6 +200,22 @@ workloads/callsites-fp: workloads/callsites.c $(OUTPUT)/.deps
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-MF $(OUTPUT)/$(subst /,_,$@).d $< -o $@
+
+# The container tests' image (tests/containers.py imports it with podman, no registry): a
+# root file system of busybox-static and the workloads linked -static, as a tarball.
+STATIC_WORKLOADS := $(patsubst workloads/%.c,$(OUTPUT)/static/%,$(wildcard workloads/*.c))
+CONTAINER_ROOTFS := $(OUTPUT)/container-rootfs.tar
+
+container-rootfs: $(CONTAINER_ROOTFS)
+
+$(OUTPUT)/static/%: workloads/%.c $(OUTPUT)/.deps
+	$(Q)mkdir -p $(@D)
+	$(call msg,STATIC,$@)
+	$(Q)$(CC) $(CFLAGS) -static -MF $(OUTPUT)/static/$*.d $< -o $@ $(WORKLOAD_LIBS_$*)
+
+$(CONTAINER_ROOTFS): $(STATIC_WORKLOADS) scripts/container_rootfs.sh
+	$(call msg,ROOTFS,$@)
+	$(Q)scripts/container_rootfs.sh $@ $(STATIC_WORKLOADS)
 
 # The README's two commands.
 demo: deps all

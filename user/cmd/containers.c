@@ -33,7 +33,7 @@ static const char doc[] =
 	"\v"
 	"Columns: PID, COMM, RUNTIME (docker, podman, containerd, cri-o, cri, nspawn; service, "
 	"scope or session for a systemd unit; host), CONTAINER (name, else short ID), ID (12 "
-	"digits), IMAGE, POD (namespace/name, else UID). Names come from the runtime's API or "
+	"digits), POD (namespace/name, else UID), IMAGE. Names come from the runtime's API or "
 	"state files (docs/containers.md); '?' when it did not answer.\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -148,9 +148,8 @@ static void print_text(pid_t pid, const char *comm, const struct container_info 
 	put_padded(stdout, name_cell(container_label(c, label, sizeof(label)), 20, cell,
 				     sizeof(cell)), 20);
 	printf(" %-12.12s ", c->path.id[0] ? c->path.id : "-");
-	put_padded(stdout, name_cell(m->image[0] ? m->image : unknown, 30, cell, sizeof(cell)),
-		   30);
-	printf(" %s\n", name_cell(pod, 0, cell, sizeof(cell)));
+	put_padded(stdout, name_cell(pod, 24, cell, sizeof(cell)), 24);
+	printf(" %s\n", name_cell(m->image[0] ? m->image : unknown, 0, cell, sizeof(cell)));
 }
 
 /* The processes asked for, or every one in /proc. */
@@ -189,8 +188,8 @@ int containers_main(int argc, char **argv)
 		container_of_pid(o.pids[i], &c);
 	container_settle(SETTLE_MS);
 	if (!o.json)
-		printf("%-7s %-16s %-10s %-20s %-12s %-30s %s\n", "PID", "COMM", "RUNTIME",
-		       "CONTAINER", "ID", "IMAGE", "POD");
+		printf("%-7s %-16s %-10s %-20s %-12s %-24s %s\n", "PID", "COMM", "RUNTIME",
+		       "CONTAINER", "ID", "POD", "IMAGE");
 	for (size_t i = 0; i < n; i++) {
 		if (container_of_pid(o.pids[i], &c)) {
 			if (given) {
