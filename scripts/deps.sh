@@ -30,6 +30,8 @@ PKGS=(
 	# refuses hybrid cgroup v1/v2 hosts), conmon comes with podman; images are imported
 	# from a tarball of busybox-static and the static workloads (no registry)
 	podman runc
+	# ... and docker's daemon, run by the tests with a data root and socket of their own
+	docker.io
 	# the kernel matrix: Debian's 6.1 kernels booted under QEMU (TCG) with a busybox
 	# initramfs and an ext4 work disk made and read without mounting (scripts/guest.py)
 	qemu-system-x86 busybox-static cpio e2fsprogs

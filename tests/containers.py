@@ -70,15 +70,10 @@ def remove_leftovers():
 
 
 class Container:
-    def __init__(self, name, short):
-        self.name, self.short = name, short
-        info = json.loads(podman("inspect", name).stdout)[0]
-        self.id = info["Id"]
-        self.pid = info["State"]["Pid"]
-        self.image = info["ImageName"]
+    """A running container: its name, ID, main process (host pid) and image."""
 
-    def exec(self, *cmd, check=True, timeout=120):
-        return podman("exec", self.name, *cmd, check=check, timeout=timeout)
+    def __init__(self, name, short, cid, pid, image):
+        self.name, self.short, self.id, self.pid, self.image = name, short, cid, pid, image
 
 
 class Podman:
@@ -99,7 +94,8 @@ class Podman:
             args += ["-v", f"{volume}:/data"]
         self.started.append(name)
         podman(*args, self.image, *(cmd or ["sleep", "3600"]))
-        return Container(name, short)
+        info = json.loads(podman("inspect", name).stdout)[0]
+        return Container(name, short, info["Id"], info["State"]["Pid"], info["ImageName"])
 
     def names(self):
         """podman ps's names by full ID: the reference for the names iotrace shows."""
@@ -216,4 +212,95 @@ class CgroupTree:
                     break
                 except OSError:
                     time.sleep(0.02)
+        return False
+
+
+# ---- docker: a daemon of the test's own ----
+
+def docker_why_not():
+    for tool in ("dockerd", "docker", "containerd", "runc"):
+        if not shutil.which(tool):
+            return f"{tool} is not installed (scripts/deps.sh installs docker.io)"
+    if not ROOTFS.exists():
+        return "no image tarball: make container-rootfs"
+    return None
+
+
+class Docker:
+    """dockerd with its own data root, exec root and socket below tmp (the system's
+    /var/lib/docker and /run/docker.sock are never used), no iptables and no bridge, the
+    cgroupfs driver (/docker/<id>); containers and the daemon removed at the end."""
+
+    def __init__(self, tmp):
+        self.tmp = Path(tmp)
+        self.sock = self.tmp / "docker.sock"
+        self.data = self.tmp / "data"
+        self.env = dict(ENV, DOCKER_HOST=f"unix://{self.sock}")
+        self.daemon, self.started = None, []
+
+    def docker(self, *args, check=True, timeout=120):
+        res = subprocess.run(["docker", *args], env=self.env, capture_output=True, text=True,
+                             timeout=timeout)
+        if check and res.returncode:
+            raise AssertionError(f"docker {' '.join(args)}: {res.stderr.strip()}")
+        return res
+
+    def __enter__(self):
+        ns = f"{PREFIX}{os.getpid()}"
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        self.log = open(self.tmp / "dockerd.log", "wb")
+        self.daemon = subprocess.Popen(
+            ["dockerd", "--data-root", str(self.data), "--exec-root", str(self.tmp / "exec"),
+             "-H", f"unix://{self.sock}", "--pidfile", str(self.tmp / "dockerd.pid"),
+             "--iptables=false", "--ip-masq=false", "--bridge=none",
+             "--exec-opt", "native.cgroupdriver=cgroupfs", "--containerd-namespace", ns,
+             "--containerd-plugins-namespace", ns + "-plugins"],
+            stdout=self.log, stderr=subprocess.STDOUT, env=self.env)
+        try:
+            for _ in range(600):
+                if self.docker("version", check=False, timeout=30).returncode == 0:
+                    break
+                if self.daemon.poll() is not None:
+                    raise AssertionError("dockerd exited: " +
+                                         (self.tmp / "dockerd.log").read_text()[-1500:])
+                time.sleep(0.05)
+            else:
+                raise AssertionError("dockerd did not answer")
+            self.image = "iotrace-test:" + hashlib.sha256(ROOTFS.read_bytes()).hexdigest()[:12]
+            self.docker("import", str(ROOTFS), self.image)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def run(self, short, *cmd, volume=None):
+        name = f"{PREFIX}{os.getpid()}-{short}"
+        args = ["run", "-d", "--name", name, "--network", "none"]
+        if volume:
+            args += ["-v", f"{volume}:/data"]
+        self.started.append(name)
+        self.docker(*args, self.image, *(cmd or ["sleep", "3600"]))
+        info = json.loads(self.docker("inspect", name).stdout)[0]
+        return Container(name, short, info["Id"], info["State"]["Pid"], info["Config"]["Image"])
+
+    def names(self):
+        out = self.docker("ps", "--no-trunc", "--format", "{{.ID}} {{.Names}}").stdout
+        return dict(line.split() for line in out.splitlines() if line.strip())
+
+    def __exit__(self, *exc):
+        if self.started:
+            self.docker("rm", "-f", *self.started, check=False)
+        if self.daemon and self.daemon.poll() is None:
+            self.daemon.terminate()
+            try:
+                self.daemon.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+                self.daemon.wait()
+        self.log.close()
+        # Whatever the daemon left mounted below its roots (it unmounts on a clean stop).
+        for line in reversed(open("/proc/self/mounts").read().splitlines()):
+            mnt = line.split()[1]
+            if mnt.startswith(str(self.tmp) + "/"):
+                subprocess.run(["umount", "-l", mnt], check=False)
         return False

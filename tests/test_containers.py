@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 import containers
-from containers import CgroupTree, Podman, kubelet_shapes, random_id
+from containers import CgroupTree, Docker, Podman, kubelet_shapes, random_id
 from helpers import IOTRACE, ROOT, run
 
 CONTAINER_TEST = ROOT / ".output" / "tests" / "container_test"
@@ -20,6 +20,8 @@ FUZZER = ROOT / ".output" / "fuzz" / "fuzz_container"
 
 needs_podman = pytest.mark.skipif(containers.why_not() is not None,
                                   reason=str(containers.why_not()))
+needs_docker = pytest.mark.skipif(containers.docker_why_not() is not None,
+                                  reason=str(containers.docker_why_not()))
 
 
 def resolve(*pids, env=None):
@@ -60,8 +62,8 @@ def test_container_fuzzer_short_run(tmp_path):
 
 # ---- identity of real containers ----
 
-def check_identity(row, c, names, image):
-    assert row["runtime"] == "podman" and not row["monitor"]
+def check_identity(row, c, names, image, runtime="podman"):
+    assert row["runtime"] == runtime and not row["monitor"]
     assert row["container_id"] == c.id
     assert row["name"] == names[c.id] == c.name
     assert row["image"] == image
@@ -164,8 +166,8 @@ def direct_writes(dd_out):
     return int(m.group(1))
 
 
-def snoop_json(args, seconds):
-    return subprocess.Popen([str(IOTRACE), "snoop", "-j", *args, str(seconds)],
+def snoop_json(args, seconds, env=None):
+    return subprocess.Popen([str(IOTRACE), "snoop", "-j", *args, str(seconds)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -188,13 +190,13 @@ def cgroup_procs(pid):
     return {int(p) for p in procs.read_text().split()}
 
 
-def gated_writers(pm_containers, vol):
+def gated_writers(pm_containers, vol, tool="podman", env=containers.ENV):
     """In each (container, count): a shell that waits for /data/go, then execs dd; returns
     the execs and each container's writer pid on the host (the new pid in its cgroup)."""
     execs, writers = [], {}
     for c, n in pm_containers:
-        execs.append(subprocess.Popen(["podman", "exec", c.name, "sh", "-c", DD.format(n=n)],
-                                      env=containers.ENV, stdout=subprocess.PIPE,
+        execs.append(subprocess.Popen([tool, "exec", c.name, "sh", "-c", DD.format(n=n)],
+                                      env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True))
     for c, n in pm_containers:
         for _ in range(500):
@@ -206,30 +208,60 @@ def gated_writers(pm_containers, vol):
     return execs, writers
 
 
-@needs_podman
-def test_snoop_container_filter(tmp_path):
+def check_snoop_filter(a, b, vol, tmp_path, tool="podman", env=containers.ENV):
     """Two containers and the host write with O_DIRECT at once (different counts); snoop
     --container A (by name, then by ID prefix) shows A's requests only: every event's pid is
     A's dd (the host pid its cgroup holds), and its 64 KiB writes are as many as dd says."""
+    for sel in (a.name, a.id[:10]):
+        (vol / "go").unlink(missing_ok=True)
+        snoop = snoop_json(["--container", sel], 8, env)
+        assert b"tracing block I/O" in snoop.stderr.readline()
+        execs, writers = gated_writers([(a, 23), (b, 17)], vol, tool, env)
+        assert len(writers) == 2, writers
+        (vol / "go").touch()
+        host = run(["dd", "if=/dev/zero", f"of={tmp_path}/host.out", "bs=64k", "count=11",
+                    "oflag=direct"])
+        outs = [p.communicate(timeout=60)[0] for p in execs]
+        events = snoop_events(snoop)
+        assert [direct_writes(o) for o in outs] == [23, 17] and host.returncode == 0
+        assert {e["pid"] for e in events} == {writers[a.name]}, (writers, events[:3])
+        data = [e for e in events if e["op"] == "W" and e["bytes"] == 65536]
+        assert len(data) == 23
+
+
+@needs_podman
+def test_snoop_container_filter(tmp_path):
+    """snoop --container on podman's containers (check_snoop_filter)."""
     vol = tmp_path / "vol"
     vol.mkdir()
     with Podman() as pm:
-        a, b = pm.run("a", volume=vol), pm.run("b", volume=vol)
-        for sel in (a.name, a.id[:10]):
-            (vol / "go").unlink(missing_ok=True)
-            snoop = snoop_json(["--container", sel], 8)
-            assert b"tracing block I/O" in snoop.stderr.readline()
-            execs, writers = gated_writers([(a, 23), (b, 17)], vol)
-            assert len(writers) == 2, writers
-            (vol / "go").touch()
-            host = run(["dd", "if=/dev/zero", f"of={tmp_path}/host.out", "bs=64k", "count=11",
-                        "oflag=direct"])
-            outs = [p.communicate(timeout=60)[0] for p in execs]
-            events = snoop_events(snoop)
-            assert [direct_writes(o) for o in outs] == [23, 17] and host.returncode == 0
-            assert {e["pid"] for e in events} == {writers[a.name]}, (writers, events[:3])
-            data = [e for e in events if e["op"] == "W" and e["bytes"] == 65536]
-            assert len(data) == 23
+        check_snoop_filter(pm.run("a", volume=vol), pm.run("b", volume=vol), vol, tmp_path)
+
+
+# ---- docker: a daemon of the test's own ----
+
+@needs_docker
+def test_docker(tmp_path):
+    """docker's containers (cgroupfs driver: /docker/<id>): ID = docker inspect's, name =
+    docker ps's, image = the imported one, from docker's API and, with no daemon asked, from
+    its state files (config.v2.json) below IOTRACE_HOST_ROOT; snoop --container as with
+    podman."""
+    vol = tmp_path / "vol"
+    vol.mkdir()
+    with Docker(tmp_path / "docker") as d:
+        a, b = d.run("a", volume=vol), d.run("b", volume=vol)
+        names = d.names()
+        rows = resolve(a.pid, b.pid, env=d.env)
+        for c in (a, b):
+            check_identity(rows[c.pid], c, names, d.image, "docker")
+            assert rows[c.pid]["source"] == "docker API"
+        root = tmp_path / "host-root"
+        (root / "var" / "lib").mkdir(parents=True)
+        (root / "var" / "lib" / "docker").symlink_to(d.data)
+        rows = resolve(a.pid, env=dict(containers.ENV, IOTRACE_HOST_ROOT=str(root)))
+        check_identity(rows[a.pid], a, names, d.image, "docker")
+        assert rows[a.pid]["source"] == "docker state"
+        check_snoop_filter(a, b, vol, tmp_path, "docker", d.env)
 
 
 def test_snoop_pod_filter_by_cgroup_and_uid(tmp_path):
