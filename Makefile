@@ -44,7 +44,7 @@ KERNEL_NOTES ?= /sys/kernel/notes
 WORKLOADS := $(patsubst %.c,%,$(wildcard workloads/*.c))
 # Small C programs used by tests and benchmarks only (not shipped).
 TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test $(OUTPUT)/tests/hist_test \
-	$(OUTPUT)/tests/container_test
+	$(OUTPUT)/tests/container_test $(OUTPUT)/tests/container_resolver_test
 BENCH_PROGS := $(OUTPUT)/bench/floor $(OUTPUT)/bench/cmdtime
 FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers $(OUTPUT)/fuzz/fuzz_escape $(OUTPUT)/fuzz/fuzz_container
 
@@ -158,6 +158,13 @@ $(OUTPUT)/tests/container_test: tests/c/container_test.c $(OUTPUT)/user/util/con
 		$(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -o $@
+
+CONTAINER_OBJS := $(addprefix $(OUTPUT)/user/util/,container.o container_rt.o container_path.o \
+	cgroup.o)
+$(OUTPUT)/tests/container_resolver_test: tests/c/container_resolver_test.c $(CONTAINER_OBJS) | \
+		$(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -lcjson -lpthread -o $@
 
 # The dependency files of a tree built before user/ had folders name these sources of the
 # unit tests' compiles at their old paths: gone, they only make the tests build again.

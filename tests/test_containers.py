@@ -60,6 +60,17 @@ def test_container_fuzzer_short_run(tmp_path):
     assert not list(tmp_path.glob("crash-*"))
 
 
+def test_resolver_never_waits_and_reads_kubernetes_state():
+    """tests/c/container_resolver_test.c: a runtime that never answers leaves the caller
+    waiting for nothing (its first answer is \"pending\"), containerd's and CRI-O's
+    Kubernetes state give the pod's namespace and name, the container's name and image, and
+    an unanswered container says which source was asked."""
+    res = run([ROOT / ".output" / "tests" / "container_resolver_test"], timeout=60)
+    lines = res.stdout.decode().splitlines()
+    assert res.returncode == 0, "\n".join(l for l in lines if not l.startswith("ok"))
+    assert sum(l.startswith("ok ") for l in lines) == 11
+
+
 # ---- identity of real containers ----
 
 def check_identity(row, c, names, image, runtime="podman"):
