@@ -60,7 +60,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: FORCE all deps vmlinux workloads container-rootfs test test-kernels kernels-doc demo experiments bench bench-top \
+.PHONY: FORCE all deps vmlinux workloads container-rootfs bench-containers test test-kernels kernels-doc demo experiments bench bench-top \
 	fuzz soak clean
 .DELETE_ON_ERROR:
 # Keep skeletons and linked objects: they are inputs of several targets.
@@ -284,6 +284,11 @@ soak: deps all
 # Overhead against strace, perf trace, bpftrace and the floor → docs/performance.* (minutes).
 bench: deps all
 	$(Q)$(PYTHON) scripts/bench.py
+
+# The container filter's cost (docs/containers.md): bpf_stats beside BASELINE=<an earlier
+# iotrace> when given; needs podman.
+bench-containers: all
+	$(Q)$(PYTHON) scripts/bench_containers.py $(if $(BASELINE),--baseline $(BASELINE))
 
 # iotrace top's cost on tr2u beside run mode's, and its CPU per refresh (docs/top.md).
 bench-top: all
