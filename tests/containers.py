@@ -69,6 +69,16 @@ def remove_leftovers():
             podman("rm", "-f", "-t", "0", name, check=False)
 
 
+def run_args(short, image, volume, cmd):
+    """`run` arguments (podman's and docker's alike) of a detached container named after
+    this test run, with no network, volume on /data, running cmd (default: sleep)."""
+    name = f"{PREFIX}{os.getpid()}-{short}"
+    args = ["run", "-d", "--name", name, "--network", "none"]
+    if volume:
+        args += ["-v", f"{volume}:/data"]
+    return name, args + [image, *(cmd or ["sleep", "3600"])]
+
+
 class Container:
     """A running container: its name, ID, main process (host pid) and image."""
 
@@ -88,12 +98,9 @@ class Podman:
         return self
 
     def run(self, short, *cmd, volume=None):
-        name = f"{PREFIX}{os.getpid()}-{short}"
-        args = ["run", "-d", "--name", name, "--network", "none"]
-        if volume:
-            args += ["-v", f"{volume}:/data"]
+        name, args = run_args(short, self.image, volume, cmd)
         self.started.append(name)
-        podman(*args, self.image, *(cmd or ["sleep", "3600"]))
+        podman(*args)
         info = json.loads(podman("inspect", name).stdout)[0]
         return Container(name, short, info["Id"], info["State"]["Pid"], info["ImageName"])
 
@@ -274,12 +281,9 @@ class Docker:
         return self
 
     def run(self, short, *cmd, volume=None):
-        name = f"{PREFIX}{os.getpid()}-{short}"
-        args = ["run", "-d", "--name", name, "--network", "none"]
-        if volume:
-            args += ["-v", f"{volume}:/data"]
+        name, args = run_args(short, self.image, volume, cmd)
         self.started.append(name)
-        self.docker(*args, self.image, *(cmd or ["sleep", "3600"]))
+        self.docker(*args)
         info = json.loads(self.docker("inspect", name).stdout)[0]
         return Container(name, short, info["Id"], info["State"]["Pid"], info["Config"]["Image"])
 

@@ -16,7 +16,6 @@ from containers import CgroupTree, Docker, Podman, kubelet_shapes, random_id
 from helpers import IOTRACE, ROOT, run
 
 CONTAINER_TEST = ROOT / ".output" / "tests" / "container_test"
-FUZZER = ROOT / ".output" / "fuzz" / "fuzz_container"
 
 needs_podman = pytest.mark.skipif(containers.why_not() is not None,
                                   reason=str(containers.why_not()))
@@ -37,7 +36,7 @@ def lsns(pid, kind):
     return int(out.split()[0])
 
 
-# ---- the parser: every shape, and its fuzzer ----
+# ---- the parser: every shape (its fuzzer: test_hardening.py) ----
 
 def test_every_cgroup_shape():
     """tests/c/container_test.c: docker, podman, containerd, CRI-O, the kubelet's two
@@ -48,16 +47,6 @@ def test_every_cgroup_shape():
     assert res.returncode == 0, "\n".join(l for l in lines if not l.startswith("ok"))
     assert sum(l.startswith("ok ") for l in lines) >= 45
     assert lines[-1].startswith("0 of ")
-
-
-def test_container_fuzzer_short_run(tmp_path):
-    """The parser's properties under libFuzzer (tests/fuzz/fuzz_container.c)."""
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    res = run([FUZZER, "-runs=200000", "-max_len=512", "-seed=1", str(corpus),
-               str(ROOT / "tests" / "fuzz" / "container-seeds")], cwd=tmp_path, timeout=300)
-    assert res.returncode == 0, res.stderr.decode()[-2000:]
-    assert not list(tmp_path.glob("crash-*"))
 
 
 def test_resolver_never_waits_and_reads_kubernetes_state():
