@@ -55,6 +55,11 @@ def image():
     name = f"localhost/iotrace-test:{digest}"
     if podman("image", "exists", name, check=False).returncode:
         podman("import", str(ROOTFS), name)
+    # Earlier builds' images (one tag each) go; one in use by a container stays.
+    tags = podman("images", "--format", "{{.Repository}}:{{.Tag}}", check=False).stdout
+    for old in tags.split():
+        if old.startswith("localhost/iotrace-test:") and old != name:
+            podman("rmi", old, check=False)
     return name
 
 
