@@ -137,9 +137,8 @@ int main(void)
 	check("nspawn: the machine's name, from its cgroup",
 	      c.state == META_FOUND && !strcmp(c.meta.name, "web-1"));
 	container_of_path("/system.slice/cron.service", &c);
-	check("a service: nothing to ask", c.state == META_NONE &&
-						   !strcmp(container_label(&c, label, sizeof(label)),
-							   "cron.service"));
+	check("a service: nothing to ask",
+	      c.state == META_NONE && !strcmp(container_label(&c, label, 64), "cron.service"));
 	container_of_path("/", &c);
 	check("the host", c.state == META_NONE && !strcmp(container_label(&c, label, 64), "host"));
 

@@ -61,7 +61,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARG:
 		if (parse_uint(arg, INT_MAX, &v))
-			argp_failure(state, 1, 0, "invalid pid '%s': expected a positive integer", arg);
+			argp_failure(state, 1, 0, "invalid pid '%s': expected a positive integer",
+				     arg);
 		if (o->npids == PIDS_MAX)
 			argp_failure(state, 1, 0, "at most %d pids", PIDS_MAX);
 		o->pids[o->npids++] = v;

@@ -52,7 +52,7 @@ static const char doc[] =
 	"  sudo iotrace snoop                 every request until Ctrl-C\n"
 	"  sudo iotrace snoop -d vda -Q 10    disk vda, with queue times, for 10 seconds\n"
 	"  sudo iotrace snoop -p 1234 -j      requests charged to pid 1234, as JSON lines\n"
-	"  sudo iotrace snoop -c /sys/fs/cgroup/system.slice   charged to processes in that cgroup\n"
+	"  sudo iotrace snoop -c /sys/fs/cgroup/system.slice   charged to its processes\n"
 	"  sudo iotrace snoop --container web   charged to container web's processes "
 	"(iotrace containers lists them)\n";
 

@@ -143,7 +143,8 @@ static int from_inspect(const cJSON *j, struct container_meta *out)
 	snprintf(out->name, sizeof(out->name), "%s",
 		 name->valuestring + (name->valuestring[0] == '/'));
 	copy_text(out->image, cJSON_GetObjectItemCaseSensitive(config, "Image"));
-	copy_text(out->pod_name, cJSON_GetObjectItemCaseSensitive(labels, "io.kubernetes.pod.name"));
+	copy_text(out->pod_name,
+		  cJSON_GetObjectItemCaseSensitive(labels, "io.kubernetes.pod.name"));
 	copy_text(out->pod_namespace,
 		  cJSON_GetObjectItemCaseSensitive(labels, "io.kubernetes.pod.namespace"));
 	return 0;

@@ -14,7 +14,7 @@
 #define CONTAINER_TEXT_MAX 256
 
 struct container_meta {
-	char name[CONTAINER_TEXT_MAX];  /* the runtime's name for it ("web", "k8s_app_pod_ns_...") */
+	char name[CONTAINER_TEXT_MAX];  /* the runtime's name for it ("web", "k8s_app_...") */
 	char image[CONTAINER_TEXT_MAX]; /* the image as it was asked for ("localhost/app:1") */
 	char pod_name[CONTAINER_TEXT_MAX], pod_namespace[CONTAINER_TEXT_MAX];
 	const char *source; /* where the answer came from ("podman API", "docker state"...) */
