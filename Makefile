@@ -43,9 +43,10 @@ KERNEL_CAST_TYPES := $(shell sed -e ':a' -e '/\\$$/N; s/\\\n//; ta' bpf/iotrace.
 KERNEL_NOTES ?= /sys/kernel/notes
 WORKLOADS := $(patsubst %.c,%,$(wildcard workloads/*.c))
 # Small C programs used by tests and benchmarks only (not shipped).
-TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test $(OUTPUT)/tests/hist_test
+TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test $(OUTPUT)/tests/hist_test \
+	$(OUTPUT)/tests/container_test $(OUTPUT)/tests/container_resolver_test
 BENCH_PROGS := $(OUTPUT)/bench/floor $(OUTPUT)/bench/cmdtime
-FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers $(OUTPUT)/fuzz/fuzz_escape
+FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers $(OUTPUT)/fuzz/fuzz_escape $(OUTPUT)/fuzz/fuzz_container
 
 comma := ,
 empty :=
@@ -59,13 +60,13 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: FORCE all deps vmlinux workloads test test-kernels kernels-doc demo experiments bench bench-top \
+.PHONY: FORCE all deps vmlinux workloads container-rootfs bench-containers test test-kernels kernels-doc demo experiments bench bench-top \
 	fuzz soak clean
 .DELETE_ON_ERROR:
 # Keep skeletons and linked objects: they are inputs of several targets.
 .SECONDARY:
 
-all: iotrace man workloads $(TEST_PROGS) $(BENCH_PROGS) $(FUZZ_PROGS)
+all: iotrace man workloads $(TEST_PROGS) $(BENCH_PROGS) $(FUZZ_PROGS) container-rootfs
 
 # Installs missing Debian packages (quick no-op when all are present).
 $(OUTPUT)/.deps: scripts/deps.sh | $(OUTPUT)
@@ -153,6 +154,18 @@ $(OUTPUT)/tests/hist_test: tests/c/hist_test.c $(OUTPUT)/user/model/hist.o | $(O
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -o $@
 
+$(OUTPUT)/tests/container_test: tests/c/container_test.c $(OUTPUT)/user/util/container_path.o | \
+		$(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -o $@
+
+CONTAINER_OBJS := $(addprefix $(OUTPUT)/user/util/,container.o container_rt.o container_path.o \
+	cgroup.o)
+$(OUTPUT)/tests/container_resolver_test: tests/c/container_resolver_test.c $(CONTAINER_OBJS) | \
+		$(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -lcjson -lpthread -o $@
+
 # The dependency files of a tree built before user/ had folders name these sources of the
 # unit tests' compiles at their old paths: gone, they only make the tests build again.
 user/hist.c user/util.c:
@@ -195,6 +208,22 @@ workloads/callsites-fp: workloads/callsites.c $(OUTPUT)/.deps
 	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-MF $(OUTPUT)/$(subst /,_,$@).d $< -o $@
 
+# The container tests' image (tests/containers.py imports it with podman, no registry): a
+# root file system of busybox-static and the workloads linked -static, as a tarball.
+STATIC_WORKLOADS := $(patsubst workloads/%.c,$(OUTPUT)/static/%,$(wildcard workloads/*.c))
+CONTAINER_ROOTFS := $(OUTPUT)/container-rootfs.tar
+
+container-rootfs: $(CONTAINER_ROOTFS)
+
+$(OUTPUT)/static/%: workloads/%.c $(OUTPUT)/.deps
+	$(Q)mkdir -p $(@D)
+	$(call msg,STATIC,$@)
+	$(Q)$(CC) $(CFLAGS) -static -MF $(OUTPUT)/static/$*.d $< -o $@ $(WORKLOAD_LIBS_$*)
+
+$(CONTAINER_ROOTFS): $(STATIC_WORKLOADS) scripts/container_rootfs.sh
+	$(call msg,ROOTFS,$@)
+	$(Q)scripts/container_rootfs.sh $@ $(STATIC_WORKLOADS)
+
 # The README's two commands.
 demo: deps all
 	$(Q)scripts/demo.sh
@@ -228,13 +257,22 @@ $(OUTPUT)/fuzz/fuzz_escape: $(ESCAPE_FUZZ_SRCS) user/util/escape.h user/report/c
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(ESCAPE_FUZZ_SRCS) -o $@ -lcjson -lm
 
+# The cgroup path parser (which container a path is), checked against its own invariants.
+CONTAINER_FUZZ_SRCS := tests/fuzz/fuzz_container.c user/util/container_path.c
+$(OUTPUT)/fuzz/fuzz_container: $(CONTAINER_FUZZ_SRCS) user/util/container_path.h $(OUTPUT)/.deps
+	$(Q)mkdir -p $(@D)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(CONTAINER_FUZZ_SRCS) -o $@
+
 fuzz: deps $(FUZZ_PROGS)
-	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus $(OUTPUT)/fuzz/corpus-escape
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus $(OUTPUT)/fuzz/corpus-escape $(OUTPUT)/fuzz/corpus-container
 	$(Q)head -c 64 $(KERNEL_NOTES) > $(OUTPUT)/fuzz/corpus/kernel-notes 2>/dev/null || true
 	$(Q)$(OUTPUT)/fuzz/fuzz_parsers -max_total_time=$(FUZZ_SECONDS) -max_len=64 \
 		$(OUTPUT)/fuzz/corpus tests/fuzz/seeds
 	$(Q)$(OUTPUT)/fuzz/fuzz_escape -max_total_time=$(FUZZ_SECONDS) -max_len=256 \
 		$(OUTPUT)/fuzz/corpus-escape tests/fuzz/escape-seeds
+	$(Q)$(OUTPUT)/fuzz/fuzz_container -max_total_time=$(FUZZ_SECONDS) -max_len=512 \
+		$(OUTPUT)/fuzz/corpus-container tests/fuzz/container-seeds
 
 # Long hardening runs (minutes; SOAK_SECONDS=600 by default): not part of `make test`. Their
 # own --basetemp, so that pytest runs meanwhile do not clean up their files.
@@ -246,6 +284,11 @@ soak: deps all
 # Overhead against strace, perf trace, bpftrace and the floor → docs/performance.* (minutes).
 bench: deps all
 	$(Q)$(PYTHON) scripts/bench.py
+
+# The container filter's cost (docs/containers.md): bpf_stats beside BASELINE=<an earlier
+# iotrace> when given; needs podman.
+bench-containers: all
+	$(Q)$(PYTHON) scripts/bench_containers.py $(if $(BASELINE),--baseline $(BASELINE))
 
 # iotrace top's cost on tr2u beside run mode's, and its CPU per refresh (docs/top.md).
 bench-top: all

@@ -13,11 +13,13 @@
 #define REQ_OP_BITS 8
 #define BDEVFS_MAGIC 0x62646576
 
-/* Snoop mode: stream completions; filters on the charged process, disk and cgroup. */
+/*
+ * Snoop mode: stream completions; filters on the charged process, disk, and with
+ * nr_cgroup_filters on the cgroups (containers) the charged process is in, at any depth.
+ */
 const volatile bool snoop = false;
 const volatile __u32 snoop_tgid = 0;
 const volatile __u32 snoop_dev = 0;
-const volatile __u64 snoop_cgroup = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -37,6 +39,7 @@ struct {
 struct dirtier_info {
 	__u32 tgid;
 	char comm[COMM_LEN];
+	__u64 cgroup; /* snoop: the dirtier's filter_cgroup(), for its writeback's */
 };
 
 /* (dev, ino) -> the (traced, or in snoop any) process that last dirtied the file's pages. */
@@ -133,6 +136,8 @@ int BPF_PROG(handle_writeback_dirty_folio, struct folio *folio, struct address_s
 	if (known && known->tgid == who.tgid)
 		return 0;
 	bpf_get_current_comm(who.comm, sizeof(who.comm));
+	if (snoop)
+		who.cgroup = filter_cgroup();
 	bpf_map_update_elem(&dirtier, &key, &who, BPF_ANY);
 	return 0;
 }
@@ -328,9 +333,12 @@ static __always_inline void charge_file(struct task_struct *task, struct block_r
 		info->tgid = who->tgid;
 		info->charge = CHARGE_DIRTIER;
 		__builtin_memcpy(info->comm, who->comm, sizeof(info->comm));
+		/* snoop: writeback is filtered by the container that dirtied it */
+		info->cgroup = who->cgroup;
 	}
 	if (snoop) {
-		info->cgroup = bpf_get_current_cgroup_id();
+		if (info->charge != CHARGE_DIRTIER)
+			info->cgroup = filter_cgroup();
 		if (!info->charge) {
 			/* Snoop shows the submitter for everything not charged elsewhere. */
 			info->tgid = task->tgid;
@@ -635,7 +643,7 @@ static void emit(struct block_rq_info *info, struct block_key *key, struct done 
 	struct block_event *e;
 
 	if ((snoop_tgid && key->owner != snoop_tgid) || (snoop_dev && key->dev != snoop_dev) ||
-	    (snoop_cgroup && (!info || info->cgroup != snoop_cgroup)))
+	    (nr_cgroup_filters && (!info || !info->cgroup)))
 		return;
 	e = bpf_ringbuf_reserve(&block_events, sizeof(*e), 0);
 	if (!e) {

@@ -74,9 +74,10 @@ static __always_inline void submit_event(void *e, bool wake)
 }
 
 /*
- * The cgroup the current task is counted under (serve's label, top's group): with -c
- * filters, the -c cgroup it is in (at any depth below it), 0 when it is in none; else its
- * own cgroup.
+ * The cgroup the current task is counted under (serve's label, top's group, snoop's
+ * filter): with cgroup filters (-c, --container), the filter's cgroup it is in (at any depth
+ * below it), 0 when it is in none; else its own cgroup. One helper call per filter, made
+ * where a process gets its slot or a request its charge, never per syscall.
  */
 static __always_inline __u64 filter_cgroup(void)
 {

@@ -7,8 +7,8 @@ _iotrace_opts_run='-o --output --json -T --no-time --time-all -H --no-hist -s --
 	--max-procs --sync --prom-file --files --wide --files-by --trace --trace-min --trace-interval
 	--trace-max-events --stacks --stacks-by --stacks-unwind -v --verbose -? --help --usage
 	-V --version'
-_iotrace_opts_snoop='-p --pid -c --cgroup -d --disk -Q --queue -j --json -v --verbose -? --help
-	--usage -V --version'
+_iotrace_opts_snoop='-p --pid -c --cgroup --container -d --disk -Q --queue -j --json -v --verbose
+	-? --help --usage -V --version'
 _iotrace_opts_compare='-D --drop-caches -n --repeat -l --label -j --json -o --output -? --help
 	--usage -V --version'
 _iotrace_opts_serve='--listen -c --cgroup --comm -T --no-time --time-all --max-labels -u --user -v
@@ -16,14 +16,16 @@ _iotrace_opts_serve='--listen -c --cgroup --comm -T --no-time --time-all --max-l
 _iotrace_opts_top='-d --delay -n --iterations -b --batch -j --json -c --cgroup --group --comm -o
 	--sort --no-time --max-procs -v --verbose -? --help --usage -V --version'
 _iotrace_opts_info='-j --json -v --verbose -? --help --usage -V --version'
+_iotrace_opts_containers='-a --all -j --json -? --help --usage -V --version'
 # Options that take a value, per mode.
 _iotrace_args_run='-o --output -p --pid -u --user --max-procs --prom-file --files --files-by --trace
 	--trace-min --trace-interval --trace-max-events --stacks --stacks-by --stacks-unwind'
-_iotrace_args_snoop='-p --pid -c --cgroup -d --disk'
+_iotrace_args_snoop='-p --pid -c --cgroup --container -d --disk'
 _iotrace_args_compare='-n --repeat -l --label -o --output'
 _iotrace_args_serve='--listen -c --cgroup --max-labels -u --user'
 _iotrace_args_top='-d --delay -n --iterations -c --cgroup --group -o --sort --max-procs'
 _iotrace_args_info=''
+_iotrace_args_containers=''
 
 # cgroup v2 directories, as paths below the mount point (with the leading slashes typed),
 # or as full paths when the word starts with the mount point.
@@ -61,6 +63,10 @@ _iotrace_value()
 		;;
 	-c | --cgroup)
 		_iotrace_cgroups "$cur"
+		;;
+	--container) # the running containers' names, as iotrace resolves them
+		mapfile -t COMPREPLY < <(compgen -W "$(iotrace containers -j 2>/dev/null |
+			sed -n 's/.*"name":"\([^"]*\)".*/\1/p')" -- "$cur")
 		;;
 	--listen)
 		mapfile -t COMPREPLY < <(compgen -W '127.0.0.1:9435 [::1]:9435' -- "$cur")
@@ -119,7 +125,7 @@ _iotrace()
 		prev=${COMP_WORDS[COMP_CWORD - 2]}
 	fi
 	case ${COMP_WORDS[1]} in
-	snoop | compare | serve | info | top)
+	snoop | compare | serve | info | top | containers)
 		mode=${COMP_WORDS[1]} first=2
 		;;
 	esac
@@ -160,8 +166,10 @@ _iotrace()
 		_iotrace_value "$prev" "$cur"
 	elif [[ $mode == run && $cur != -* ]]; then
 		# iotrace [OPTIONS] CMD: a command, or at first a mode
-		((COMP_CWORD == 1)) && mapfile -t COMPREPLY < <(compgen -W 'snoop compare serve top info fields' -- "$cur")
+		((COMP_CWORD == 1)) && mapfile -t COMPREPLY < <(compgen -W 'snoop compare serve top info containers fields' -- "$cur")
 		mapfile -t -O ${#COMPREPLY[@]} COMPREPLY < <(compgen -c -- "$cur")
+	elif [[ $mode == containers && $cur != -* ]]; then
+		mapfile -t COMPREPLY < <(compgen -W "$(cd /proc && echo [0-9]*)" -- "$cur")
 	elif [[ $cur == -* || $mode == serve || $mode == info || $mode == top ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
 	fi

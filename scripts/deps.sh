@@ -26,6 +26,12 @@ PKGS=(
 	scdoc man-db debhelper dpkg-dev fakeroot lintian build-essential
 	# fuzzing (libFuzzer runtime for clang)
 	libclang-rt-14-dev
+	# real containers in the tests (tests/containers.py): podman with runc (Debian's crun
+	# refuses hybrid cgroup v1/v2 hosts), conmon comes with podman; images are imported
+	# from a tarball of busybox-static and the static workloads (no registry)
+	podman runc
+	# ... and docker's daemon, run by the tests with a data root and socket of their own
+	docker.io
 	# the kernel matrix: Debian's 6.1 kernels booted under QEMU (TCG) with a busybox
 	# initramfs and an ext4 work disk made and read without mounting (scripts/guest.py)
 	qemu-system-x86 busybox-static cpio e2fsprogs

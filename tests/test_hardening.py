@@ -158,17 +158,27 @@ def test_parser_fuzzer_short_run(tmp_path):
     assert not list(tmp_path.glob("crash-*"))
 
 
-def test_escape_fuzzer_short_run(tmp_path):
-    """The escaping of names and the text cells that cut them (tests/fuzz/fuzz_escape.c:
-    every output kind read back by its own decoder); `make fuzz` runs it longer."""
-    fuzzer = ROOT / ".output" / "fuzz" / "fuzz_escape"
+def short_fuzz_run(tmp_path, name, runs, max_len, seeds):
+    fuzzer = ROOT / ".output" / "fuzz" / name
     assert fuzzer.exists(), "built by make"
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    res = run([fuzzer, "-runs=25000", "-max_len=256", "-seed=1", str(corpus),
-               str(ROOT / "tests" / "fuzz" / "escape-seeds")], cwd=tmp_path, timeout=300)
+    res = run([fuzzer, f"-runs={runs}", f"-max_len={max_len}", "-seed=1", str(corpus),
+               str(ROOT / "tests" / "fuzz" / seeds)], cwd=tmp_path, timeout=300)
     assert res.returncode == 0, res.stderr.decode()[-2000:]
     assert not list(tmp_path.glob("crash-*"))
+
+
+def test_escape_fuzzer_short_run(tmp_path):
+    """The escaping of names and the text cells that cut them (tests/fuzz/fuzz_escape.c:
+    every output kind read back by its own decoder); `make fuzz` runs it longer."""
+    short_fuzz_run(tmp_path, "fuzz_escape", 25000, 256, "escape-seeds")
+
+
+def test_container_fuzzer_short_run(tmp_path):
+    """The cgroup path parser's properties (tests/fuzz/fuzz_container.c); `make fuzz` runs
+    it longer."""
+    short_fuzz_run(tmp_path, "fuzz_container", 200000, 512, "container-seeds")
 
 
 # ---- soak: long runs ----

@@ -18,11 +18,11 @@ import pytest
 
 from helpers import IOTRACE, ROOT, mkinput, run, strace_counts, wl
 
-MODES = ("run", "snoop", "compare", "serve", "info", "top")
+MODES = ("run", "snoop", "compare", "serve", "info", "top", "containers")
 # argp adds these to every mode; the man page lists them once, under COMMON OPTIONS.
 COMMON = {"-?", "--help", "--usage", "-V", "--version"}
 MAN_SECTION = {"run": "RUN MODE OPTIONS", "snoop": "SNOOP", "compare": "COMPARE", "info": "INFO",
-               "serve": "SERVE", "top": "TOP"}
+               "serve": "SERVE", "top": "TOP", "containers": "CONTAINERS"}
 # "  -o, --output=FILE   ..." or "      --json   ...": options start at column 2 or 6;
 # wrapped descriptions start further right.
 HELP_OPTION = re.compile(r"^  (?:(-[^-\s])(?:,\s|\s|$)|    )(?:(--[a-z][a-z-]*))?")

@@ -16,6 +16,7 @@
 #include "snoop.h"
 #include "top.h"
 #include "info.h"
+#include "containers.h"
 #include "util/util.h"
 #include "compare.h"
 #include "serve.h"
@@ -332,6 +333,8 @@ int main(int argc, char **argv)
 	argp_err_exit_status = 1;
 	if (argc > 1 && !strcmp(argv[1], "info"))
 		return info_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "containers"))
+		return containers_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "snoop"))
 		return snoop_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "top"))

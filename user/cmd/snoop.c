@@ -24,6 +24,7 @@
 #include "kernel/tracer.h"
 #include "util/util.h"
 #include "util/cgroup.h"
+#include "util/container.h"
 
 /* How often, at least, requests whose completion was skipped are looked for (and shown late). */
 #define SWEEP_MS 200
@@ -54,13 +55,20 @@ static const char doc[] =
 	"  sudo iotrace snoop                 every request until Ctrl-C\n"
 	"  sudo iotrace snoop -d vda -Q 10    disk vda, with queue times, for 10 seconds\n"
 	"  sudo iotrace snoop -p 1234 -j      requests charged to pid 1234, as JSON lines\n"
-	"  sudo iotrace snoop -c /sys/fs/cgroup/system.slice   submitted from that cgroup\n";
+	"  sudo iotrace snoop -c /sys/fs/cgroup/system.slice   charged to its processes\n"
+	"  sudo iotrace snoop --container web   charged to container web's processes "
+	"(iotrace containers lists them)\n";
+
+enum { OPT_CONTAINER = 0x100 };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Only requests charged to this process", 0 },
 	{ "cgroup", 'c', "CGROUP", 0,
-	  "Only requests submitted from this cgroup v2 (its directory, or its path below the "
-	  "cgroup v2 mount point)", 0 },
+	  "Only requests charged to processes in this cgroup v2 or below it (its directory, or "
+	  "its path below the cgroup v2 mount point); repeatable", 0 },
+	{ "container", OPT_CONTAINER, "NAME|ID", 0,
+	  "Only requests charged to this container's processes (its name, or the start of its "
+	  "ID; a pod by its UID); repeatable", 0 },
 	{ "disk", 'd', "DISK", 0, "Only this disk (name as in /sys/block)", 0 },
 	{ "queue", 'Q', NULL, 0, "Show the time from queued to issued", 0 },
 	{ "json", 'j', NULL, 0, "One JSON object per line", 0 },
@@ -100,9 +108,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->cfg.snoop_tgid = v;
 		break;
 	case 'c':
-		if (cgroup_resolve(arg, &cg, why, sizeof(why)))
-			argp_failure(state, 1, 0, "cgroup '%s': %s", arg, why);
-		o->cfg.snoop_cgroup = cg.id;
+	case OPT_CONTAINER:
+		if (key == 'c' ? cgroup_resolve(arg, &cg, why, sizeof(why))
+			       : container_cgroup(arg, &cg, why, sizeof(why)))
+			argp_failure(state, 1, 0, "%s '%s': %s", key == 'c' ? "cgroup" : "container",
+				     arg, why);
+		if (tracer_config_add_cgroup(&o->cfg, cg.id, cg.level))
+			argp_failure(state, 1, 0, "at most %d cgroups and containers",
+				     MAX_CGROUP_FILTERS);
 		break;
 	case 'd':
 		o->disk = arg;

@@ -170,6 +170,7 @@ void tracer_wait_block_idle(struct tracer *t, int max_ms)
 struct stale_count {
 	uint64_t before_ns, count;
 	uint32_t dev, tgid; /* snoop's filters: a request it would not show is not lost */
+	bool filtered;      /* ... and its cgroup filters (info->cgroup: inside them) */
 };
 
 static bool count_stale(const struct block_rq_info *info, void *ctx)
@@ -177,7 +178,7 @@ static bool count_stale(const struct block_rq_info *info, void *ctx)
 	struct stale_count *c = ctx;
 
 	c->count += info->start_ns < c->before_ns && (!c->dev || info->dev == c->dev) &&
-		    (!c->tgid || info->tgid == c->tgid);
+		    (!c->tgid || info->tgid == c->tgid) && (!c->filtered || info->cgroup);
 	return false;
 }
 
@@ -185,7 +186,8 @@ uint64_t tracer_count_stale_block(struct tracer *t, uint64_t now_ns, uint64_t ag
 {
 	struct stale_count c = { .before_ns = now_ns - age_ns,
 				 .dev = t->skel->rodata->snoop_dev,
-				 .tgid = t->skel->rodata->snoop_tgid };
+				 .tgid = t->skel->rodata->snoop_tgid,
+				 .filtered = t->skel->rodata->nr_cgroup_filters > 0 };
 
 	tracer_for_each_inflight(t, count_stale, &c);
 	return c.count;

@@ -28,7 +28,6 @@ struct tracer_config {
 	/* Snoop mode: only the block programs, streaming struct block_event to on_event. */
 	bool snoop;
 	uint32_t snoop_tgid, snoop_dev;
-	uint64_t snoop_cgroup;
 	/* Serve mode: every process counted under a label (cgroup, + comm with label_comm). */
 	bool serve;
 	bool label_comm;
@@ -37,7 +36,14 @@ struct tracer_config {
 	 * slot, its records), in the -c cgroups only when there are some.
 	 */
 	bool top;
-	uint32_t ncgroups;                       /* -c filters (serve, top); 0 = label by own cgroup */
+	/*
+	 * Cgroup filters (serve, top, snoop; -c, --cgroup, --container): only processes in
+	 * these cgroups, at any depth below them, are counted, decided in the kernel where a
+	 * process gets its slot (the hooks then skip it after one look-up of its slot) or a
+	 * request its charge. 0 = no filter (serve then labels by each process's own cgroup).
+	 * Added with tracer_config_add_cgroup().
+	 */
+	uint32_t ncgroups;
 	uint64_t cgroup_id[MAX_CGROUP_FILTERS];  /* cgroup v2 ids (inode numbers) */
 	uint32_t cgroup_level[MAX_CGROUP_FILTERS]; /* depth below the root */
 	/* Run mode: file names (struct file_name events), to the same ctx as on_event. */
@@ -91,6 +97,9 @@ enum tracer_build tracer_build(const struct tracer *t, const char **why);
 uint64_t tracer_map_bytes(const struct tracer *t, uint32_t *nmaps);
 /* How this kernel is traced: the kernel, its BTF, the build, every hook (tracer_info.c). */
 void tracer_describe(const struct tracer *t, struct kernel_report *out);
+
+/* Adds a cgroup filter (cgroup_resolve's or container_cgroup's id and level); -1: full. */
+int tracer_config_add_cgroup(struct tracer_config *cfg, uint64_t id, uint32_t level);
 
 typedef void (*tracer_label_fn)(const struct label_key *key, uint32_t slot, void *ctx);
 

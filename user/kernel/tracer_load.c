@@ -94,6 +94,18 @@ static uint32_t round_up_pow2(uint32_t v)
 	return p;
 }
 
+int tracer_config_add_cgroup(struct tracer_config *cfg, uint64_t id, uint32_t level)
+{
+	for (uint32_t i = 0; i < cfg->ncgroups; i++)
+		if (cfg->cgroup_id[i] == id)
+			return 0; /* named twice (a name and its ID) */
+	if (cfg->ncgroups == MAX_CGROUP_FILTERS)
+		return -1;
+	cfg->cgroup_id[cfg->ncgroups] = id;
+	cfg->cgroup_level[cfg->ncgroups++] = level;
+	return 0;
+}
+
 /* Snoop needs the block programs and the dirtier hook only. */
 static void configure_snoop(struct iotrace_bpf *s, const struct tracer_config *cfg)
 {
@@ -115,7 +127,6 @@ static void configure_snoop(struct iotrace_bpf *s, const struct tracer_config *c
 	s->rodata->snoop = true;
 	s->rodata->snoop_tgid = cfg->snoop_tgid;
 	s->rodata->snoop_dev = cfg->snoop_dev;
-	s->rodata->snoop_cgroup = cfg->snoop_cgroup;
 }
 
 /* The ledger's syscalls and where each finds its fds (FILE_OPS in iotrace.h). */
@@ -199,6 +210,8 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 	if (cfg->serve || cfg->top) {
 		s->rodata->serve = cfg->serve;
 		s->rodata->label_comm = cfg->label_comm;
+	}
+	if (cfg->serve || cfg->top || cfg->snoop) {
 		s->rodata->nr_cgroup_filters = cfg->ncgroups;
 		for (uint32_t i = 0; i < cfg->ncgroups && i < MAX_CGROUP_FILTERS; i++) {
 			s->rodata->cgroup_filter_id[i] = cfg->cgroup_id[i];

@@ -1,0 +1,311 @@
+"""Which container did the I/O (issue 39, phase 1): cgroup paths read as containers, the
+runtimes' names and images, the kernel's container filter (snoop), against references that
+do not come from iotrace: podman inspect and podman ps, the cgroups the test made itself in
+the kubelet's shapes, lsns, and dd's own arithmetic. docs/containers.md."""
+import json
+import os
+import re
+import subprocess
+import time
+import uuid
+
+import pytest
+
+import containers
+from containers import CgroupTree, Docker, Podman, kubelet_shapes, random_id
+from helpers import IOTRACE, ROOT, run
+
+CONTAINER_TEST = ROOT / ".output" / "tests" / "container_test"
+
+needs_podman = pytest.mark.skipif(containers.why_not() is not None,
+                                  reason=str(containers.why_not()))
+needs_docker = pytest.mark.skipif(containers.docker_why_not() is not None,
+                                  reason=str(containers.docker_why_not()))
+
+
+def resolve(*pids, env=None):
+    """iotrace containers -j: one object per pid."""
+    res = run([IOTRACE, "containers", "-j", *map(str, pids)], env=env)
+    assert res.returncode == 0, res.stderr
+    rows = [json.loads(line) for line in res.stdout.decode().splitlines()]
+    return {r["pid"]: r for r in rows}
+
+
+def lsns(pid, kind):
+    out = run(["lsns", "-n", "-o", "NS", "-t", kind, "-p", str(pid)]).stdout.decode()
+    return int(out.split()[0])
+
+
+# ---- the parser: every shape (its fuzzer: test_hardening.py) ----
+
+def test_every_cgroup_shape():
+    """tests/c/container_test.c: docker, podman, containerd, CRI-O, the kubelet's two
+    drivers and three QoS classes, nspawn, systemd units and sessions, the host, near
+    misses; each row's runtime, ID, pod UID, QoS, name and own cgroup."""
+    res = run([CONTAINER_TEST])
+    lines = res.stdout.decode().splitlines()
+    assert res.returncode == 0, "\n".join(l for l in lines if not l.startswith("ok"))
+    assert sum(l.startswith("ok ") for l in lines) >= 45
+    assert lines[-1].startswith("0 of ")
+
+
+def test_resolver_never_waits_and_reads_kubernetes_state():
+    """tests/c/container_resolver_test.c: a runtime that never answers leaves the caller
+    waiting for nothing (its first answer is \"pending\"), containerd's and CRI-O's
+    Kubernetes state give the pod's namespace and name, the container's name and image, and
+    an unanswered container says which source was asked."""
+    res = run([ROOT / ".output" / "tests" / "container_resolver_test"], timeout=60)
+    lines = res.stdout.decode().splitlines()
+    assert res.returncode == 0, "\n".join(l for l in lines if not l.startswith("ok"))
+    assert sum(l.startswith("ok ") for l in lines) == 11
+
+
+# ---- identity of real containers ----
+
+def check_identity(row, c, names, image, runtime="podman"):
+    assert row["runtime"] == runtime and not row["monitor"]
+    assert row["container_id"] == c.id
+    assert row["name"] == names[c.id] == c.name
+    assert row["image"] == image
+    assert row["pod_uid"] is None and row["answered"]
+
+
+@needs_podman
+def test_podman_identity_from_state_files():
+    """Two containers and a host process: ID = podman inspect's, name = podman ps's, image =
+    the imported one, read from containers/storage's containers.json (no API running);
+    namespaces = lsns's."""
+    host = subprocess.Popen(["sleep", "600"])
+    try:
+        with Podman() as pm:
+            a, b = pm.run("a"), pm.run("b")
+            names = pm.names()
+            rows = resolve(a.pid, b.pid, host.pid)
+            for c in (a, b):
+                check_identity(rows[c.pid], c, names, pm.image)
+                assert rows[c.pid]["source"] == "containers/storage"
+                assert rows[c.pid]["mnt_ns"] == lsns(c.pid, "mnt")
+                assert rows[c.pid]["pid_ns"] == lsns(c.pid, "pid")
+            assert rows[a.pid]["mnt_ns"] != rows[b.pid]["mnt_ns"]
+            h = rows[host.pid]
+            assert h["runtime"] in ("host", "service", "scope", "session")
+            assert h["container_id"] is None and h["image"] is None
+            assert h["mnt_ns"] == lsns(host.pid, "mnt")
+    finally:
+        host.kill()
+        host.wait()
+
+
+@needs_podman
+def test_podman_identity_from_api(tmp_path):
+    """The same answers from podman's API (docker-compatible, on its unix socket); conmon
+    not in the container."""
+    sock = tmp_path / "podman.sock"
+    with Podman() as pm:
+        a = pm.run("a")
+        pm.start_service(sock)
+        env = dict(containers.ENV, CONTAINER_HOST=f"unix://{sock}")
+        conmon = int(run(["pgrep", "-f", f"conmon .*-c {a.id}"]).stdout.split()[0])
+        rows = resolve(a.pid, conmon, env=env)
+        check_identity(rows[a.pid], a, pm.names(), pm.image)
+        assert rows[a.pid]["source"] == "podman API"
+        # conmon is never taken for the container: podman's monitor where its cgroup says
+        # so; on a hybrid host podman's cgroupfs manager leaves it in the v2 root (host).
+        m = rows[conmon]
+        assert m["monitor"] if m["runtime"] == "podman" else m["runtime"] == "host", m
+
+
+@needs_podman
+def test_podman_text_listing():
+    """iotrace containers' text: the container's name and image on its process's line."""
+    with Podman() as pm:
+        a = pm.run("a")
+        res = run([IOTRACE, "containers"])
+        assert res.returncode == 0, res.stderr
+        line = next(l for l in res.stdout.decode().splitlines() if l.split()[0] == str(a.pid))
+        assert line.split()[2:7] == ["podman", a.name, a.id[:12], "-", pm.image]
+
+
+# ---- Kubernetes pods: cgroups in the kubelet's shapes ----
+
+def test_kubelet_shapes_resolved():
+    """A process moved into each shape the kubelet makes (systemd and cgroupfs drivers,
+    guaranteed, burstable and besteffort pods; containerd, CRI-O, docker): pod UID,
+    container ID, QoS and runtime as the test made them. No runtime answers for these
+    made-up containers: the name stays unknown, and says so."""
+    pod, cid = str(uuid.uuid4()), random_id()
+    with CgroupTree("kube") as tree:
+        procs = {}
+        for path, runtime, qos in kubelet_shapes(pod, cid):
+            procs[path] = (tree.spawn_in(path, ["sleep", "600"]), runtime, qos)
+        rows = resolve(*(p.pid for p, _, _ in procs.values()))
+        for path, (p, runtime, qos) in procs.items():
+            row = rows[p.pid]
+            own = open(f"/proc/{p.pid}/cgroup").read()
+            assert f"0::{tree.path(path)}\n" in own  # it is where the test put it
+            assert (row["runtime"], row["container_id"], row["pod_uid"], row["qos"]) == \
+                (runtime, cid, pod, qos), path
+            assert row["name"] is None and not row["answered"], path
+
+
+def test_kubelet_pod_cgroup_itself():
+    """A process in a pod's own cgroup: the pod's UID, no container."""
+    pod = str(uuid.uuid4())
+    with CgroupTree("pod") as tree:
+        p = tree.spawn_in(f"kubepods/burstable/pod{pod}", ["sleep", "600"])
+        row = resolve(p.pid)[p.pid]
+        assert (row["runtime"], row["container_id"], row["pod_uid"], row["qos"]) == \
+            ("cri", None, pod, "burstable")
+
+
+# ---- the kernel filter: snoop --container ----
+
+def direct_writes(dd_out):
+    """dd's own count of whole records written."""
+    m = re.search(r"(\d+)\+0 records out", dd_out)
+    return int(m.group(1))
+
+
+def snoop_json(args, seconds, env=None):
+    return subprocess.Popen([str(IOTRACE), "snoop", "-j", *args, str(seconds)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def snoop_events(proc):
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    rows = [json.loads(l) for l in out.decode().splitlines()]
+    assert rows[-1].get("summary") and rows[-1]["lost_events"] == 0, rows[-1]
+    return rows[:-1]
+
+
+DD = "while [ ! -e /data/go ]; do usleep 10000; done; " \
+     "exec dd if=/dev/zero of=/data/out.{n} bs=64k count={n} oflag=direct"
+
+
+def cgroup_procs(pid):
+    """The host pids in the cgroup v2 of process pid."""
+    rel = next(l[3:].strip() for l in open(f"/proc/{pid}/cgroup") if l.startswith("0::"))
+    procs = containers.cgroup2_root() / rel.lstrip("/") / "cgroup.procs"
+    return {int(p) for p in procs.read_text().split()}
+
+
+def gated_writers(pm_containers, vol, tool="podman", env=containers.ENV):
+    """In each (container, count): a shell that waits for /data/go, then execs dd; returns
+    the execs and each container's writer pid on the host (the new pid in its cgroup)."""
+    execs, writers = [], {}
+    for c, n in pm_containers:
+        execs.append(subprocess.Popen([tool, "exec", c.name, "sh", "-c", DD.format(n=n)],
+                                      env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True))
+    for c, n in pm_containers:
+        for _ in range(500):
+            extra = cgroup_procs(c.pid) - {c.pid}
+            if len(extra) == 1:
+                writers[c.name] = extra.pop()
+                break
+            time.sleep(0.02)
+    return execs, writers
+
+
+def check_snoop_filter(a, b, vol, tmp_path, tool="podman", env=containers.ENV):
+    """Two containers and the host write with O_DIRECT at once (different counts); snoop
+    --container A (by name, then by ID prefix) shows A's requests only: every event's pid is
+    A's dd (the host pid its cgroup holds), and its 64 KiB writes are as many as dd says."""
+    for sel in (a.name, a.id[:10]):
+        (vol / "go").unlink(missing_ok=True)
+        snoop = snoop_json(["--container", sel], 8, env)
+        assert b"tracing block I/O" in snoop.stderr.readline()
+        execs, writers = gated_writers([(a, 23), (b, 17)], vol, tool, env)
+        assert len(writers) == 2, writers
+        (vol / "go").touch()
+        host = run(["dd", "if=/dev/zero", f"of={tmp_path}/host.out", "bs=64k", "count=11",
+                    "oflag=direct"])
+        outs = [p.communicate(timeout=60)[0] for p in execs]
+        events = snoop_events(snoop)
+        assert [direct_writes(o) for o in outs] == [23, 17] and host.returncode == 0
+        assert {e["pid"] for e in events} == {writers[a.name]}, (writers, events[:3])
+        data = [e for e in events if e["op"] == "W" and e["bytes"] == 65536]
+        assert len(data) == 23
+
+
+@needs_podman
+def test_snoop_container_filter(tmp_path):
+    """snoop --container on podman's containers (check_snoop_filter)."""
+    vol = tmp_path / "vol"
+    vol.mkdir()
+    with Podman() as pm:
+        check_snoop_filter(pm.run("a", volume=vol), pm.run("b", volume=vol), vol, tmp_path)
+
+
+# ---- docker: a daemon of the test's own ----
+
+@needs_docker
+def test_docker(tmp_path):
+    """docker's containers (cgroupfs driver: /docker/<id>): ID = docker inspect's, name =
+    docker ps's, image = the imported one, from docker's API and, with no daemon asked, from
+    its state files (config.v2.json) below IOTRACE_HOST_ROOT; snoop --container as with
+    podman."""
+    vol = tmp_path / "vol"
+    vol.mkdir()
+    with Docker(tmp_path / "docker") as d:
+        a, b = d.run("a", volume=vol), d.run("b", volume=vol)
+        names = d.names()
+        rows = resolve(a.pid, b.pid, env=d.env)
+        for c in (a, b):
+            check_identity(rows[c.pid], c, names, d.image, "docker")
+            assert rows[c.pid]["source"] == "docker API"
+        root = tmp_path / "host-root"
+        (root / "var" / "lib").mkdir(parents=True)
+        (root / "var" / "lib" / "docker").symlink_to(d.data)
+        rows = resolve(a.pid, env=dict(containers.ENV, IOTRACE_HOST_ROOT=str(root)))
+        check_identity(rows[a.pid], a, names, d.image, "docker")
+        assert rows[a.pid]["source"] == "docker state"
+        check_snoop_filter(a, b, vol, tmp_path, "docker", d.env)
+
+
+def test_snoop_pod_filter_by_cgroup_and_uid(tmp_path):
+    """A pod's containers by the pod's cgroup (-c, at any depth below it) and by its UID
+    (--container): a writer in the pod's container is shown, one in another pod is not."""
+    pod, other = str(uuid.uuid4()), str(uuid.uuid4())
+    with CgroupTree("snoop") as tree:
+        pod_path = f"kubepods/besteffort/pod{pod}"
+        tree.make(pod_path)
+        for args in (["-c", tree.path(pod_path)], ["--container", pod]):
+            snoop = snoop_json(args, 6)
+            assert b"tracing block I/O" in snoop.stderr.readline()
+            # The writers' cgroups are made after snoop started: the filter is on the pod's.
+            ws = [tree.spawn_in(f"{p}/{random_id()}",
+                                ["dd", "if=/dev/zero", f"of={tmp_path}/{n}", "bs=64k",
+                                 f"count={n}", "oflag=direct"])
+                  for p, n in ((pod_path, 9), (f"kubepods/besteffort/pod{other}", 5))]
+            for w in ws:
+                assert w.wait(timeout=60) == 0
+            events = snoop_events(snoop)
+            assert {e["pid"] for e in events} == {ws[0].pid}
+            assert len([e for e in events if e["op"] == "W" and e["bytes"] == 65536]) == 9
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--container", "no-such-container-39"], "no running container"),
+    (["--container", "a/b"], "--cgroup"),
+    (["--container", ""], "expected a container"),
+    (["-c", "/no/such/cgroup"], "cgroup '/no/such/cgroup'"),
+])
+def test_snoop_bad_filter(args, words):
+    res = run([IOTRACE, "snoop", *args, "1"])
+    lines = res.stderr.decode().splitlines()
+    assert res.returncode != 0 and len(lines) == 1 and words in lines[0], lines
+
+
+def test_ambiguous_id_prefix():
+    """An ID prefix two containers share names neither: one line asks for more of it."""
+    pod, a, b = str(uuid.uuid4()), random_id(), random_id()
+    b = a[:6] + ("1" if a[6] == "0" else "0") + b[7:]
+    with CgroupTree("ambiguous") as tree:
+        for cid in (a, b):
+            tree.spawn_in(f"kubepods/pod{pod}/{cid}", ["sleep", "600"])
+        res = run([IOTRACE, "snoop", "--container", a[:6], "1"])
+        assert res.returncode != 0 and b"give more of the ID" in res.stderr
+        res = run([IOTRACE, "snoop", "--container", a[:7], "0.5"])
+        assert res.returncode == 0, res.stderr
