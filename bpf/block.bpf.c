@@ -581,12 +581,15 @@ static void emit(struct block_rq_info *info, struct block_key *key, struct done 
  * flush machinery (RQF_FLUSH_SEQ) once its flush request did: the disk's statistics leave it
  * out (blk_account_io_done), and so does iotrace, which counts the flush request.
  */
+enum rqf_flags___local { __RQF_FLUSH_SEQ___local = 4 };
+
 static __always_inline bool empty_flush_shell(struct request *rq, __u32 op, __u32 bytes)
 {
-	/* An enum since 6.11; a #define before (1 << 4 since 2.6.x). */
-	__u32 flush_seq = bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ)
-				  ? 1U << bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ)
-				  : 1U << 4;
+	/* An enum since 6.11 (declared here: not every vmlinux.h has it); a #define before. */
+	__u32 flush_seq =
+		bpf_core_enum_value_exists(enum rqf_flags___local, __RQF_FLUSH_SEQ___local)
+			? 1U << bpf_core_enum_value(enum rqf_flags___local, __RQF_FLUSH_SEQ___local)
+			: 1U << 4;
 
 	return !bytes && op == BOP_WRITE && (rq->rq_flags & flush_seq);
 }

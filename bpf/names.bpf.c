@@ -256,11 +256,17 @@ struct dentry___alias_direct {
 	struct hlist_node d_alias;
 } __attribute__((preserve_access_index));
 
+struct dentry___alias_in_u {
+	union {
+		struct hlist_node d_alias;
+	} d_u;
+} __attribute__((preserve_access_index));
+
 static __always_inline struct dentry *alias_dentry(struct hlist_node *alias)
 {
 	if (bpf_core_field_exists(struct dentry___alias_direct, d_alias))
 		return (void *)container_of(alias, struct dentry___alias_direct, d_alias);
-	return container_of(alias, struct dentry, d_u.d_alias);
+	return (void *)container_of(alias, struct dentry___alias_in_u, d_u.d_alias);
 }
 
 /*
@@ -538,7 +544,7 @@ static __always_inline bool naming_syscall(__u64 nr)
 
 /*
  * A ctime stamped: if a traced thread is in a rename, link or unlink, the inode is one it
- * changes. The syscall's number is the one its registers hold (orig_ax): sys_enter has no
+ * changes. The syscall's number is the one its registers hold (SC_NR): sys_enter has no
  * program with --no-time.
  */
 static __always_inline void note_inode(struct inode *arg)
@@ -554,7 +560,7 @@ static __always_inline void note_inode(struct inode *arg)
 	if (serve || !slot || !*slot || (*slot & SLOT_PENDING))
 		return;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs || !naming_syscall(regs->orig_ax))
+	if (!regs || !naming_syscall(SC_NR(regs)))
 		return;
 	n = lookup_or_init(&noted_inodes, &tid, &fresh, DROP_PATHS, NULL);
 	if (!n)

@@ -453,14 +453,22 @@ struct folio___flags_word {
 	unsigned long flags;
 } __attribute__((preserve_access_index));
 
+struct folio___flags_struct {
+	struct {
+		unsigned long f;
+	} flags;
+} __attribute__((preserve_access_index));
+
 struct folio___order_byte {
 	unsigned char _folio_order;
 } __attribute__((preserve_access_index));
 
 static __always_inline __u64 folio_flags(struct folio *folio)
 {
-	if (bpf_core_field_exists(folio->flags.f))
-		return folio->flags.f;
+	struct folio___flags_struct *wrapped = (void *)folio;
+
+	if (bpf_core_field_exists(wrapped->flags.f))
+		return wrapped->flags.f;
 	return ((struct folio___flags_word *)folio)->flags;
 }
 

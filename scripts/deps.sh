@@ -26,9 +26,10 @@ PKGS=(
 	scdoc man-db debhelper dpkg-dev fakeroot lintian build-essential
 	# fuzzing (libFuzzer runtime for clang)
 	libclang-rt-14-dev
-	# the kernel matrix: Debian's 6.1 kernels booted under QEMU (TCG) with a busybox
-	# initramfs and an ext4 work disk made and read without mounting (scripts/guest.py)
-	qemu-system-x86 busybox-static cpio e2fsprogs
+	# the kernel matrix: Debian's kernels booted under QEMU (TCG) with a busybox
+	# initramfs and an ext4 work disk made and read without mounting (scripts/guest.py);
+	# arm64: its QEMU, and binutils for `make ARCH=arm64` (clang compiles for it)
+	qemu-system-x86 busybox-static cpio e2fsprogs qemu-system-arm binutils-aarch64-linux-gnu
 )
 
 # npm (for speedscope) only where no Node.js came with the machine.
