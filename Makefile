@@ -64,7 +64,8 @@ KERNEL_CAST_TYPES := $(shell sed -e ':a' -e '/\\$$/N; s/\\\n//; ta' bpf/iotrace.
 KERNEL_NOTES ?= /sys/kernel/notes
 WORKLOADS := $(patsubst %.c,$(BIN)%,$(wildcard workloads/*.c))
 # Small C programs used by tests and benchmarks only (not shipped).
-TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test $(OUTPUT)/tests/hist_test
+TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test $(OUTPUT)/tests/hist_test \
+	$(OUTPUT)/tests/btf_args_test
 BENCH_PROGS := $(OUTPUT)/bench/floor $(OUTPUT)/bench/cmdtime
 FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers $(OUTPUT)/fuzz/fuzz_escape
 
@@ -178,6 +179,11 @@ $(OUTPUT)/tests/kbtf_test: tests/c/kbtf_test.c $(OUTPUT)/user/kernel/kbtf.o \
 		$(OUTPUT)/user/util/util.o | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -o $@
+
+$(OUTPUT)/tests/btf_args_test: tests/c/btf_args_test.c $(OUTPUT)/user/kernel/btf_args.o | \
+		$(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -lbpf -o $@
 
 $(OUTPUT)/tests/hist_test: tests/c/hist_test.c $(OUTPUT)/user/model/hist.o | $(OUTPUT)/tests
 	$(call msg,CC,$@)

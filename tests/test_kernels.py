@@ -13,6 +13,7 @@ import os
 import random
 import re
 import shutil
+import subprocess
 import sys
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -172,6 +173,20 @@ def test_info_says_which_hook_each_feature_takes(vm):
     assert info["features"]["stacks"]["exited_processes"] is False
     text = out(vm, "info", "info.txt").read_text()
     assert "fentry page_cache_sync_ra" in text and "kprobe __iomap_dio_rw" in text
+
+
+def test_fallback_ways_check_their_arguments():
+    """Each way whose arguments kernels changed under one name (block_getrq,
+    io_uring_queue_async_work, io_uring_poll_arm, io_uring_complete, sched_process_exit,
+    filemap_get_pages) is taken only where BTF gives the arguments its program reads, and
+    refused with what the kernel has where not (tests/c/btf_args_test.c, on BTF made as
+    older kernels had it)."""
+    res = subprocess.run([ROOT / ".output/tests/btf_args_test"], capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
+    lines = res.stdout.splitlines()
+    assert len(lines) == 17 and all(line.startswith("ok ") for line in lines), lines
+    assert sum(": arguments (" in line and " here, not (" in line for line in lines) == 8, lines
 
 
 # ---- syscalls ----

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include "btf_args.h"
+#include "hook_args.h"
 #include "tracer_impl.h"
 
 /*
@@ -47,8 +48,8 @@ static const struct hook_def hook_defs[] = {
 	HOOK("sched_process_exec", HOOKS_CORE, WAY("handle_sched_process_exec")),
 	HOOK("task_rename", HOOKS_CORE, WAY("handle_task_rename")),
 	HOOK("sched_process_exit", HOOKS_CORE,
-	     WAY_ARGS("struct task_struct *,bool", "handle_sched_process_exit"),
-	     WAY_ARGS("struct task_struct *", "handle_sched_process_exit_nogroup")),
+	     WAY_ARGS(ARGS_sched_process_exit, "handle_sched_process_exit"),
+	     WAY_ARGS(ARGS_sched_process_exit_nogroup, "handle_sched_process_exit_nogroup")),
 	HOOK("page_cache_sync_ra", HOOKS_PAGE_CACHE, WAY("handle_page_cache_sync_ra"),
 	     WAY("handle_page_cache_sync_ra_fn")),
 	HOOK("page_cache_async_ra", HOOKS_PAGE_CACHE, WAY("handle_page_cache_async_ra"),
@@ -60,10 +61,8 @@ static const struct hook_def hook_defs[] = {
 	HOOK("mm_filemap_add_to_page_cache", HOOKS_PAGE_CACHE,
 	     WAY("handle_mm_filemap_add_to_page_cache")),
 	HOOK("mm_filemap_get_pages", HOOKS_PAGE_CACHE, WAY("handle_mm_filemap_get_pages"),
-	     WAY_ARGS("struct kiocb *,struct iov_iter *,struct folio_batch *",
-		      "handle_filemap_get_pages_fn"),
-	     WAY_ARGS("struct kiocb *,size_t,struct folio_batch *,bool",
-		      "handle_filemap_get_pages_count_fn")),
+	     WAY_ARGS(ARGS_filemap_get_pages_iter, "handle_filemap_get_pages_fn"),
+	     WAY_ARGS(ARGS_filemap_get_pages_count, "handle_filemap_get_pages_count_fn")),
 	HOOK("mm_filemap_fault", HOOKS_PAGE_CACHE, WAY("handle_mm_filemap_fault"),
 	     WAY("handle_filemap_fault_fn")),
 	HOOK("mm_filemap_map_pages", HOOKS_PAGE_CACHE, WAY("handle_mm_filemap_map_pages"),
@@ -75,20 +74,20 @@ static const struct hook_def hook_defs[] = {
 	     WAY("handle_iomap_dio_rw_exit_fn"), WAY("handle_iomap_dio_rw_kretprobe")),
 	HOOK("writeback_dirty_folio", HOOKS_BLOCK, WAY("handle_writeback_dirty_folio")),
 	HOOK("block_io_start", HOOKS_BLOCK, WAY("handle_block_io_start"),
-	     WAY_ARGS("struct bio *", "handle_block_getrq")),
+	     WAY_ARGS(ARGS_block_getrq, "handle_block_getrq")),
 	HOOK("block_rq_insert", HOOKS_BLOCK, WAY("handle_block_rq_insert")),
 	HOOK("block_rq_issue", HOOKS_BLOCK, WAY("handle_block_rq_issue")),
 	HOOK("block_rq_complete", HOOKS_BLOCK, WAY("handle_block_rq_complete")),
 	HOOK("io_uring_submit_req", HOOKS_URING, WAY("handle_io_uring_submit_req"),
-	     WAY_ARGS("struct io_kiocb *,bool", "handle_io_uring_submit_sqe")),
+	     WAY_ARGS(ARGS_io_uring_submit_sqe, "handle_io_uring_submit_sqe")),
 	HOOK("io_uring_req_failed", HOOKS_URING, WAY("handle_io_uring_req_failed")),
 	HOOK("io_uring_queue_async_work", HOOKS_URING,
-	     WAY_ARGS("struct io_kiocb *,int", "handle_io_uring_queue_async_work")),
+	     WAY_ARGS(ARGS_io_uring_queue_async_work, "handle_io_uring_queue_async_work")),
 	HOOK("io_uring_poll_arm", HOOKS_URING,
-	     WAY_ARGS("struct io_kiocb *,int,int", "handle_io_uring_poll_arm")),
+	     WAY_ARGS(ARGS_io_uring_poll_arm, "handle_io_uring_poll_arm")),
 	HOOK("io_uring_complete", HOOKS_URING,
-	     WAY_ARGS("?,?,struct io_uring_cqe *", "handle_io_uring_complete"),
-	     WAY_ARGS("?,?,u64,int,unsigned int,u64,u64", "handle_io_uring_complete_fields")),
+	     WAY_ARGS(ARGS_io_uring_complete, "handle_io_uring_complete"),
+	     WAY_ARGS(ARGS_io_uring_complete_fields, "handle_io_uring_complete_fields")),
 	HOOK("io_uring_cqe_overflow", HOOKS_URING, WAY("handle_io_uring_cqe_overflow")),
 	HOOK("inode_set_ctime_to_ts", HOOKS_RENAMES, WAY("handle_inode_set_ctime_to_ts")),
 	HOOK("ctime_ns_xchg", HOOKS_RENAMES, WAY("handle_ctime_ns_xchg")),
