@@ -108,12 +108,16 @@ int main(void)
 		expect(&k, add_tracepoint(&k, "block_getrq_old", old, N(old)), 1,
 		       ARGS_block_getrq, false, "block_getrq (q, bio, op) refused");
 	}
-	{ /* io_uring_queue_async_work: (req, rw) since 5.19; (ctx, hashed, req, work, flags) */
-		int now[] = { k.s_kiocb_io, k.t_int };
+	{ /* io_uring_queue_async_work: (req, rw) since 5.19, (req, bool) in 7.x; before,
+	   (ctx, hashed, req, work, flags) */
+		int now[] = { k.s_kiocb_io, k.t_int }, seven[] = { k.s_kiocb_io, k.t_bool };
 		int old[] = { k.p_void, k.t_int, k.p_void, k.s_io_wq_work, k.t_uint };
 
 		expect(&k, add_tracepoint(&k, "qaw", now, N(now)), 1,
 		       ARGS_io_uring_queue_async_work, true, "io_uring_queue_async_work (req, rw) taken");
+		expect(&k, add_tracepoint(&k, "qaw7", seven, N(seven)), 1,
+		       ARGS_io_uring_queue_async_work, true,
+		       "io_uring_queue_async_work (req, bool) taken: only req is read");
 		expect(&k, add_tracepoint(&k, "qaw_old", old, N(old)), 1,
 		       ARGS_io_uring_queue_async_work, false,
 		       "io_uring_queue_async_work (ctx, hashed, req, work, flags) refused");

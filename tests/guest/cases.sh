@@ -215,6 +215,8 @@ case_cost() {
 }
 
 FILE_CALLS=read,write,pread64,pwrite64,readv,writev,preadv,pwritev,preadv2,pwritev2,sendfile,copy_file_range,splice,fsync,fdatasync,sync_file_range,fallocate,ftruncate,open,openat,openat2,creat,close,mmap,lseek,getdents64,fadvise64,readahead
+# "?": a name this architecture has no such call for (arm64: open, creat) is not an error.
+FILE_CALLS="?$(echo $FILE_CALLS | sed 's/,/,?/g')"
 
 for c in $CASES; do
 	mkdir -p $OUT/$c

@@ -12,8 +12,9 @@
 #define ARGS_filemap_get_pages_count "struct kiocb *,size_t,struct folio_batch *,bool"
 #define ARGS_block_getrq "struct bio *"
 #define ARGS_io_uring_submit_sqe "struct io_kiocb *,bool"
-#define ARGS_io_uring_queue_async_work "struct io_kiocb *,int"
-#define ARGS_io_uring_poll_arm "struct io_kiocb *,int,int"
+/* Only the request is read: 7.x passes a bool where 6.1 to 6.18 pass an int. */
+#define ARGS_io_uring_queue_async_work "struct io_kiocb *,?"
+#define ARGS_io_uring_poll_arm "struct io_kiocb *,?,?"
 #define ARGS_io_uring_complete "?,?,struct io_uring_cqe *"
 #define ARGS_io_uring_complete_fields "?,?,u64,int,unsigned int,u64,u64"
 
