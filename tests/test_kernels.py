@@ -182,10 +182,16 @@ FACTS_612 = {
     "hooks": {"sched_process_exit": "tp_btf sched_process_exit#1", **PAGE_CACHE_FENTRY,
               "io_uring_complete": "tp_btf io_uring_complete#1"},
 }
+# arm64's 6.1 has no ftrace direct calls: its fentry programs load but do not attach, and the
+# page-cache events have no other way there (their kprobe ways are not written yet).
+PAGE_CACHE_EVENTS = [*PAGE_CACHE_FENTRY, "mm_filemap_add_to_page_cache", "mm_filemap_get_pages",
+                     "mm_filemap_fault", "mm_filemap_map_pages"]
+FACTS_61_ARM64 = dict(FACTS_61, na={"page_cache": "not supported by this kernel (ENOTSUPP)"},
+                      hooks={**FACTS_61["hooks"], **{e: None for e in PAGE_CACHE_EVENTS}})
 FACTS_7 = {"build": "full", "renames": True, "exited_stacks": True, "sequential": None,
            "hooks": {}}
 FACTS = {"generic": FACTS_61, "cloud": FACTS_61, "rt": FACTS_61, "trixie": FACTS_612,
-         "sid": FACTS_7, "backports": FACTS_7, "arm64": FACTS_61, "trixie-arm64": FACTS_612}
+         "sid": FACTS_7, "backports": FACTS_7, "arm64": FACTS_61_ARM64, "trixie-arm64": FACTS_612}
 
 
 def way_of(hook):
@@ -216,11 +222,14 @@ def test_info_says_which_hook_each_feature_takes(vm):
     features = info["features"]
     assert features["renames"]["available"] == facts["renames"], features["renames"]
     assert facts["renames"] or "inode_set_ctime_to_ts" in features["renames"]["reason"]
-    assert all(f["available"] for k, f in features.items() if k != "renames"), features
+    for key, why in facts.get("na", {}).items():
+        assert not features[key]["available"] and why in features[key]["reason"], features
+    assert all(f["available"] for k, f in features.items()
+               if k != "renames" and k not in facts.get("na", {})), features
     assert features["stacks"]["exited_processes"] is facts["exited_stacks"]
     text = out(vm, "info", "info.txt").read_text()
     for event, way in facts["hooks"].items():
-        assert f"{way.split('#')[0]}" in text, (event, way)
+        assert way is None or way.split("#")[0] in text, (event, way)
 
 
 def test_fallback_ways_check_their_arguments():
@@ -358,6 +367,9 @@ def test_readahead_as_lab_note_004(vm):
         assert 4096 * f["resident_pages"] == nbytes, mode
         if f.get("dirty_pages_reason"):  # no cachestat(2) in this kernel
             assert "mincore" in f["dirty_pages_reason"], f
+        if "page_cache" in FACTS[vm.flavour].get("na", {}):
+            assert f.get("added_pages") is None, f  # n/a, not 0
+            continue
         if mode == "direct":
             assert f["direct_read_bytes"] == 64 * MIB
             assert f.get("added_pages", 0) == 0
@@ -384,6 +396,9 @@ def test_block_bytes_equal_the_disks(vm):
     report = read_json(vm, "block", "cold.json")
     assert all_rows(per_disk(report, "read").get("vda"))[1] == disk_read(vm, "cold")[1]
     f = big_file(report)
+    if "page_cache" in FACTS[vm.flavour].get("na", {}):
+        assert block_of(f, "read")["bytes"] >= 32 * MIB
+        return
     assert block_of(f, "read")["bytes"] == 4096 * f["added_pages"] >= 32 * MIB
 
 
