@@ -53,7 +53,14 @@ static void note_core_miss(const char *fmt, va_list args)
 	if (at) {
 		at += sizeof(marker) - 1;
 		at += strcspn(at, "]") + (strchr(at, ']') ? 2 : 0); /* past "<kind> [id] " */
-		snprintf(core_miss, sizeof(core_miss), "%.*s", (int)strcspn(at, "\n"), at);
+		char *end = strstr(at, " (");
+		int n = end && end < at + strcspn(at, "\n") ? end - at : (int)strcspn(at, "\n");
+
+		snprintf(core_miss, sizeof(core_miss), "%.*s", n, at);
+		/* "struct dentry___flavour.d_alias" (0:0 @ offset 0): the kernel's own name. */
+		at = strstr(core_miss, "___");
+		if (at)
+			memmove(at, at + strcspn(at, "."), strlen(at + strcspn(at, ".")) + 1);
 	}
 	free(msg);
 }
