@@ -87,8 +87,8 @@ BUILD_PACKAGES = ["libc6-dev", "linux-libc-dev", "libgcc-12-dev", "libbpf-dev", 
                   "zlib1g-dev", "libcjson-dev", "libseccomp-dev", "libmicrohttpd-dev",
                   "libncurses-dev", "libdw-dev", "liburing-dev"]
 # The guests' shell and reference tools (scripts/guest.py TOOLS), Debian's builds of them.
-GUEST_PACKAGES = ["busybox-static", "strace", "util-linux", "coreutils", "tar", "gzip",
-                  "sqlite3", "e2fsprogs", "xfsprogs", "bpftool"]
+GUEST_PACKAGES = ["busybox-static", "strace", "util-linux", "util-linux-extra", "coreutils",
+                  "tar", "gzip", "sqlite3", "e2fsprogs", "xfsprogs", "bpftool"]
 
 
 def sysroot_dir(arch):
