@@ -167,13 +167,19 @@ case_trace() {
 		< $W/in.bin > /dev/null 2> trace.err
 }
 
+# The binaries on the work disk (ext4): a file the kernel maps at exec is named from its
+# handle at the end (open_by_handle_at), which the initramfs's tmpfs does not take in the
+# form iotrace asks for; with the task VMA iterator (6.7+) that is the only way to its name.
 case_stacks() {
+	mkdir -p /mnt/bin
+	cp $WL/callsites $WL/callsites-fp /mnt/bin/
 	for b in callsites-fp:fp callsites-fp:dwarf callsites:dwarf; do
 		bin=${b%%:*} unwind=${b##*:}
 		$IOT --json -o $bin-$unwind.json --stacks $bin-$unwind.folded --stacks-by calls \
-			--stacks-unwind $unwind -- $WL/$bin $W/in.bin > $bin-$unwind.out \
+			--stacks-unwind $unwind -- /mnt/bin/$bin $W/in.bin > $bin-$unwind.out \
 			2> $bin-$unwind.err
 	done
+	rm -rf /mnt/bin
 }
 
 # ---- the ledger at scale (membarrier's grace period on PREEMPT_RT) ----
