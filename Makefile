@@ -90,9 +90,9 @@ endif
 ifeq ($(ARCH),arm64)
 all: $(BIN)iotrace workloads $(BENCH_PROGS)
 
-$(OUTPUT)/.deps: scripts/debian.py | $(OUTPUT)
+$(OUTPUT)/.deps: scripts/debian.py scripts/deps.sh | $(OUTPUT)
 	$(call msg,SYSROOT,$(SYSROOT))
-	$(Q)$(PYTHON) scripts/debian.py sysroot arm64 > /dev/null && touch $@
+	$(Q)scripts/deps.sh && $(PYTHON) scripts/debian.py sysroot arm64 > /dev/null && touch $@
 else
 all: iotrace man workloads $(TEST_PROGS) $(BENCH_PROGS) $(FUZZ_PROGS)
 
