@@ -5,7 +5,8 @@
 # `make ARCH=arm64` cross-builds iotrace, the workloads and the bench helpers for arm64 into
 # .output/arm64/ (binaries there too), with clang, Debian's binutils for aarch64 and a
 # sysroot of Debian's arm64 packages (scripts/debian.py, fetched into .output/arm64/).
-ARCH ?= x86
+# ARCH is taken from the command line only (one in the environment names other things).
+ARCH := x86
 ifeq ($(ARCH),arm64)
 OUTPUT := .output/arm64
 BIN := $(OUTPUT)/
