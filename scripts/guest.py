@@ -70,7 +70,7 @@ MODULES = ["virtio_pci", "virtio_mmio", "virtio_blk", "ext4", "xfs", "loop", "cr
 # and real programs to trace (busybox provides the shell and the small tools).
 TOOLS = ["strace", "fincore", "fio", "dd", "cp", "tar", "gzip", "sqlite3", "cat", "head",
          "stat", "sync", "sha1sum", "env", "timeout", "mkfs.ext4", "mkfs.xfs", "losetup",
-         "taskset", "nproc", "seq", "yes", "sort", "bpftool"]
+         "taskset", "nproc", "seq", "yes", "sort", "bpftool", "setarch"]
 GUEST_WORKDIR = "/mnt"
 HOST_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}[os.uname().machine]
 
