@@ -2,11 +2,14 @@
 """Boot other kernels under QEMU (TCG) and run iotrace in them.
 
 The kernel matrix of the tests (tests/test_kernels.py, `make test-kernels`): Debian's own
-6.1 kernel packages (generic, cloud and PREEMPT_RT) are fetched with `apt-get download`
-into .output/kernels/ (reused on later runs), booted with qemu-system-x86_64 -accel tcg
-(KVM is not available on these hosts, which are VMs themselves) and an initramfs that holds
-busybox, iotrace, its libraries, the workloads and the reference tools (strace, fincore,
-fio, ...) with theirs. A scenario is a shell script run by the guest's /init with the work
+kernel packages, one line of KERNELS each (bookworm's 6.1 generic, cloud and PREEMPT_RT,
+trixie's 6.12, sid's and trixie-backports' 7.x; arm64's 6.1 and 6.12), are fetched with
+`apt-get download` through an apt configuration of our own (scripts/debian.py) into
+.output/kernels/ (reused on later runs), booted with qemu-system-x86_64 -accel tcg or
+qemu-system-aarch64 -M virt (KVM is not available on these hosts, which are VMs
+themselves) and an initramfs that holds busybox, iotrace, its libraries, the workloads and
+the reference tools (strace, fincore, ...) with theirs: this host's for x86_64, Debian's
+arm64 packages (the sysroot of `make ARCH=arm64`) and the arm64 build for arm64. A scenario is a shell script run by the guest's /init with the work
 disk (a virtio ext4 image made from a host directory, /dev/vda) mounted at /mnt; it
 writes its results under /mnt/out, which the host reads back from the image with debugfs
 (no mount needed). The guest powers off when the script ends.

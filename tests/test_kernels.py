@@ -1,9 +1,11 @@
-"""The kernel matrix: every feature on Debian 12's own kernels, booted under QEMU.
+"""The kernel matrix: every feature on Debian's own kernels, booted under QEMU.
 
-Debian's 6.1 kernel packages (generic, cloud, PREEMPT_RT) lack many of the tracepoints and
-kfuncs iotrace uses on the host's kernel; iotrace takes other hooks there (fentry, kprobes,
-older tracepoints) and another build of its programs (docs/kernels.md). Each flavour boots
-once (scripts/guest.py, TCG: ~1-3 min with every case), runs tests/guest/cases.sh, and each
+Debian's kernel lines (scripts/guest.py KERNELS: bookworm's 6.1 generic, cloud, PREEMPT_RT,
+trixie's 6.12, the 7.x of sid and trixie-backports, arm64's 6.1 and 6.12) lack some of the
+tracepoints and kfuncs iotrace uses on the host's kernel, or lay out structs otherwise;
+iotrace takes other hooks there (fentry, kprobes, older tracepoints) and another build of its
+programs (docs/kernels.md). Each line boots once, two at a time (scripts/guest.py, TCG:
+~1-3 min on x86_64, ~5-9 on arm64), runs tests/guest/cases.sh, and each
 test here checks one claim of its output against a reference taken in the same guest:
 strace -f -c, strace -ff -yy, fincore, /sys/block/vda/stat, the workloads' own output.
 The host's kernel is checked by the rest of the suite. `make test-kernels` runs this alone.
