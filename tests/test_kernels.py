@@ -451,12 +451,15 @@ def test_uring_as_issued(vm, case):
 # ---- snoop, serve, compare ----
 
 def test_snoop_shows_the_reads(vm):
-    """snoop -j: dd's 64 O_DIRECT reads of 64 KiB each, charged to dd."""
+    """snoop -j: dd's 64 O_DIRECT reads of 64 KiB each and its 16 O_DIRECT writes of 64 KiB,
+    charged to dd."""
     d = out(vm, "snoop")
     assert (d / "snoop.rc").read_text().strip() == "0", (d / "snoop.err").read_text()
     events = [json.loads(line) for line in (d / "snoop.ndjson").read_text().splitlines()]
     mine = [e for e in events if e.get("comm") == "dd" and e.get("op") == "R"]
     assert sum(e["bytes"] for e in mine) == 64 * 64 * KIB, mine[:3]
+    written = [e for e in events if e.get("comm") == "dd" and e.get("op") == "W"]
+    assert sum(e["bytes"] for e in written) == 16 * 64 * KIB, written[:3]
 
 
 def test_serve_counts_the_cgroup(vm):

@@ -117,9 +117,12 @@ case_snoop() {
 	i=0 # start-up takes seconds under emulation: it says when it traces
 	until grep -q tracing snoop.err || [ $i -ge 240 ]; do sleep 0.25; i=$((i + 1)); done
 	dd if=$W/big.bin of=/dev/null bs=64k count=64 iflag=direct 2> dd.err
+	dd if=/dev/zero of=/mnt/snoop.dat bs=64k count=16 oflag=direct 2>> dd.err
+	sync
 	kill -INT $spid
 	wait $spid
 	echo $? > snoop.rc
+	rm -f /mnt/snoop.dat
 }
 
 case_serve() {
