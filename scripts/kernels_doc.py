@@ -179,7 +179,11 @@ def main():
             "instruction and every clock read is emulated, each at its own price: a no-op "
             "hook costs almost nothing next to an emulated syscall, and a clock read a lot, "
             "so these ratios say how iotrace behaves there, not what it costs on such a "
-            "machine (the host's figures: [performance.md](performance.md)).", ""]
+            "machine (the host's figures: [performance.md](performance.md)). The matrix boots two "
+            "guests at once, so a guest's cost runs may share the host's two cores with "
+            "another guest: this run's 6.1 row (its floor under ×1, untraced 331 ms against "
+            "76 ms alone) was taken so and says nothing; running the cost cases alone is to "
+            "do.", ""]
     rows = []
     for line in guest.KERNELS:
         c = cost(line)
