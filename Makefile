@@ -2,14 +2,34 @@
 # Chain for the BPF side (libbpf-bootstrap style):
 #   clang -target bpf → bpftool gen object (static link) → bpftool gen skeleton → user/*/*.c
 
+# `make ARCH=arm64` cross-builds iotrace, the workloads and the bench helpers for arm64 into
+# .output/arm64/ (binaries there too), with clang, Debian's binutils for aarch64 and a
+# sysroot of Debian's arm64 packages (scripts/debian.py, fetched into .output/arm64/).
+# ARCH is taken from the command line only (one in the environment names other things).
+ARCH := x86
+ifeq ($(ARCH),arm64)
+OUTPUT := .output/arm64
+BIN := $(OUTPUT)/
+SYSROOT := $(OUTPUT)/sysroot
+CROSS := --target=aarch64-linux-gnu --sysroot=$(SYSROOT)
+CC := clang $(CROSS)
+VMLINUX_H := vmlinux/arm64/vmlinux.h
+# No arm64 kernel to cut a minimal BTF from: the loader relocates against the running one's.
+VMLINUX_BTF := -
+PKG_CONFIG := PKG_CONFIG_SYSROOT_DIR=$(SYSROOT) \
+	PKG_CONFIG_LIBDIR=$(SYSROOT)/usr/lib/aarch64-linux-gnu/pkgconfig:$(SYSROOT)/usr/share/pkgconfig \
+	pkg-config
+else
 OUTPUT := .output
+BIN :=
+PKG_CONFIG := pkg-config
+endif
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CC ?= cc
 PYTHON ?= /usr/bin/python3
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 VMLINUX_H ?= vmlinux/vmlinux.h
-ARCH := x86
 
 # git's name for this tree; without git (a tarball, a package build) debian/changelog's version.
 VERSION := $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && \
@@ -21,13 +41,15 @@ CFLAGS ?= -O2 -g
 # Warnings are errors in the default build and CI; `make WERROR=` for other compilers.
 WERROR ?= -Werror
 CFLAGS += -Wall -Wextra -Wno-unused-parameter $(WERROR) -std=gnu11 -MMD -MP
+# clang (the cross-build's compiler) warns of { .a = 1 } leaving other fields zero; gcc not.
+CFLAGS += $(if $(BIN),-Wno-missing-field-initializers)
 # user/'s folders are its stages (docs/design.md); an include names the folder of another
 # stage's header ("model/model.h") and finds it through -Iuser.
 USER_CFLAGS := $(CPPFLAGS) $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser \
 	-DIOTRACE_VERSION='"$(VERSION)"'
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX_H)) -Ibpf \
 	-Wall -Wno-unused-function $(WERROR) -MMD -MP
-LIBS := -lbpf -ldw -lelf -lz -lcjson -lseccomp -lmicrohttpd -lm $(shell pkg-config --libs ncursesw)
+LIBS := -lbpf -ldw -lelf -lz -lcjson -lseccomp -lmicrohttpd -lm $(shell $(PKG_CONFIG) --libs ncursesw)
 
 # The tracer's kernel programs: one file per concern, compiled as one unit (bpf/iotrace.bpf.c
 # includes the others; -MMD tracks them).
@@ -41,10 +63,11 @@ USER_OBJ_DIRS := $(USER_STAGES:%=$(OUTPUT)/user/%)
 KERNEL_CAST_TYPES := $(shell sed -e ':a' -e '/\\$$/N; s/\\\n//; ta' bpf/iotrace.h | \
 	sed -n 's/^\#define KERNEL_CAST_STRUCTS(X) *//p' | sed 's/X(\([a-z_]*\))/\1/g')
 KERNEL_NOTES ?= /sys/kernel/notes
-WORKLOADS := $(patsubst %.c,%,$(wildcard workloads/*.c))
+WORKLOADS := $(patsubst %.c,$(BIN)%,$(wildcard workloads/*.c))
 # Small C programs used by tests and benchmarks only (not shipped).
 TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test $(OUTPUT)/tests/hist_test \
-	$(OUTPUT)/tests/container_test $(OUTPUT)/tests/container_resolver_test
+	$(OUTPUT)/tests/btf_args_test $(OUTPUT)/tests/container_test \
+	$(OUTPUT)/tests/container_resolver_test
 BENCH_PROGS := $(OUTPUT)/bench/floor $(OUTPUT)/bench/cmdtime
 FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers $(OUTPUT)/fuzz/fuzz_escape $(OUTPUT)/fuzz/fuzz_container
 
@@ -60,18 +83,28 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: FORCE all deps vmlinux workloads container-rootfs bench-containers test test-kernels kernels-doc demo experiments bench bench-top \
+.PHONY: FORCE all arm64 deps vmlinux workloads container-rootfs bench-containers test test-kernels \
+	kernels-doc demo experiments bench bench-top \
 	fuzz soak clean
 .DELETE_ON_ERROR:
 # Keep skeletons and linked objects: they are inputs of several targets.
 .SECONDARY:
 
+ifeq ($(ARCH),arm64)
+all: $(BIN)iotrace workloads $(BENCH_PROGS)
+
+$(OUTPUT)/.deps: scripts/debian.py scripts/deps.sh | $(OUTPUT)
+	$(call msg,SYSROOT,$(SYSROOT))
+	$(Q)scripts/deps.sh && $(PYTHON) scripts/debian.py sysroot arm64 > /dev/null && touch $@
+else
 all: iotrace man workloads $(TEST_PROGS) $(BENCH_PROGS) $(FUZZ_PROGS) container-rootfs
+
 
 # Installs missing Debian packages (quick no-op when all are present).
 $(OUTPUT)/.deps: scripts/deps.sh | $(OUTPUT)
 	$(call msg,DEPS,scripts/deps.sh)
 	$(Q)scripts/deps.sh && touch $@
+endif
 
 deps:
 	$(Q)scripts/deps.sh
@@ -139,7 +172,7 @@ $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/iotrace.skel.h $(BPF_VARIANTS:%=$(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
-iotrace: $(USER_OBJS)
+$(BIN)iotrace: $(USER_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
@@ -149,6 +182,11 @@ $(OUTPUT)/tests/kbtf_test: tests/c/kbtf_test.c $(OUTPUT)/user/kernel/kbtf.o \
 		$(OUTPUT)/user/util/util.o | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -o $@
+
+$(OUTPUT)/tests/btf_args_test: tests/c/btf_args_test.c $(OUTPUT)/user/kernel/btf_args.o | \
+		$(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -lbpf -o $@
 
 $(OUTPUT)/tests/hist_test: tests/c/hist_test.c $(OUTPUT)/user/model/hist.o | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -187,14 +225,15 @@ $(OUTPUT)/bench/%: bench/%.c $(OUTPUT)/%.skel.h | $(OUTPUT)/bench
 GO ?= $(shell command -v go 2>/dev/null || command -v /usr/local/go/bin/go 2>/dev/null)
 GO_WORKLOADS := $(if $(GO),workloads/readall-go)
 
-workloads: $(WORKLOADS) workloads/callsites-fp $(GO_WORKLOADS)
+workloads: $(WORKLOADS) $(BIN)workloads/callsites-fp $(if $(BIN),,$(GO_WORKLOADS))
 
 workloads/readall-go: workloads/readall-go.go | $(OUTPUT)
 	$(call msg,GO,$@)
 	$(Q)GOTOOLCHAIN=local GOCACHE=$(abspath $(OUTPUT))/go-cache $(GO) build -o $@ $<
 
-workloads/%: workloads/%.c $(OUTPUT)/.deps
+$(BIN)workloads/%: workloads/%.c $(OUTPUT)/.deps
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MF $(OUTPUT)/$(subst /,_,$@).d $< -o $@ $(WORKLOAD_LIBS_$(@F))
 
 # The io_uring workload links liburing (Debian's liburing-dev).
@@ -203,8 +242,9 @@ WORKLOAD_LIBS_paced := -luring
 # --stacks' workload, without frame pointers (as Debian builds) and with them.
 WORKLOAD_LIBS_callsites := -fomit-frame-pointer
 
-workloads/callsites-fp: workloads/callsites.c $(OUTPUT)/.deps
+$(BIN)workloads/callsites-fp: workloads/callsites.c $(OUTPUT)/.deps
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-MF $(OUTPUT)/$(subst /,_,$@).d $< -o $@
 
@@ -228,12 +268,16 @@ $(CONTAINER_ROOTFS): $(STATIC_WORKLOADS) scripts/container_rootfs.sh
 demo: deps all
 	$(Q)scripts/demo.sh
 
-test: deps all
+# The kernel matrix boots arm64 guests too: their build first.
+arm64:
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64
+
+test: deps all arm64
 	$(Q)scripts/test.sh
 
 # Only the kernel matrix (tests/test_kernels.py): Debian's 6.1 kernels booted under QEMU;
 # `make kernels-doc` then writes docs/kernels.md from its results and the host's.
-test-kernels: deps all
+test-kernels: deps all arm64
 	$(Q)scripts/test.sh tests/test_kernels.py
 
 kernels-doc: all

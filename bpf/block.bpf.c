@@ -683,12 +683,15 @@ static void emit(struct block_rq_info *info, struct block_key *key, struct done 
  *   step: the disk counts it as a write of 0 bytes, and the flush request as a flush.
  * - A partial completion (fewer bytes than remain, blk_update_request): the rest follows.
  */
+enum rqf_flags___local { __RQF_FLUSH_SEQ___local = 4 };
+
 static __always_inline bool request_ends(struct request *rq, __u32 op, __u32 nr_bytes)
 {
-	/* An enum since 6.11; a #define before (1 << 4 since 2.6.x). */
-	__u32 flush_seq = bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ)
-				  ? 1U << bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ)
-				  : 1U << 4;
+	/* An enum since 6.11 (declared here: not every vmlinux.h has it); a #define before. */
+	__u32 flush_seq =
+		bpf_core_enum_value_exists(enum rqf_flags___local, __RQF_FLUSH_SEQ___local)
+			? 1U << bpf_core_enum_value(enum rqf_flags___local, __RQF_FLUSH_SEQ___local)
+			: 1U << 4;
 
 	if (op != BOP_FLUSH && (rq->rq_flags & flush_seq))
 		return false;

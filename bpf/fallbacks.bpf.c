@@ -29,14 +29,9 @@ SEC("fentry/page_cache_async_ra")
 int BPF_PROG(handle_page_cache_async_ra_fn, struct readahead_control *ractl,
 	     struct folio *folio, unsigned long req_count)
 {
-	struct folio___v61 *old = (void *)UNTRUSTED(folio, folio);
-	__u64 flags;
+	__u64 flags = folio_flags(UNTRUSTED(folio, folio));
 
 	ractl = UNTRUSTED(readahead_control, ractl);
-	if (bpf_core_field_exists(old->_folio_order))
-		flags = old->flags;
-	else
-		flags = UNTRUSTED(folio, folio)->flags.f;
 	if (!ractl->ra->ra_pages || (flags & (1UL << PG_WRITEBACK_BIT)))
 		return 0;
 	announce(ractl->mapping->host, ractl->ra, RA_ASYNC);

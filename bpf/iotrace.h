@@ -761,9 +761,18 @@ struct stack_maps {
 	struct stack_vma vmas[MAX_STACK_VMAS];
 };
 
-/* DWARF x86-64 register numbers, as libdw unwinds with them. */
+/*
+ * DWARF register numbers, as libdw unwinds with them: x86-64's; arm64's x0-x30 and sp,
+ * then the pc (no DWARF number of its own: given to libdw apart). DW_SP, DW_PC: the stack
+ * pointer and pc on either.
+ */
+#if defined(__TARGET_ARCH_arm64) || defined(__aarch64__)
+enum { DW_SP = 31, DW_PC, DW_REGS };
+#else
 enum { DW_RAX = 0, DW_RDX, DW_RCX, DW_RBX, DW_RSI, DW_RDI, DW_RBP, DW_RSP, DW_R8, DW_R9,
        DW_R10, DW_R11, DW_R12, DW_R13, DW_R14, DW_R15, DW_RIP, DW_REGS };
+enum { DW_SP = DW_RSP, DW_PC = DW_RIP };
+#endif
 
 /* DWARF mode: a sampled call's user registers and the top of its user stack. */
 struct stack_sample {
@@ -771,7 +780,7 @@ struct stack_sample {
 	__u32 tid, nr;
 	__u64 calls, bytes, time_ns; /* itself and the calls of its syscall since the last one */
 	__u64 regs[DW_REGS];
-	__u32 size, pad; /* stack bytes copied from regs[DW_RSP] */
+	__u32 size, pad; /* stack bytes copied from regs[DW_SP] */
 	__u8 stack[STACK_DWARF_BYTES];
 };
 

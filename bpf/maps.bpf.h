@@ -8,6 +8,7 @@
 
 #define BUCKETS_INLINE static __always_inline
 #include "iotrace.h"
+#include "regs.bpf.h"
 
 /* Slot of each traced process: four u16 per element, indexed by tgid (set at load: pid_max/4). */
 struct {

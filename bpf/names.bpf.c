@@ -249,6 +249,27 @@ static void socket_of(struct file_name *n, struct file *file)
 }
 
 /*
+ * An inode's alias list runs through its dentries' d_alias: a member of the union d_u in
+ * older kernels, of an anonymous union in newer ones (asked per field, as folio_flags).
+ */
+struct dentry___alias_direct {
+	struct hlist_node d_alias;
+} __attribute__((preserve_access_index));
+
+struct dentry___alias_in_u {
+	union {
+		struct hlist_node d_alias;
+	} d_u;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct dentry *alias_dentry(struct hlist_node *alias)
+{
+	if (bpf_core_field_exists(struct dentry___alias_direct, d_alias))
+		return (void *)container_of(alias, struct dentry___alias_direct, d_alias);
+	return (void *)container_of(alias, struct dentry___alias_in_u, d_u.d_alias);
+}
+
+/*
  * The dentry naming the file: the file's own (hard links!), else one of the inode's, the
  * newest (d_instantiate adds at the head): a link's new name, a renamed file's only one.
  */
@@ -260,10 +281,10 @@ static __always_inline __u64 name_dentry(struct inode *inode, struct file *file)
 	if (file)
 		return (__u64)BPF_CORE_READ(file, f_path.dentry);
 	alias = BPF_CORE_READ(inode, i_dentry.first);
-	d = alias ? container_of(alias, struct dentry, d_u.d_alias) : NULL;
+	d = alias ? alias_dentry(alias) : NULL;
 	/* An unlinked name an open file still holds stays an alias, unhashed: the next one. */
 	if (d && !BPF_CORE_READ(d, d_hash.pprev) && (alias = BPF_CORE_READ(alias, next)))
-		d = container_of(alias, struct dentry, d_u.d_alias);
+		d = alias_dentry(alias);
 	return (__u64)d;
 }
 
@@ -523,7 +544,7 @@ static __always_inline bool naming_syscall(__u64 nr)
 
 /*
  * A ctime stamped: if a traced thread is in a rename, link or unlink, the inode is one it
- * changes. The syscall's number is the one its registers hold (orig_ax): sys_enter has no
+ * changes. The syscall's number is the one its registers hold (SC_NR): sys_enter has no
  * program with --no-time.
  */
 static __always_inline void note_inode(struct inode *arg)
@@ -539,7 +560,7 @@ static __always_inline void note_inode(struct inode *arg)
 	if (serve || !slot || !*slot || (*slot & SLOT_PENDING))
 		return;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs || !naming_syscall(regs->orig_ax))
+	if (!regs || !naming_syscall(SC_NR(regs)))
 		return;
 	n = lookup_or_init(&noted_inodes, &tid, &fresh, DROP_PATHS, NULL);
 	if (!n)

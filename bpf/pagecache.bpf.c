@@ -443,21 +443,44 @@ int BPF_PROG(handle_page_cache_ra_unbounded, struct inode *inode, unsigned long 
 
 /* ---- insertion and requests ---- */
 
-/* struct folio before 6.4 (6.1): flags a plain word, the order a byte of its own. */
-struct folio___v61 {
+/*
+ * struct folio's first word and its order, per field (libbpf-tools' core_fixes.bpf.h way):
+ * flags is a plain word in older kernels and a struct of one word (memdesc_flags_t) in
+ * newer ones; the order is a byte of its own (_folio_order) in older kernels and the low
+ * byte of _flags_1 in newer ones. The two changed at different times, so each is asked on
+ * its own: a kernel with one change and not the other takes the right branch of each.
+ */
+struct folio___flags_word {
 	unsigned long flags;
+} __attribute__((preserve_access_index));
+
+struct folio___flags_struct {
+	struct {
+		unsigned long f;
+	} flags;
+} __attribute__((preserve_access_index));
+
+struct folio___order_byte {
 	unsigned char _folio_order;
 } __attribute__((preserve_access_index));
+
+static __always_inline __u64 folio_flags(struct folio *folio)
+{
+	struct folio___flags_struct *wrapped = (void *)folio;
+
+	if (bpf_core_field_exists(wrapped->flags.f))
+		return wrapped->flags.f;
+	return ((struct folio___flags_word *)folio)->flags;
+}
 
 static __always_inline __u32 folio_order(struct folio *folio)
 {
 	__u64 head = 1UL << bpf_core_enum_value(enum pageflags, PG_head);
-	struct folio___v61 *old = (void *)folio;
 
-	if (bpf_core_field_exists(old->_folio_order))
-		return old->flags & head ? old->_folio_order : 0;
-	if (!(folio->flags.f & head))
+	if (!(folio_flags(folio) & head))
 		return 0;
+	if (bpf_core_field_exists(((struct folio___order_byte *)folio)->_folio_order))
+		return ((struct folio___order_byte *)folio)->_folio_order;
 	return folio->_flags_1 & 0xff;
 }
 

@@ -218,20 +218,20 @@ static __always_inline __s64 walk_stack(void *ctx)
 	return h;
 }
 
-/* Frame-pointer mode: this call (its result in regs->ax) on its (process, syscall, stack). */
+/* Frame-pointer mode: this call (its result in SC_RET) on its (process, syscall, stack). */
 static __noinline int stack_fp(void *ctx, struct thread_io *ti, struct pt_regs *regs, __u32 nr,
 			       __u64 weighted_ns)
 {
-	__s64 ret = regs->ax;
+	__s64 ret = SC_RET(regs);
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct stack_key key = { .tgid = task->tgid, .nr = nr, .exec_id = task->self_exec_id };
 	struct stack_cache *c = &ti->stk[nr & 1];
 	struct stack_val *v;
 	__u64 top = 0;
 
-	bpf_probe_read_user(&top, sizeof(top), (void *)regs->sp);
+	top = wrapper_return(regs);
 	/* Not rbp: code without frame pointers uses it as any register (tr2u's loop does). */
-	if (c->ip == regs->ip && c->sp == regs->sp && c->top == top) {
+	if (c->ip == USER_PC(regs) && c->sp == USER_SP(regs) && c->top == top) {
 		key.stackid = c->id;
 		key.leaf = c->leaf;
 	} else {
@@ -241,7 +241,7 @@ static __noinline int stack_fp(void *ctx, struct thread_io *ti, struct pt_regs *
 			return 0;
 		}
 		key.leaf = leaf_caller(task, top);
-		*c = (struct stack_cache){ .ip = regs->ip, .sp = regs->sp, .top = top,
+		*c = (struct stack_cache){ .ip = USER_PC(regs), .sp = USER_SP(regs), .top = top,
 					   .leaf = key.leaf, .id = key.stackid };
 	}
 	v = lookup_or_init(&stack_counts, &key, &zero_stack_val, DROP_STACKS, NULL);
@@ -324,29 +324,13 @@ __noinline int stack_dwarf(__u32 slot, __u32 nr, __s64 ret, __u64 weighted_ns, _
 	s->tgid = task->tgid;
 	s->tid = task->pid;
 	s->nr = nr;
-	s->regs[DW_RAX] = regs->ax;
-	s->regs[DW_RDX] = regs->dx;
-	s->regs[DW_RCX] = regs->cx;
-	s->regs[DW_RBX] = regs->bx;
-	s->regs[DW_RSI] = regs->si;
-	s->regs[DW_RDI] = regs->di;
-	s->regs[DW_RBP] = regs->bp;
-	s->regs[DW_RSP] = regs->sp;
-	s->regs[DW_R8] = regs->r8;
-	s->regs[DW_R9] = regs->r9;
-	s->regs[DW_R10] = regs->r10;
-	s->regs[DW_R11] = regs->r11;
-	s->regs[DW_R12] = regs->r12;
-	s->regs[DW_R13] = regs->r13;
-	s->regs[DW_R14] = regs->r14;
-	s->regs[DW_R15] = regs->r15;
-	s->regs[DW_RIP] = regs->ip;
+	dwarf_regs(s->regs, regs);
 	/* Up to the end of the stack's mapping: a read past it would fail whole. */
-	bpf_find_vma(task, regs->sp, vma_end, &end, 0);
-	size = end > regs->sp ? end - regs->sp : 0;
+	bpf_find_vma(task, USER_SP(regs), vma_end, &end, 0);
+	size = end > USER_SP(regs) ? end - USER_SP(regs) : 0;
 	if (size > STACK_DWARF_BYTES)
 		size = STACK_DWARF_BYTES;
-	s->size = read_stack(s, regs->sp, size);
+	s->size = read_stack(s, USER_SP(regs), size);
 	/* What it stands for: itself and the calls since the last sample (exact sums). */
 	s->calls = __sync_lock_test_and_set(&p->calls, 0);
 	s->bytes = __sync_lock_test_and_set(&p->bytes, 0);

@@ -141,7 +141,7 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	ti->close_idx = 0;
 	if (!serve && !(slot & SLOT_PENDING) && (__u64)id < MAX_SYSCALLS &&
 	    fd_arg[file_op_of[syscall_index(id)] & (FILE_OP_SLOTS - 1)] == FD_ENTER)
-		note_closing_file(regs->di);
+		note_closing_file(SC_ARG1(regs));
 	ti->weight = time_this_call(task, ti, slot, id);
 	ti->skipped = !ti->weight;
 	if (ti->skipped) {
@@ -183,14 +183,14 @@ static __always_inline __u64 requested_bytes(struct pt_regs *regs, __u32 kind, b
 	*known = true;
 	switch (io_request_arg[kind & (IO_KINDS - 1)]) {
 	case REQ_ARG3:
-		return regs->dx;
+		return SC_ARG3(regs);
 	case REQ_ARG4:
-		return regs->r10;
+		return SC_ARG4(regs);
 	case REQ_ARG5:
-		return regs->r8;
+		return SC_ARG5(regs);
 	}
 	/* REQ_IOVEC: (fd, iov, iovcnt, ...) */
-	sum = iovec_bytes(regs->si, regs->dx);
+	sum = iovec_bytes(SC_ARG2(regs), SC_ARG3(regs));
 	*known = sum != IOV_UNKNOWN;
 	return *known ? sum : 0;
 }
@@ -292,13 +292,13 @@ static __always_inline __u64 fd_value(struct pt_regs *regs, __u32 arg, long ret)
 {
 	switch (arg) {
 	case FD_ARG1:
-		return regs->di;
+		return SC_ARG1(regs);
 	case FD_ARG2:
-		return regs->si;
+		return SC_ARG2(regs);
 	case FD_ARG3:
-		return regs->dx;
+		return SC_ARG3(regs);
 	case FD_ARG5:
-		return regs->r8;
+		return SC_ARG5(regs);
 	case FD_RET:
 		return ret; /* an error is negative: no fd */
 	}
@@ -502,7 +502,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	}
 	if ((serve || top) && slot == SLOT_NONE)
 		return 0;
-	id = regs->orig_ax;
+	id = SC_NR(regs);
 	/*
 	 * A new task's first return to user space passes sys_exit of the fork/clone that made
 	 * it, with 0. strace counts that call once, in the parent, and so do we.
@@ -532,7 +532,10 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 			__sync_fetch_and_add(&drops[DROP_UNTIMED], 1);
 		}
 	}
-	/* x86 rt_sigreturn restores the interrupted context, orig_ax = -1 included. */
+	/*
+	 * rt_sigreturn restores the interrupted context, its syscall number -1 included (x86
+	 * orig_ax, arm64 syscallno).
+	 */
 	if (id == -1)
 		id = nr_rt_sigreturn;
 	nr = (__u64)id < MAX_SYSCALLS ? id : SYSCALL_OTHER;

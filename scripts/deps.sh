@@ -32,9 +32,10 @@ PKGS=(
 	podman runc
 	# ... and docker's daemon, run by the tests with a data root and socket of their own
 	docker.io
-	# the kernel matrix: Debian's 6.1 kernels booted under QEMU (TCG) with a busybox
-	# initramfs and an ext4 work disk made and read without mounting (scripts/guest.py)
-	qemu-system-x86 busybox-static cpio e2fsprogs
+	# the kernel matrix: Debian's kernels booted under QEMU (TCG) with a busybox
+	# initramfs and an ext4 work disk made and read without mounting (scripts/guest.py);
+	# arm64: its QEMU, and binutils for `make ARCH=arm64` (clang compiles for it)
+	qemu-system-x86 busybox-static cpio e2fsprogs qemu-system-arm binutils-aarch64-linux-gnu
 )
 
 # npm (for speedscope) only where no Node.js came with the machine.

@@ -2,11 +2,14 @@
 """Boot other kernels under QEMU (TCG) and run iotrace in them.
 
 The kernel matrix of the tests (tests/test_kernels.py, `make test-kernels`): Debian's own
-6.1 kernel packages (generic, cloud and PREEMPT_RT) are fetched with `apt-get download`
-into .output/kernels/ (reused on later runs), booted with qemu-system-x86_64 -accel tcg
-(KVM is not available on these hosts, which are VMs themselves) and an initramfs that holds
-busybox, iotrace, its libraries, the workloads and the reference tools (strace, fincore,
-fio, ...) with theirs. A scenario is a shell script run by the guest's /init with the work
+kernel packages, one line of KERNELS each (bookworm's 6.1 generic, cloud and PREEMPT_RT,
+trixie's 6.12, sid's and trixie-backports' 7.x; arm64's 6.1 and 6.12), are fetched with
+`apt-get download` through an apt configuration of our own (scripts/debian.py) into
+.output/kernels/ (reused on later runs), booted with qemu-system-x86_64 -accel tcg or
+qemu-system-aarch64 -M virt (KVM is not available on these hosts, which are VMs
+themselves) and an initramfs that holds busybox, iotrace, its libraries, the workloads and
+the reference tools (strace, fincore, ...) with theirs: this host's for x86_64, Debian's
+arm64 packages (the sysroot of `make ARCH=arm64`) and the arm64 build for arm64. A scenario is a shell script run by the guest's /init with the work
 disk (a virtio ext4 image made from a host directory, /dev/vda) mounted at /mnt; it
 writes its results under /mnt/out, which the host reads back from the image with debugfs
 (no mount needed). The guest powers off when the script ends.
@@ -17,6 +20,7 @@ writes its results under /mnt/out, which the host reads back from the image with
 """
 import argparse
 import gzip
+import lzma
 import os
 import re
 import shutil
@@ -24,62 +28,102 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import namedtuple
 from pathlib import Path
+
+import debian
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / ".output"
-KERNELS = OUTPUT / "kernels"
+KERNELS_DIR = OUTPUT / "kernels"
 
-# Debian 12's kernel flavours: package infix -> short name.
-FLAVOURS = {"generic": "amd64", "cloud": "cloud-amd64", "rt": "rt-amd64"}
+# The matrix's kernel lines: Debian's own kernel packages. Adding a line is one entry:
+# its suite, its packages ({v}: the kernel's version part, the newest the suite has with all
+# of them), its architecture, its flavour. From 7.x the image package is split: the kernel
+# in linux-binary-unsigned-*, the modules in linux-modules-*.
+Line = namedtuple("Line", "suite packages arch flavour")
+
+BOOKWORM, TRIXIE = "bookworm bookworm-security", "trixie trixie-security"
+SPLIT = "linux-binary-unsigned-{v}-amd64 linux-modules-{v}-amd64"
+KERNELS = {
+    "generic": Line(BOOKWORM, "linux-image-6.1.0-{v}-amd64-unsigned", "amd64", "generic"),
+    "cloud": Line(BOOKWORM, "linux-image-6.1.0-{v}-cloud-amd64-unsigned", "amd64", "cloud"),
+    "rt": Line(BOOKWORM, "linux-image-6.1.0-{v}-rt-amd64-unsigned", "amd64", "PREEMPT_RT"),
+    "trixie": Line(TRIXIE, "linux-image-{v}-amd64-unsigned", "amd64", "generic"),
+    "sid": Line("sid", SPLIT, "amd64", "generic"),
+    "backports": Line("trixie-backports", SPLIT, "amd64", "generic"),
+    "arm64": Line(BOOKWORM, "linux-image-6.1.0-{v}-arm64-unsigned", "arm64", "generic"),
+    "trixie-arm64": Line(TRIXIE, "linux-image-{v}-arm64-unsigned", "arm64", "generic"),
+}
+# Kept for the callers that name the lines by flavour.
+FLAVOURS = KERNELS
+# A kernel package's version part: "6.1.0-56", "6.12.117+deb13", "7.3.4+deb13".
+VERSION = r"[0-9][0-9a-z.+~]*(?:-[0-9]+)?"
+# Per architecture: QEMU, its machine, the console, Debian's name for the GNU triplet.
+ARCHES = {
+    "amd64": {"qemu": ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max"],
+              "console": "ttyS0", "triplet": "x86_64-linux-gnu"},
+    "arm64": {"qemu": ["qemu-system-aarch64", "-accel", "tcg", "-M", "virt",
+                       "-cpu", "max,pauth-impdef=on"],
+              "console": "ttyAMA0", "triplet": "aarch64-linux-gnu"},
+}
 # Modules the guest loads (with what they depend on): the work disk, its filesystems, loop.
-MODULES = ["virtio_pci", "virtio_blk", "ext4", "xfs", "loop", "crc32c_generic"]
+MODULES = ["virtio_pci", "virtio_mmio", "virtio_blk", "ext4", "xfs", "loop", "crc32c_generic"]
 # Host programs copied into the guest with their shared libraries: iotrace's references
 # and real programs to trace (busybox provides the shell and the small tools).
 TOOLS = ["strace", "fincore", "fio", "dd", "cp", "tar", "gzip", "sqlite3", "cat", "head",
          "stat", "sync", "sha1sum", "env", "timeout", "mkfs.ext4", "mkfs.xfs", "losetup",
-         "taskset", "nproc", "seq", "yes", "sort", "bpftool", "blkdiscard"]
+         "taskset", "nproc", "seq", "yes", "sort", "bpftool", "setarch", "blkdiscard"]
 GUEST_WORKDIR = "/mnt"
+HOST_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}[os.uname().machine]
 
 
 def log(msg):
     print(f"  GUEST  {msg}", file=sys.stderr, flush=True)
 
 
+def newest_packages(name):
+    """The kernel line's packages at the newest version its suite has all of."""
+    line = KERNELS[name]
+    names = debian.pkgnames(line.suite, line.arch)
+    pkgs = line.packages.split()
+    pats = [re.compile("^" + re.escape(p).replace(re.escape("{v}"), f"({VERSION})") + "$")
+            for p in pkgs]
+    have = [{m.group(1) for n in names if (m := pat.match(n))} for pat in pats]
+    versions = set.intersection(*have)
+    if not versions:
+        raise RuntimeError(f"{line.suite} ({line.arch}) has no {line.packages}")
+    v = max(versions, key=lambda v: [int(x) for x in re.findall(r"\d+", v)])
+    return [p.replace("{v}", v) for p in pkgs]
+
+
 # ---- kernels ----
 
-def newest_package(flavour):
-    """The newest bookworm linux-image-6.1.0-N-FLAVOUR-unsigned that apt knows."""
-    suffix = FLAVOURS[flavour]
-    out = subprocess.run(["apt-cache", "pkgnames", "linux-image-6.1.0-"], capture_output=True,
-                         text=True, check=True).stdout.split()
-    pat = re.compile(rf"^linux-image-6\.1\.0-(\d+)-{re.escape(suffix)}-unsigned$")
-    found = sorted((int(m.group(1)), n) for n in out if (m := pat.match(n)))
-    if not found:
-        raise RuntimeError(f"apt knows no linux-image-6.1.0-*-{suffix}-unsigned "
-                           "(run apt-get update)")
-    return found[-1][1]
-
-
 def kernel_dir(flavour):
-    """.output/kernels/FLAVOUR: the unpacked package (boot/vmlinuz-*, lib/modules/*)."""
-    return KERNELS / flavour
+    """.output/kernels/NAME: the unpacked packages (vmlinuz, modules)."""
+    return KERNELS_DIR / flavour
+
+
+def vmlinuz_of(kdir):
+    """The kernel image in an unpacked package: boot/vmlinuz-* or, split packages,
+    usr/lib/modules/VER/vmlinuz (.unsigned)."""
+    found = sorted(kdir.glob("boot/vmlinuz-*")) + sorted(kdir.glob("usr/lib/modules/*/vmlinuz*"))
+    return found[0] if found else None
 
 
 def fetch(flavour):
-    """Downloads and unpacks the flavour's newest package unless it is there already."""
+    """Downloads and unpacks the line's newest packages unless they are there already."""
     d = kernel_dir(flavour)
-    if list(d.glob("boot/vmlinuz-*")):
+    if vmlinuz_of(d):
         return d
-    pkg = newest_package(flavour)
-    log(f"apt-get download {pkg}")
+    line = KERNELS[flavour]
+    pkgs = newest_packages(flavour)
+    log(f"apt-get download {' '.join(pkgs)} ({line.suite}, {line.arch})")
+    OUTPUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=OUTPUT) as tmp:
-        # _apt cannot write to a root-owned directory: download unsandboxed.
-        subprocess.run(["apt-get", "download", "-q", "-o", "APT::Sandbox::User=root", pkg],
-                       cwd=tmp, check=True, stdout=subprocess.DEVNULL)
-        deb = next(Path(tmp).glob("*.deb"))
         unpacked = Path(tmp) / "x"
-        subprocess.run(["dpkg-deb", "-x", str(deb), str(unpacked)], check=True)
+        for deb in debian.download(line.suite, line.arch, pkgs, tmp):
+            subprocess.run(["dpkg-deb", "-x", str(deb), str(unpacked)], check=True)
         if d.exists():
             shutil.rmtree(d)
         d.parent.mkdir(parents=True, exist_ok=True)
@@ -87,21 +131,36 @@ def fetch(flavour):
     return d
 
 
+def modules_root(kdir):
+    """lib/modules/VER or usr/lib/modules/VER (merged /usr)."""
+    for base in ("lib/modules", "usr/lib/modules"):
+        if (kdir / base).is_dir():
+            return next((kdir / base).iterdir())
+    raise RuntimeError(f"no modules in {kdir}")
+
+
 def kernel_release(kdir):
-    return next((kdir / "lib/modules").iterdir()).name
+    return modules_root(kdir).name
+
+
+def module_bytes(ko):
+    """A module file's contents (.ko, or .ko.xz as trixie ships them)."""
+    data = ko.read_bytes()
+    return lzma.decompress(data) if ko.name.endswith(".xz") else data
 
 
 def module_depends(ko):
     """The modules ko needs, from its .modinfo "depends=" string (no modinfo needed)."""
-    m = re.search(rb"depends=([^\0]*)\0", ko.read_bytes())
+    m = re.search(rb"depends=([^\0]*)\0", module_bytes(ko))
     return [d for d in (m.group(1).decode().split(",") if m else []) if d]
 
 
 def modules_in_order(kdir, names):
-    """The .ko files for names and their dependencies, dependencies first."""
+    """The module files for names and their dependencies, dependencies first."""
     index = {}
-    for ko in (kdir / "lib/modules").rglob("*.ko"):
-        index.setdefault(ko.name[:-3].replace("-", "_"), ko)
+    for ko in modules_root(kdir).rglob("*.ko*"):
+        base = ko.name.split(".ko")[0]
+        index.setdefault(base.replace("-", "_"), ko)
     order, seen = [], set()
 
     def visit(name):
@@ -168,29 +227,73 @@ def shared_libs(binary):
     return libs
 
 
-def copy_with_libs(root, binary, dest):
-    """Copies binary to root/dest and its libraries to the same paths in root."""
-    target = root / dest.lstrip("/")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(binary, target)
-    for lib in shared_libs(binary):
-        real = os.path.realpath(lib)
-        for p in {lib, real}:
-            t = root / p.lstrip("/")
+class Userland:
+    """Where a guest's programs come from: this host's for its own architecture; for
+    another, Debian's packages unpacked into a sysroot (scripts/debian.py), their libraries
+    found from each ELF file's DT_NEEDED (nothing of that architecture can run here)."""
+
+    def __init__(self, arch):
+        self.arch = arch
+        self.root = None if arch == HOST_ARCH else debian.sysroot(arch)
+        self.bin = ROOT if self.root is None else OUTPUT / arch
+
+    def which(self, tool):
+        if self.root is None:
+            return shutil.which(tool)
+        for d in ("usr/local/bin", "usr/bin", "bin", "usr/sbin", "sbin"):
+            if (self.root / d / tool).exists():
+                return str(self.root / d / tool)
+        return None
+
+    def libs(self, binary):
+        """(path in the guest, file here) of binary's libraries and loader."""
+        if self.root is None:
+            return [(lib, os.path.realpath(lib)) for lib in shared_libs(binary)]
+        found, todo = {}, [Path(binary)]
+        while todo:
+            elf = todo.pop()
+            dyn = subprocess.run(["readelf", "-d", "-l", str(elf)], capture_output=True,
+                                 text=True).stdout
+            interp = re.findall(r"program interpreter: (\S+)\]", dyn)
+            for name in re.findall(r"\(NEEDED\)\s+Shared library: \[(\S+)\]", dyn) + interp:
+                path = self.find_lib(name)
+                if path is None:
+                    raise RuntimeError(f"{elf.name} needs {name}: not in {self.root}")
+                if path not in found:
+                    found[path] = self.root / path.lstrip("/")
+                    todo.append(found[path])
+        return [(p, os.path.realpath(f)) for p, f in found.items()]
+
+    def find_lib(self, name):
+        triplet = ARCHES[self.arch]["triplet"]
+        if name.startswith("/"):
+            return name if (self.root / name.lstrip("/")).exists() else None
+        for d in (f"/lib/{triplet}", f"/usr/lib/{triplet}", "/lib", "/usr/lib"):
+            if (self.root / d.lstrip("/") / name).exists():
+                return f"{d}/{name}"
+        return None
+
+    def copy(self, root, binary, dest):
+        """Copies binary to root/dest and its libraries to their paths in root."""
+        target = root / dest.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(binary, target)
+        for path, real in self.libs(binary):
+            t = root / path.lstrip("/")
             if not t.exists():
                 t.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(real, t)
 
-
-def iotrace_files():
-    """The tree's files the guest needs: iotrace, the built workloads and the bench helpers
-    (cmdtime, floor), ELF files only."""
-    files = [ROOT / "iotrace"]
-    for d in (ROOT / "workloads", OUTPUT / "bench"):
-        for p in sorted(d.iterdir()) if d.is_dir() else []:
-            if p.is_file() and os.access(p, os.X_OK) and p.read_bytes()[:4] == b"\x7fELF":
-                files.append(p)
-    return files
+    def iotrace_files(self):
+        """The tree's files the guest needs: iotrace, the built workloads and the bench
+        helpers (cmdtime, floor), ELF files only, as (file, path under /iotrace)."""
+        out = OUTPUT if self.root is None else self.bin
+        files = [(self.bin / "iotrace", "iotrace")] if (self.bin / "iotrace").exists() else []
+        for d, name in ((self.bin / "workloads", "workloads"), (out / "bench", "bench")):
+            for p in sorted(d.iterdir()) if d.is_dir() else []:
+                if p.is_file() and os.access(p, os.X_OK) and p.read_bytes()[:4] == b"\x7fELF":
+                    files.append((p, f"{name}/{p.name}"))
+        return files
 
 
 def build_initramfs(flavour, out):
@@ -201,26 +304,28 @@ def build_initramfs(flavour, out):
         for d in ["bin", "sbin", "usr/bin", "usr/sbin", "usr/local/bin", "proc", "sys", "dev",
                   "mnt", "tmp", "etc", "lib/modules", "root"]:
             (root / d).mkdir(parents=True, exist_ok=True)
-        busybox = shutil.which("busybox")
-        shutil.copy2(busybox, root / "bin/busybox")
-        applets = subprocess.run([busybox, "--list"], capture_output=True, text=True,
-                                 check=True).stdout.split()
+        user = Userland(KERNELS[flavour].arch)
+        shutil.copy2(user.which("busybox"), root / "bin/busybox")
+        # The applets a busybox has: the host's (static) busybox of the same package lists
+        # them for every architecture's.
+        applets = subprocess.run([shutil.which("busybox"), "--list"], capture_output=True,
+                                 text=True, check=True).stdout.split()
         for a in applets:
             if a != "busybox" and not (root / "bin" / a).exists():
                 os.symlink("busybox", root / "bin" / a)
         order = []
         for ko in modules_in_order(kdir, MODULES):
-            shutil.copy2(ko, root / "lib/modules" / ko.name)
-            order.append(ko.name)
+            name = ko.name.split(".ko")[0] + ".ko"
+            (root / "lib/modules" / name).write_bytes(module_bytes(ko))
+            order.append(name)
         (root / "lib/modules/order").write_text("\n".join(order) + "\n")
-        for f in iotrace_files():
-            rel = f.relative_to(OUTPUT if f.is_relative_to(OUTPUT) else ROOT)
-            copy_with_libs(root, f, f"/iotrace/{rel}")
+        for f, rel in user.iotrace_files():
+            user.copy(root, f, f"/iotrace/{rel}")
         for tool in TOOLS:
-            path = shutil.which(tool)
+            path = user.which(tool)
             if path:
                 # GNU tools shadow busybox's applets of the same name.
-                copy_with_libs(root, Path(path), f"/usr/local/bin/{tool}")
+                user.copy(root, Path(path), f"/usr/local/bin/{tool}")
         (root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\n"
                                          "nobody:x:65534:65534:nobody:/:/bin/false\n")
         (root / "etc/group").write_text("root:x:0:\nnogroup:x:65534:\n")
@@ -239,7 +344,8 @@ def initramfs(flavour):
     """The flavour's initramfs, rebuilt when iotrace or a workload is newer than it."""
     out = OUTPUT / "guest" / f"initramfs-{flavour}.cpio.gz"
     out.parent.mkdir(parents=True, exist_ok=True)
-    newest = max(f.stat().st_mtime for f in iotrace_files() + [Path(__file__)])
+    files = [f for f, _ in Userland(KERNELS[flavour].arch).iotrace_files()]
+    newest = max(f.stat().st_mtime for f in files + [Path(__file__)])
     if not out.exists() or out.stat().st_mtime < newest:
         log(f"initramfs {flavour}")
         build_initramfs(flavour, out)
@@ -267,11 +373,11 @@ def read_out(image, dest):
 
 
 def qemu_command(flavour, image, smp, mem_mb, append=""):
-    kdir = fetch(flavour)
-    vmlinuz = next(kdir.glob("boot/vmlinuz-*"))
-    return ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", str(mem_mb),
+    arch = ARCHES[KERNELS[flavour].arch]
+    vmlinuz = vmlinuz_of(fetch(flavour))
+    return [*arch["qemu"], "-m", str(mem_mb),
             "-smp", str(smp), "-kernel", str(vmlinuz), "-initrd", str(initramfs(flavour)),
-            "-append", f"console=ttyS0 quiet panic=-1 {append}".strip(),
+            "-append", f"console={arch['console']} quiet panic=-1 {append}".strip(),
             "-drive", f"file={image},if=virtio,format=raw,cache=unsafe",
             "-nographic", "-no-reboot", "-nodefaults", "-serial", "stdio"]
 
@@ -358,8 +464,8 @@ def main():
             (stage / "out").mkdir(parents=True)
             image = Path(tmp) / "disk.img"
             make_disk(image, stage, 1024)
-            os.execvp("qemu-system-x86_64",
-                      qemu_command(a.flavour, image, a.smp, 2048, "guest.shell"))
+            cmd = qemu_command(a.flavour, image, a.smp, 2048, "guest.shell")
+            os.execvp(cmd[0], cmd)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,20 @@ from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import guest  # noqa: E402
+
 GUEST = ROOT / ".output" / "guest"
-FLAVOURS = [("generic", "6.1 generic"), ("cloud", "6.1 cloud"), ("rt", "6.1 PREEMPT_RT")]
 DOC = ROOT / "docs" / "kernels.md"
+
+
+def label(line):
+    """A kernel line's column: its suite, flavour and architecture ("trixie", "bookworm
+    PREEMPT_RT", "bookworm arm64")."""
+    k = guest.KERNELS[line]
+    parts = [k.suite.split()[0]] + ([k.flavour] if k.flavour != "generic" else []) + \
+        ([k.arch] if k.arch != "amd64" else [])
+    return " ".join(parts)
 
 INTRO = """# Kernels
 
@@ -50,11 +61,19 @@ kernel that has them all, to measure what the older kernels' build costs on one 
 
 ## How it is checked
 
-`make test` boots Debian 12's own kernel packages — the newest `linux-image-6.1.0-*` of
-bookworm in its generic, cloud and PREEMPT_RT flavours, fetched with `apt-get download`
-into `.output/kernels/` — under `qemu-system-x86_64 -accel tcg` (these hosts are VMs:
-no KVM) with an initramfs holding busybox, iotrace, the workloads and the reference tools
-(scripts/guest.py), and checks every feature against references taken in the same guest
+`make test` boots Debian's own kernel packages, the newest of each line of
+`KERNELS` in scripts/guest.py (suite, packages, architecture, flavour: adding a kernel is
+one entry): bookworm's 6.1 in its generic, cloud and PREEMPT_RT flavours, trixie's 6.12,
+the 7.x of sid and of trixie-backports (from 7.x the kernel is in `linux-binary-unsigned-*`
+and the modules, `.ko.xz`, in `linux-modules-*`), and on arm64 bookworm's 6.1 and
+trixie's 6.12. They are fetched with `apt-get download` through an apt configuration of
+the project's own (scripts/debian.py: lists, cache and sources under `.output/apt/`, the
+system's sources never read or changed) into `.output/kernels/`, and booted under
+`qemu-system-x86_64 -accel tcg` or `qemu-system-aarch64 -M virt -cpu max` (these hosts are
+VMs: no KVM), two at a time, with an initramfs holding busybox, iotrace, the workloads and
+the reference tools (scripts/guest.py; arm64's from Debian's arm64 packages, unpacked into
+the sysroot `make ARCH=arm64` builds against), and checks every feature against
+references taken in the same guest
 (tests/test_kernels.py; `make test-kernels` runs only that): syscall counts against
 `strace -f -c`, per-file calls and bytes against `strace -ff -yy` (tar, sqlite3, a copy),
 lab note 004's readahead on a disk at `read_ahead_kb` 128 against `fincore`, block bytes
@@ -62,8 +81,20 @@ against `/sys/block/vda/stat`, O_DIRECT bytes, writeback charged to the dirtier,
 against the workload's own counts, `snoop`, `serve`'s metrics against strace, `compare`,
 `--trace` against the report, `--stacks` (frame pointers and DWARF) against the
 workload's named functions, and on PREEMPT_RT (where the ledger's grace period is
-membarrier's) a 50,000-file tar with nothing lost. This page is written from that run by
+membarrier's) a 50,000-file tar with nothing lost. Under arm64 emulation a syscall traced by
+strace costs ~12 ms, so the arm64 guests run the checks once each (syscalls and files
+against strace, note 004, block, O_DIRECT, io_uring, snoop, top, --stacks, info) and not
+serve, compare, --trace or the identity cases. What a kernel line offers (its build, each
+event's way, what is n/a and why) is stated per line in tests/test_kernels.py (`FACTS`) and
+checked against its `iotrace info --json`. This page is written from that run by
 `make kernels-doc` (scripts/kernels_doc.py).
+
+arm64's 6.1 has no ftrace direct calls: fentry programs load there but do not attach
+(ENOTSUPP), and the page-cache events have no kprobe way yet, so on that kernel page cache
+and readahead are `n/a` with that reason (`resident_pages` is still read, with mincore).
+Kernels before 6.5 have no cachestat(2): a file's `resident_pages` comes from mmap and
+mincore(2) there, as fincore reads it, and its other residency fields are null with that
+reason (docs/json.md).
 """
 
 
@@ -115,14 +146,15 @@ def table(columns, rows):
 
 
 def main():
-    infos = [("this host: " + host_info()["kernel"]["release"], host_info())]
-    for flavour, label in FLAVOURS:
-        info = guest_info(flavour)
+    host = host_info()
+    infos = [(f"this host: {host['kernel']['release']} ({host['kernel']['machine']})", host)]
+    for line in guest.KERNELS:
+        info = guest_info(line)
         if info is None:
-            print(f"kernels_doc: no results for {flavour}: run `make test-kernels` first",
+            print(f"kernels_doc: no results for {line}: run `make test-kernels` first",
                   file=sys.stderr)
             return 1
-        infos.append((f"{label} ({info['kernel']['release']})", info))
+        infos.append((f"{label(line)} ({info['kernel']['release']})", info))
     cols = ["", *[name for name, _ in infos]]
     keys = ["syscalls", "page_cache", "direct_io", "block", "io_uring", "stacks"]
     names = {"syscalls": "syscalls, processes, files", "page_cache": "page cache, readahead",
@@ -139,20 +171,25 @@ def main():
     events = [h["event"] for h in infos[0][1]["hooks"]]
     out.append(table(["event", *cols[1:]],
                      [[f"`{e}`", *[hook_cell(i, e) for _, i in infos]] for e in events]))
-    out += ["", "## Cost on 6.1", "",
-            "Measured inside the generic guest: tr2u on 20,000 bytes (40,002 read and write "
+    out += ["", "## Cost in the x86_64 guests", "",
+            "Measured inside each x86_64 line's generic guest: tr2u on 20,000 bytes (40,002 read and write "
             "calls), the program's own time (bench/cmdtime) as a multiple of its untraced "
             "time, median of three runs; start-up is iotrace's `-v` \"open+load\" "
             "(verification, CO-RE, map creation), median of three. Under TCG every "
             "instruction and every clock read is emulated, each at its own price: a no-op "
             "hook costs almost nothing next to an emulated syscall, and a clock read a lot, "
-            "so these ratios say how iotrace behaves there, not what it costs on a 6.1 "
-            "machine (the host's figures: [performance.md](performance.md)).", ""]
+            "so these ratios say how iotrace behaves there, not what it costs on such a "
+            "machine (the host's figures: [performance.md](performance.md)). The matrix boots two "
+            "guests at once, so a guest's cost runs may share the host's two cores with "
+            "another guest: this run's 6.1 row (its floor under ×1, untraced 331 ms against "
+            "76 ms alone) was taken so and says nothing; running the cost cases alone is to "
+            "do.", ""]
     rows = []
-    for flavour, label in FLAVOURS:
-        c = cost(flavour)
+    for line in guest.KERNELS:
+        c = cost(line)
         if c:
-            rows.append([label, f"{c['plain_ms']:.0f} ms", f"×{c['floor']:.2f}",
+            rows.append([f"{label(line)} ({guest_info(line)['kernel']['release']})",
+                         f"{c['plain_ms']:.0f} ms", f"×{c['floor']:.2f}",
                          f"×{c['notime']:.2f}", f"×{c['iotrace']:.2f}",
                          f"{c['startup']:.0f} ms" if c["startup"] else "-"])
     out.append(table(["kernel", "untraced", "floor (no-op hooks)", "--no-time",

@@ -14,8 +14,8 @@ when both match the running kernel, and relocates against the full BTF otherwise
 The minimal BTF renumbers types, so the kernel's own ids of the TYPEs the programs pass
 to bpf_rdonly_cast (which must be kernel ids) are recorded too.
 
-Without a readable kernel BTF (a build machine without CONFIG_DEBUG_INFO_BTF), OUT.c holds
-an empty BTF and the reason, and the loader always uses the running kernel's BTF.
+Without a readable kernel BTF (a build machine without CONFIG_DEBUG_INFO_BTF, or VMLINUX_BTF
+"-": a cross-build), OUT.c holds an empty BTF and the reason, and the loader always uses the running kernel's BTF.
 """
 import os
 import re
@@ -93,6 +93,9 @@ def main() -> int:
         return 2
     vmlinux, notes_path, obj, out, names = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], \
         sys.argv[5:]
+    if vmlinux == "-":  # a cross-build (make ARCH=...): no kernel of its architecture here
+        write(out, b"", b"", 0, {}, "built for another architecture than the build kernel's")
+        return 0
     try:
         with open(notes_path, "rb") as f:
             bid = build_id(f.read())

@@ -415,6 +415,7 @@ static void resolve_file(struct collector *c, struct file_record *f)
 		.recently_evicted_pages = res.recently_evicted_pages,
 		.size_bytes = res.size_bytes,
 	};
+	f->residency_partial = res.partial;
 }
 
 /*

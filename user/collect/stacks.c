@@ -293,7 +293,7 @@ static int on_sample(struct stacks *s, const struct stack_sample *e)
 {
 	struct stack_space *sp = current_space(s, e->tgid);
 	struct sym_space *u = sp ? unwinder_of(s, sp) : NULL;
-	uint64_t pcs[MAX_STACK_DEPTH] = { e->regs[DW_RIP] };
+	uint64_t pcs[MAX_STACK_DEPTH] = { e->regs[DW_PC] };
 	int depth = u ? sym_space_unwind(u, e, pcs, MAX_STACK_DEPTH) : 1;
 	ssize_t i = agg_of(s, e->tgid, e->nr, sp ? sp->exec_id : 0, pcs, depth);
 

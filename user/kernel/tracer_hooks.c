@@ -15,12 +15,18 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include "btf_args.h"
+#include "hook_args.h"
 #include "tracer_impl.h"
 
-/* One way to get an event: its programs (two when the tracepoint is split in two). */
+/*
+ * One way to get an event: its programs (two when the tracepoint is split in two), and the
+ * arguments its program reads where kernels differ in them (btf_args.h: types as BTF names
+ * them, "?" for one it does not read; NULL: not checked).
+ */
 struct way {
 	const char *progs[2];
-	int nargs; /* a tracepoint's arguments the program expects (0: any) */
+	const char *args;
 };
 
 /* An event the programs use, named after its tracepoint (6.18's), and its ways, best first. */
@@ -30,9 +36,9 @@ struct hook_def {
 	struct way ways[HOOK_WAYS];
 };
 
-/* A way of one program or two, and one that expects the tracepoint to have n arguments. */
+/* A way of one program or two, and one whose program reads these arguments. */
 #define WAY(...) { .progs = { __VA_ARGS__ } }
-#define WAY_ARGS(n, prog) { .progs = { prog }, .nargs = n }
+#define WAY_ARGS(sig, prog) { .progs = { prog }, .args = sig }
 #define HOOK(name, grp, ...) { .event = name, .group = grp, .ways = { __VA_ARGS__ } }
 
 static const struct hook_def hook_defs[] = {
@@ -41,8 +47,9 @@ static const struct hook_def hook_defs[] = {
 	HOOK("sched_process_fork", HOOKS_CORE, WAY("handle_sched_process_fork")),
 	HOOK("sched_process_exec", HOOKS_CORE, WAY("handle_sched_process_exec")),
 	HOOK("task_rename", HOOKS_CORE, WAY("handle_task_rename")),
-	HOOK("sched_process_exit", HOOKS_CORE, WAY_ARGS(2, "handle_sched_process_exit"),
-	     WAY_ARGS(1, "handle_sched_process_exit_nogroup")),
+	HOOK("sched_process_exit", HOOKS_CORE,
+	     WAY_ARGS(ARGS_sched_process_exit, "handle_sched_process_exit"),
+	     WAY_ARGS(ARGS_sched_process_exit_nogroup, "handle_sched_process_exit_nogroup")),
 	HOOK("page_cache_sync_ra", HOOKS_PAGE_CACHE, WAY("handle_page_cache_sync_ra"),
 	     WAY("handle_page_cache_sync_ra_fn")),
 	HOOK("page_cache_async_ra", HOOKS_PAGE_CACHE, WAY("handle_page_cache_async_ra"),
@@ -54,8 +61,8 @@ static const struct hook_def hook_defs[] = {
 	HOOK("mm_filemap_add_to_page_cache", HOOKS_PAGE_CACHE,
 	     WAY("handle_mm_filemap_add_to_page_cache")),
 	HOOK("mm_filemap_get_pages", HOOKS_PAGE_CACHE, WAY("handle_mm_filemap_get_pages"),
-	     WAY_ARGS(3, "handle_filemap_get_pages_fn"),
-	     WAY_ARGS(4, "handle_filemap_get_pages_count_fn")),
+	     WAY_ARGS(ARGS_filemap_get_pages_iter, "handle_filemap_get_pages_fn"),
+	     WAY_ARGS(ARGS_filemap_get_pages_count, "handle_filemap_get_pages_count_fn")),
 	HOOK("mm_filemap_fault", HOOKS_PAGE_CACHE, WAY("handle_mm_filemap_fault"),
 	     WAY("handle_filemap_fault_fn")),
 	HOOK("mm_filemap_map_pages", HOOKS_PAGE_CACHE, WAY("handle_mm_filemap_map_pages"),
@@ -67,18 +74,21 @@ static const struct hook_def hook_defs[] = {
 	     WAY("handle_iomap_dio_rw_exit_fn"), WAY("handle_iomap_dio_rw_kretprobe")),
 	HOOK("writeback_dirty_folio", HOOKS_BLOCK, WAY("handle_writeback_dirty_folio")),
 	HOOK("block_io_start", HOOKS_BLOCK, WAY("handle_block_io_start"),
-	     WAY("handle_block_getrq")),
+	     WAY_ARGS(ARGS_block_getrq, "handle_block_getrq")),
 	HOOK("block_rq_insert", HOOKS_BLOCK, WAY("handle_block_rq_insert")),
 	HOOK("block_rq_issue", HOOKS_BLOCK, WAY("handle_block_rq_issue")),
 	HOOK("block_rq_complete", HOOKS_BLOCK, WAY("handle_block_rq_complete")),
 	HOOK("block_rq_merge", HOOKS_BLOCK, WAY("handle_block_rq_merge")),
 	HOOK("io_uring_submit_req", HOOKS_URING, WAY("handle_io_uring_submit_req"),
-	     WAY("handle_io_uring_submit_sqe")),
+	     WAY_ARGS(ARGS_io_uring_submit_sqe, "handle_io_uring_submit_sqe")),
 	HOOK("io_uring_req_failed", HOOKS_URING, WAY("handle_io_uring_req_failed")),
-	HOOK("io_uring_queue_async_work", HOOKS_URING, WAY("handle_io_uring_queue_async_work")),
-	HOOK("io_uring_poll_arm", HOOKS_URING, WAY("handle_io_uring_poll_arm")),
-	HOOK("io_uring_complete", HOOKS_URING, WAY_ARGS(3, "handle_io_uring_complete"),
-	     WAY_ARGS(7, "handle_io_uring_complete_fields")),
+	HOOK("io_uring_queue_async_work", HOOKS_URING,
+	     WAY_ARGS(ARGS_io_uring_queue_async_work, "handle_io_uring_queue_async_work")),
+	HOOK("io_uring_poll_arm", HOOKS_URING,
+	     WAY_ARGS(ARGS_io_uring_poll_arm, "handle_io_uring_poll_arm")),
+	HOOK("io_uring_complete", HOOKS_URING,
+	     WAY_ARGS(ARGS_io_uring_complete, "handle_io_uring_complete"),
+	     WAY_ARGS(ARGS_io_uring_complete_fields, "handle_io_uring_complete_fields")),
 	HOOK("io_uring_cqe_overflow", HOOKS_URING, WAY("handle_io_uring_cqe_overflow")),
 	HOOK("inode_set_ctime_to_ts", HOOKS_RENAMES, WAY("handle_inode_set_ctime_to_ts")),
 	HOOK("ctime_ns_xchg", HOOKS_RENAMES, WAY("handle_ctime_ns_xchg")),
@@ -179,25 +189,13 @@ static int btf_index_find(const struct btf_index *ix, const char *name, bool fun
 	return -1;
 }
 
-/* A function's or tracepoint's argument count from its BTF prototype, or -1. */
-static int proto_args(const struct btf *btf, int id)
-{
-	const struct btf_type *t = btf__type_by_id(btf, id);
-
-	while (t && (btf_is_typedef(t) || btf_is_ptr(t) || btf_is_func(t)))
-		t = btf__type_by_id(btf, t->type);
-	return t && btf_is_func_proto(t) ? btf_vlen(t) : -1;
-}
-
-static int tracepoint_args(const struct btf_index *ix, const char *tp)
+/* The id of tracepoint tp's btf_trace_TP typedef, or -1. */
+static int tracepoint_id(const struct btf_index *ix, const char *tp)
 {
 	char name[128];
-	int id;
 
 	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	id = btf_index_find(ix, name, false);
-	/* The prototype's first argument is the tracepoint's data pointer. */
-	return id < 0 ? -1 : proto_args(ix->btf, id) - 1;
+	return btf_index_find(ix, name, false);
 }
 
 /* ---- ways ---- */
@@ -213,37 +211,36 @@ static void split_section(const char *sec, char *kind, size_t klen, const char *
 
 /*
  * Whether this kernel may run a program of a way, from its BTF: the tracepoint or function
- * is there, with the arguments the program expects. (Whether fentry or a kprobe attaches is
- * known only by attaching: 6.1's trampolines take six arguments at most.) Why not, in why.
+ * is there, with the arguments the program reads (args, btf_args.h). (Whether fentry or a
+ * kprobe attaches is known only by attaching: 6.1's trampolines take six arguments at
+ * most.) Why not, in why.
  */
-static bool prog_available(struct bpf_program *prog, const struct btf_index *btf, int nargs,
-			   char *why, size_t len)
+static bool prog_available(struct bpf_program *prog, const struct btf_index *btf,
+			   const char *args, char *why, size_t len)
 {
+	bool tp, ok = true;
 	const char *target;
-	char kind[16];
-	int id, n;
+	char kind[16], diff[400];
+	int id;
 
 	split_section(bpf_program__section_name(prog), kind, sizeof(kind), &target);
 	if (!btf) /* no BTF to ask: the default, and the load will tell */
 		return true;
 	if (!strcmp(kind, "kprobe") || !strcmp(kind, "kretprobe"))
 		return true;
-	if (!strcmp(kind, "tp_btf")) {
-		n = tracepoint_args(btf, target);
-		if (n < 0)
-			snprintf(why, len, "tracepoint %s not in this kernel", target);
-		else if (nargs && n != nargs)
-			snprintf(why, len, "tracepoint %s has %d arguments here, not %d", target, n,
-				 nargs);
-		return n >= 0 && (!nargs || n == nargs);
-	}
-	id = btf_index_find(btf, target, true);
-	n = id < 0 ? -1 : proto_args(btf->btf, id);
-	if (id < 0)
+	tp = !strcmp(kind, "tp_btf");
+	id = tp ? tracepoint_id(btf, target) : btf_index_find(btf, target, true);
+	/* A tracepoint's prototype starts with its data pointer: not an argument. */
+	if (id >= 0 && args)
+		ok = btf_args_match(btf->btf, id, tp, args, diff, sizeof(diff));
+	if (id < 0 && tp)
+		snprintf(why, len, "tracepoint %s not in this kernel", target);
+	else if (id < 0)
 		snprintf(why, len, "%s %s: not in the kernel's BTF", kind, target);
-	else if (nargs && n != nargs)
-		snprintf(why, len, "%s has %d arguments here, not %d", target, n, nargs);
-	return id >= 0 && (!nargs || n == nargs);
+	else if (!ok && snprintf(why, len, "%s %s: %s", tp ? "tracepoint" : kind, target, diff) >=
+			       (int)len)
+		why[len - 1] = '\0'; /* cut: the reason's start says enough */
+	return id >= 0 && ok;
 }
 
 static struct bpf_program *prog_of(struct tracer *t, const char *name)
@@ -283,9 +280,9 @@ static void find_ways(struct tracer *t, const struct hook_def *h, const struct b
 		bool ok = true;
 
 		for (int p = 0; p < 2 && h->ways[w].progs[p] && ok; p++) {
-			char why[160] = "";
+			char why[HOOK_WHY_LEN] = "";
 
-			ok = prog_available(prog_of(t, h->ways[w].progs[p]), btf, h->ways[w].nargs,
+			ok = prog_available(prog_of(t, h->ways[w].progs[p]), btf, h->ways[w].args,
 					    why, sizeof(why));
 			add_why(c, why);
 		}

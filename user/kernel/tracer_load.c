@@ -29,6 +29,41 @@
 
 static bool verbose_libbpf;
 static char last_libbpf_warning[512]; /* the first warning of a failure */
+/* A kernel struct's field or enum the programs read that this kernel lays out otherwise. */
+static char core_miss[160];
+
+/* Said with every failure that comes from the kernel: what iotrace runs on (kernels.md). */
+#define SUPPORTED_KERNELS                                                                      \
+	"iotrace runs on kernels with BTF and BPF trampolines or tracepoints (tested: Debian's "  \
+	"6.1, 6.12 and 7.x, and 6.18; x86_64 and arm64)"
+
+/*
+ * The verifier's log of a program whose CO-RE relocation failed names the field
+ * ("failed to resolve CO-RE relocation <byte_off> [604] struct dentry.d_u.d_alias"):
+ * that, rather than the log, is what the one line of the failure says.
+ */
+static void note_core_miss(const char *fmt, va_list args)
+{
+	static const char marker[] = "failed to resolve CO-RE relocation ";
+	char *msg = NULL, *at;
+
+	if (core_miss[0] || vasprintf(&msg, fmt, args) < 0)
+		return;
+	at = strstr(msg, marker);
+	if (at) {
+		at += sizeof(marker) - 1;
+		at += strcspn(at, "]") + (strchr(at, ']') ? 2 : 0); /* past "<kind> [id] " */
+		char *end = strstr(at, " (");
+		int n = end && end < at + strcspn(at, "\n") ? end - at : (int)strcspn(at, "\n");
+
+		snprintf(core_miss, sizeof(core_miss), "%.*s", n, at);
+		/* "struct dentry___flavour.d_alias" (0:0 @ offset 0): the kernel's own name. */
+		at = strstr(core_miss, "___");
+		if (at)
+			memmove(at, at + strcspn(at, "."), strlen(at + strcspn(at, ".")) + 1);
+	}
+	free(msg);
+}
 
 /* Keeps libbpf quiet unless -v, but remembers its last warning for our one-line error. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -42,9 +77,13 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	}
 	/* The first warning names the failing program; later ones only repeat the failure. */
 	if (level == LIBBPF_WARN && !last_libbpf_warning[0]) {
-		vsnprintf(last_libbpf_warning, sizeof(last_libbpf_warning), fmt, args);
+		va_copy(copy, args);
+		vsnprintf(last_libbpf_warning, sizeof(last_libbpf_warning), fmt, copy);
+		va_end(copy);
 		last_libbpf_warning[strcspn(last_libbpf_warning, "\n")] = '\0';
 	}
+	if (level == LIBBPF_WARN)
+		note_core_miss(fmt, args);
 	return 0;
 }
 
@@ -64,9 +103,15 @@ static void report_failure(const char *what, int err)
 		fprintf(stderr, "iotrace: need root (CAP_BPF and CAP_PERFMON) to %s\n", what);
 		return;
 	}
+	if (core_miss[0]) {
+		fprintf(stderr, "iotrace: failed to %s: this kernel's %s is not laid out as iotrace "
+			"knows; " SUPPORTED_KERNELS "\n", what, core_miss);
+		goto hint;
+	}
 	fprintf(stderr, "iotrace: failed to %s: %s%s%s%s\n", what, strerror(err),
 		last_libbpf_warning[0] ? " (" : "", last_libbpf_warning,
 		last_libbpf_warning[0] ? ")" : "");
+hint:
 	if (!verbose_libbpf)
 		fprintf(stderr, "iotrace: run with -v for libbpf's log and the verifier output\n");
 }
@@ -390,8 +435,8 @@ static int size_tracer(struct tracer *t, const struct tracer_config *cfg)
 
 	if (access(BTF_PATH, R_OK)) {
 		fprintf(stderr,
-			"iotrace: kernel BTF not found at %s (needs CONFIG_DEBUG_INFO_BTF)\n",
-			BTF_PATH);
+			"iotrace: kernel BTF not found at %s (needs CONFIG_DEBUG_INFO_BTF); "
+			SUPPORTED_KERNELS "\n", BTF_PATH);
 		return -1;
 	}
 	if (syscall_table_init()) {
@@ -437,8 +482,8 @@ static void report_missing(const struct tracer *t)
 {
 	for (int g = 0; g < TRACER_HOOK_GROUPS; g++)
 		if (t->missing[g] && (g == HOOKS_CORE || g == HOOKS_BLOCK))
-			fprintf(stderr, "iotrace: this kernel cannot trace %s: %s\n",
-				tracer_group_names[g], t->missing[g]);
+			fprintf(stderr, "iotrace: this kernel cannot trace %s: %s; "
+				SUPPORTED_KERNELS "\n", tracer_group_names[g], t->missing[g]);
 }
 
 /*

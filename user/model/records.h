@@ -162,6 +162,7 @@ struct file_record {
 	uint64_t name_id;
 	struct file_name_io *by_name;
 	const char *residency_missing; /* NULL, or why residency is unknown */
+	const char *residency_partial; /* NULL, or why only resident pages and size are known */
 	struct residency_view res;
 	/* derived */
 	struct page_cache_view pc; /* summed over its entries; unused readahead at the end */

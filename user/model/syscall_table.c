@@ -140,7 +140,7 @@ static int kind_nr[IO_KINDS];
 int syscall_table_init(void)
 {
 	for (uint32_t nr = 0; nr < MAX_SYSCALLS; nr++) {
-		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
 
 		if (!name && asprintf(&name, "syscall_%u", nr) < 0)
 			return -1;
@@ -170,7 +170,7 @@ const char *syscall_name(uint32_t nr)
 
 int syscall_nr(const char *name)
 {
-	int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name);
+	int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, name);
 
 	return nr >= 0 && nr < SYSCALL_OTHER ? nr : -1;
 }

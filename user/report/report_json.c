@@ -115,10 +115,24 @@ static void add_page_cache(cJSON *obj, const struct page_cache_view *v,
 /* What is cached of the file at the end; unknown: null, and one reason for them all. */
 static void add_residency(cJSON *obj, const struct file_record *f)
 {
-	if (!f->residency_missing) {
+	if (!f->residency_missing && !f->residency_partial) {
 		add_fields(obj, &residency_fields, &f->res, NULL, NULL);
 		return;
 	}
+	/* mincore (no cachestat): the pages and size known, the rest null with the reason. */
+	for (size_t i = 0; f->residency_partial && !f->residency_missing && i < residency_fields.n;
+	     i++) {
+		const char *key = residency_fields.f[i].name;
+
+		if (!strcmp(key, "resident_pages"))
+			add_u64(obj, key, f->res.resident_pages);
+		else if (!strcmp(key, "size_bytes"))
+			add_u64(obj, key, f->res.size_bytes);
+		else
+			add_null_reason(obj, key, f->residency_partial);
+	}
+	if (!f->residency_missing)
+		return;
 	for (size_t i = 0; i < residency_fields.n; i++)
 		if (i == 0)
 			add_null_reason(obj, residency_fields.f[i].name, f->residency_missing);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <linux/fs.h>
 #include <sys/syscall.h>
@@ -112,6 +113,35 @@ static bool other_generation(int fd, uint32_t igen)
 	return igen && !ioctl(fd, FS_IOC_GETVERSION, &gen) && (uint32_t)gen != igen;
 }
 
+const char residency_by_mincore[] = "cachestat(2) not in this kernel: resident pages from "
+				   "mmap and mincore(2), as fincore reads them";
+
+/* The pages of the open file fd (size bytes) in the page cache, as fincore counts them. */
+static int mincore_pages(int fd, uint64_t size, uint64_t *pages)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t n = (size + page - 1) / page;
+	unsigned char *vec;
+	void *map;
+	int err = 0;
+
+	*pages = 0;
+	if (!size)
+		return 0;
+	/* Mapping faults nothing in, and mincore reads the cache without touching it. */
+	map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	vec = malloc(n);
+	if (!vec || mincore(map, size, vec))
+		err = vec ? -errno : -ENOMEM;
+	for (size_t i = 0; !err && i < n; i++)
+		*pages += vec[i] & 1;
+	free(vec);
+	munmap(map, size);
+	return err;
+}
+
 const char *residency_read(const char *path, uint32_t kdev, uint64_t ino, uint32_t igen,
 			   struct residency *r)
 {
@@ -133,9 +163,18 @@ const char *residency_read(const char *path, uint32_t kdev, uint64_t ino, uint32
 		return residency_gone;
 	}
 	if (syscall(__NR_cachestat, fd, &range, &cs, 0)) {
-		snprintf(reason, sizeof(reason), "cachestat: %s", strerror(errno));
+		bool missing = errno == ENOSYS;
+		int err = missing ? mincore_pages(fd, st.st_size, &r->cached_pages) : -errno;
+
 		close(fd);
-		return reason;
+		if (err) {
+			snprintf(reason, sizeof(reason), "%s: %s", missing ? "mincore" : "cachestat",
+				 strerror(-err));
+			return reason;
+		}
+		r->size_bytes = st.st_size;
+		r->partial = residency_by_mincore;
+		return NULL;
 	}
 	close(fd);
 	r->size_bytes = st.st_size;

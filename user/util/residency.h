@@ -13,6 +13,12 @@ struct residency {
 	uint64_t writeback_pages;
 	uint64_t evicted_pages;
 	uint64_t recently_evicted_pages;
+	/*
+	 * NULL: read with cachestat(2). Else why only size_bytes and cached_pages are known:
+	 * a kernel without cachestat (before 6.5), where they come from mmap and mincore(2),
+	 * as fincore reads them.
+	 */
+	const char *partial;
 };
 
 /* Kernel dev_t (MAJOR << 20 | MINOR) as "MAJ:MIN". */
@@ -27,7 +33,7 @@ const char *mount_point_of(uint32_t kdev);
 /* residency_read's reason when the path no longer leads to the file. */
 extern const char residency_gone[];
 /*
- * cachestat(2) of the whole file at path, after checking that it still is (kdev, ino) and,
+ * cachestat(2) (or mmap + mincore(2): r->partial) of the whole file at path, after checking that it still is (kdev, ino) and,
  * where the filesystem tells it, of generation igen (0: not checked).
  * Returns NULL, or a short reason (residency_gone, "cachestat: ...") for null fields.
  */

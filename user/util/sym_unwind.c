@@ -107,7 +107,7 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	const struct stack_sample *s = ((struct sym_space *)arg)->cur;
-	uint64_t sp = s->regs[DW_RSP];
+	uint64_t sp = s->regs[DW_SP];
 
 	if (addr < sp || addr + sizeof(*result) > sp + s->size)
 		return false;
@@ -122,6 +122,11 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 
 	for (int i = 0; i < DW_REGS; i++)
 		regs[i] = s->regs[i];
+	/* arm64's pc has no DWARF number: set apart (x86-64's is register 16, the last). */
+	if (DW_PC == DW_SP + 1) {
+		dwfl_thread_state_register_pc(thread, regs[DW_PC]);
+		return dwfl_thread_state_registers(thread, 0, DW_PC, regs);
+	}
 	return dwfl_thread_state_registers(thread, 0, DW_REGS, regs);
 }
 
@@ -160,6 +165,6 @@ int sym_space_unwind(struct sym_space *sp, const struct stack_sample *s, uint64_
 	dwfl_getthread_frames(sp->dwfl, s->tid ? s->tid : 1, on_frame, sp);
 only_pc:
 	if (!sp->n && max)
-		pcs[sp->n++] = s->regs[DW_RIP];
+		pcs[sp->n++] = s->regs[DW_PC];
 	return sp->n;
 }

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The arguments the programs of the ways that kernels differ in read (btf_args.h's
+ * notation), for the hook table (tracer_hooks.c) and its unit test (tests/c/btf_args_test.c).
+ */
+#ifndef IOTRACE_HOOK_ARGS_H
+#define IOTRACE_HOOK_ARGS_H
+
+#define ARGS_sched_process_exit "struct task_struct *,bool"
+#define ARGS_sched_process_exit_nogroup "struct task_struct *"
+#define ARGS_filemap_get_pages_iter "struct kiocb *,struct iov_iter *,struct folio_batch *"
+#define ARGS_filemap_get_pages_count "struct kiocb *,size_t,struct folio_batch *,bool"
+#define ARGS_block_getrq "struct bio *"
+#define ARGS_io_uring_submit_sqe "struct io_kiocb *,bool"
+/* Only the request is read: 7.x passes a bool where 6.1 to 6.18 pass an int. */
+#define ARGS_io_uring_queue_async_work "struct io_kiocb *,?"
+#define ARGS_io_uring_poll_arm "struct io_kiocb *,?,?"
+#define ARGS_io_uring_complete "?,?,struct io_uring_cqe *"
+#define ARGS_io_uring_complete_fields "?,?,u64,int,unsigned int,u64,u64"
+
+#endif /* IOTRACE_HOOK_ARGS_H */
