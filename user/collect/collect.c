@@ -251,8 +251,9 @@ static void retire(struct collector *c, struct proc_record *p)
 
 static void on_fork(struct collector *c, const struct iot_proc_event *e)
 {
-	struct proc_record *parent = collector_find(c, e->ppid);
 	struct proc_record *p = new_record(c, e->pid, e->ppid, e->slot);
+	/* Found after new_record, which may move every record (realloc). */
+	struct proc_record *parent = collector_find(c, e->ppid);
 
 	if (!p)
 		return;
