@@ -223,13 +223,20 @@ static int event_loop(struct session *s)
 		int wait = due > now_ns() && !collector_wants_tick(s->coll)
 				   ? (due - now_ns()) / 1000000 + 1 : 0;
 		int n = epoll_wait(s->epoll_fd, evs, 4, wait < RUN_POLL_MS ? wait : RUN_POLL_MS);
+		/*
+		 * Kept before the tick, which makes calls of its own. A stop and SIGCONT (Ctrl-Z,
+		 * fg) make epoll_wait fail with EINTR even with every signal blocked (signal(7)).
+		 */
+		int err = n < 0 ? errno : 0;
 
 		if (now_ns() >= next_tick || collector_wants_tick(s->coll))
 			next_tick = now_ns() + collector_tick(s->coll) * 1000000ULL;
-		if (n < 0 && errno == EINTR)
+		if (err == EINTR)
 			continue;
-		if (n < 0)
+		if (err) {
+			errno = err;
 			return -1;
+		}
 		if (n == 0)
 			tracer_poll_events(s->tracer);
 		for (int i = 0; i < n; i++) {
