@@ -69,22 +69,26 @@ static void stack_slot_done(uint32_t pid, uint32_t slot, void *ctx)
 	tracer_stack_slot(s->tracer, slot, add_pending, &c);
 }
 
+/* A process leaves its slot (exited, or the run ends): what the kernel kept per slot. */
+static void slot_retired(uint32_t pid, uint32_t slot, void *ctx)
+{
+	struct session *s = ctx;
+	uint64_t v[TRACE_COUNTERS];
+
+	if (s->trace) {
+		tracer_trace_counters(s->tracer, slot, v, true);
+		trace_counters(s->trace, pid, v);
+	}
+	if (s->stacks)
+		stack_slot_done(pid, slot, s);
+}
+
 static int on_proc_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
-	const struct iot_proc_event *e = data;
-	uint64_t v[TRACE_COUNTERS];
 
-	if (s->trace && size >= sizeof(*e)) {
-		trace_on_proc(s->trace, e);
-		/* Its slot's counters, final, before the collector gives the slot back. */
-		if (e->kind == EV_EXIT && e->slot > OVERFLOW_SLOT) {
-			tracer_trace_counters(s->tracer, e->slot, v, true);
-			trace_counters(s->trace, e->pid, v);
-		}
-	}
-	if (s->stacks && size >= sizeof(*e) && e->kind == EV_EXIT && e->slot > OVERFLOW_SLOT)
-		stack_slot_done(e->pid, e->slot, s);
+	if (s->trace && size >= sizeof(struct iot_proc_event))
+		trace_on_proc(s->trace, data);
 	return collector_on_event(s->coll, data, size);
 }
 
@@ -266,9 +270,10 @@ static int start_command(struct session *s)
 	}
 	s->root = s->child.pid;
 	slot = tracer_claim_slot(s->tracer);
-	if (!slot || tracer_watch(s->tracer, s->root, slot, true) ||
+	if (!slot ||
 	    collector_add_root(s->coll, s->root, getpid(), slot, basename(s->child.path), NULL,
-			       now_ns())) {
+			       now_ns()) ||
+	    tracer_watch(s->tracer, s->root, slot, true)) {
 		fprintf(stderr, "iotrace: cannot register pid %d for tracing\n", s->root);
 		kill(s->root, SIGKILL);
 		waitpid(s->root, NULL, 0);
@@ -330,8 +335,8 @@ static int attach_pid(struct session *s)
 			args[i] = ' ';
 	s->root = s->opt->pid;
 	slot = tracer_claim_slot(s->tracer);
-	if (!slot || tracer_watch(s->tracer, s->root, slot, false) ||
-	    collector_add_root(s->coll, s->root, ppid, slot, comm, args, now_ns())) {
+	if (!slot || collector_add_root(s->coll, s->root, ppid, slot, comm, args, now_ns()) ||
+	    tracer_watch(s->tracer, s->root, slot, false)) {
 		fprintf(stderr, "iotrace: cannot register pid %d for tracing\n", s->root);
 		return 1;
 	}
@@ -410,12 +415,14 @@ static void add_fp_stack(const struct stack_key *k, const struct stack_val *v, c
 	stacks_add_fp(ctx, k, v, ips, depth);
 }
 
-/* --stacks, once the programs are detached: what the kernel still holds. */
+/*
+ * --stacks, once the programs are detached: what the kernel still holds (the processes
+ * still alive are done as the collector retires them, slot_retired).
+ */
 static void finish_stack_events(struct session *s)
 {
 	if (!s->stacks)
 		return;
-	collector_for_each_live(s->coll, stack_slot_done, s);
 	if (s->opt->stacks_unwind == STACKS_FP)
 		tracer_read_stacks(s->tracer, add_fp_stack, s->stacks);
 }
@@ -462,15 +469,15 @@ static void trace_unseen_request(const struct block_rq_info *info, void *ctx)
 
 /*
  * --trace, once the programs are detached and their last events read: the requests whose
- * completion the kernel skipped and the counters of processes still alive (-p), then,
- * with the run's records, names, lifetimes and metadata.
+ * completion the kernel skipped (the counters of processes still alive (-p) come as the
+ * collector retires them, slot_retired), then, with the run's records, names, lifetimes
+ * and metadata.
  */
 static void finish_trace_events(struct session *s)
 {
 	if (!s->trace)
 		return;
 	tracer_unseen_requests(s->tracer, trace_unseen_request, s);
-	collector_for_each_live(s->coll, sample_live, s);
 }
 
 static int finish_trace(struct session *s, struct run_result *r)
@@ -499,6 +506,8 @@ static int open_tracing(struct session *s, const struct tracer_config *cfg)
 		fprintf(stderr, "iotrace: out of memory\n");
 		return -1;
 	}
+	if (s->trace || s->stacks)
+		collector_on_retire(s->coll, slot_retired, s);
 	return 0;
 }
 
