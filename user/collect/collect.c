@@ -5,6 +5,7 @@
 #include <libgen.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "collect.h"
 #include "model/files.h"
 #include "model/names.h"
@@ -273,7 +274,7 @@ static void sync_slot(struct collector *c, uint32_t slot)
 	struct proc_record *p;
 
 	if (tracer_read_slot_proc(c->tracer, slot, &row)) {
-		/* Free, or a fork still writing its row: look again at the next tick. */
+		/* Free, or a fork or exit writing its row now: look again at the next tick. */
 		c->rescan |= tracer_slot_in_use(c->tracer, slot);
 		return;
 	}
@@ -302,6 +303,21 @@ static void sync_all_slots(struct collector *c)
 	c->rescan = false;
 	c->notices_lost = tracer_notices_lost(c->tracer);
 	tracer_for_each_used_slot(c->tracer, sync_used_slot, c);
+}
+
+/*
+ * At the end, once the programs are detached: every row is final, but one a program was
+ * writing as it was detached may still be odd for a moment (a stopped vCPU): tried again
+ * for up to a second.
+ */
+static void sync_all_slots_final(struct collector *c)
+{
+	for (int ms = 0; ms < 1000; ms++) {
+		sync_all_slots(c);
+		if (!c->rescan)
+			return;
+		usleep(1000);
+	}
 }
 
 /*
@@ -602,7 +618,7 @@ int collector_finish(struct collector *c, struct run_result *r)
 	int err = 0;
 
 	/* Every slot against the table, then the processes still running at the end. */
-	sync_all_slots(c);
+	sync_all_slots_final(c);
 	for (size_t i = 0; i < c->nprocs; i++)
 		if (c->procs[i].slot > OVERFLOW_SLOT)
 			retire(c, &c->procs[i]);

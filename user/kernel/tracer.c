@@ -255,9 +255,10 @@ int tracer_start_slot(struct tracer *t, uint32_t slot, const struct slot_proc *r
 }
 
 /*
- * A row is read between two even values of its seqcount (bpf/proc.bpf.c): a program writes
- * it with preemption off, a few hundred instructions, so a few tries always do; the bound
- * only keeps a broken row from stopping the loader.
+ * A row is read between two even values of its seqcount (bpf/proc.bpf.c). A program writes
+ * it in a few hundred instructions, but an interrupt, or the hypervisor stopping the vCPU,
+ * may hold it odd much longer: then the row is not read at all (-EAGAIN, read it later),
+ * never taken half written.
  */
 int tracer_read_slot_proc(struct tracer *t, uint32_t slot, struct slot_proc *out)
 {
@@ -266,20 +267,21 @@ int tracer_read_slot_proc(struct tracer *t, uint32_t slot, struct slot_proc *out
 	if (!t->slot_rows || slot <= OVERFLOW_SLOT || slot >= t->nr_slots)
 		return -1;
 	row = &t->slot_rows[slot];
-	for (int tries = 0; tries < 100000; tries++) {
+	for (int tries = 0; tries < 1000; tries++) {
 		uint32_t seq = __atomic_load_n(&row->seq, __ATOMIC_ACQUIRE);
 
 		if (seq & 1)
 			continue;
 		memcpy(out, row, sizeof(*out));
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&row->seq, __ATOMIC_RELAXED) == seq)
-			break;
+		if (__atomic_load_n(&row->seq, __ATOMIC_RELAXED) != seq)
+			continue;
+		out->comm[COMM_LEN - 1] = '\0';
+		if (out->args_len > ARGS_LEN)
+			out->args_len = ARGS_LEN;
+		return out->state == SP_LIVE || out->state == SP_EXITED ? 0 : -1;
 	}
-	out->comm[COMM_LEN - 1] = '\0';
-	if (out->args_len > ARGS_LEN)
-		out->args_len = ARGS_LEN;
-	return out->state == SP_LIVE || out->state == SP_EXITED ? 0 : -1;
+	return -EAGAIN;
 }
 
 void tracer_for_each_used_slot(struct tracer *t, tracer_slot_fn fn, void *ctx)

@@ -122,7 +122,8 @@ void tracer_release_slot(struct tracer *t, uint32_t slot);
  * Run mode's slot table (bpf/proc.bpf.c: what the kernel keeps of each slot's process until
  * the loader frees the slot). tracer_start_slot writes the row of a process iotrace starts
  * tracing itself, before tracer_watch; tracer_read_slot_proc copies a row (0), or returns
- * -1 when the slot holds no process (free, or its fork is still writing the row).
+ * -1 when the slot holds no process (free, or its fork has not written the row yet), or
+ * -EAGAIN when a program is writing it right now (read it again later).
  */
 int tracer_start_slot(struct tracer *t, uint32_t slot, const struct slot_proc *row);
 int tracer_read_slot_proc(struct tracer *t, uint32_t slot, struct slot_proc *out);
