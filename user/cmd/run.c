@@ -21,6 +21,7 @@
 #include "report/cells.h"
 #include "report/trace.h"
 #include "kernel/tracer.h"
+#include "util/pidinfo.h"
 
 struct session {
 	const struct options *opt;
@@ -523,9 +524,15 @@ int run_trace(const struct options *o, struct run_result *r)
 		.child = { .go_fd = -1, .error_fd = -1 },
 	};
 	uint64_t start;
+	char why[128];
 	int status;
 
 	memset(r, 0, sizeof(*r));
+	/* -p: a process that can still make calls, or one line before anything is loaded. */
+	if (!o->command && pid_refusal(o->pid, true, why, sizeof(why))) {
+		fprintf(stderr, "iotrace: %s\n", why);
+		return 1;
+	}
 	r->command = o->command;
 	r->timing = o->timing;
 	r->files_by_path = o->files_by_path;

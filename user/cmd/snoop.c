@@ -24,6 +24,8 @@
 #include "kernel/tracer.h"
 #include "util/util.h"
 #include "util/cgroup.h"
+#include "util/output.h"
+#include "util/pidinfo.h"
 
 struct snoop_opts {
 	struct tracer_config cfg;
@@ -94,6 +96,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'p':
 		if (parse_uint(arg, INT_MAX, &v))
 			argp_failure(state, 1, 0, "invalid pid '%s': expected a positive integer", arg);
+		/* Kernel threads do block I/O (writeback, journal): they may be snooped. */
+		if (pid_refusal(v, false, why, sizeof(why)))
+			argp_failure(state, 1, 0, "-p %s: %s", arg, why);
 		o->cfg.snoop_tgid = v;
 		break;
 	case 'c':
@@ -117,8 +122,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->cfg.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
-		if (parse_seconds(arg, 1e7, &o->duration) || state->arg_num > 0)
-			argp_failure(state, 1, 0, "invalid duration '%s': expected seconds > 0", arg);
+		if (state->arg_num > 0)
+			argp_failure(state, 1, 0, "unexpected argument '%s' (one DURATION at most)",
+				     arg);
+		if (parse_seconds(arg, 1e7, &o->duration))
+			argp_failure(state, 1, 0, "invalid duration '%s': expected seconds in digits "
+				     "(2, 0.5), more than 0 and at most 10000000", arg);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -213,7 +222,10 @@ static int add_fd(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-/* Waits for events until a signal or the duration ends; returns 0 or -1 on error. */
+/*
+ * Waits for events until a signal or the duration ends; returns 0, -1 on an error of its
+ * own (errno), or -2 when standard output could not be written (already said).
+ */
 static int snoop_loop(struct tracer *t, double duration)
 {
 	int sfd = -1, tfd = -1, epfd = epoll_create1(EPOLL_CLOEXEC), err = 0;
@@ -248,7 +260,11 @@ static int snoop_loop(struct tracer *t, double duration)
 		if (ev.data.fd == sfd || ev.data.fd == tfd)
 			break;
 		tracer_poll_events(t);
-		fflush(stdout);
+		/* Each batch reaches its reader now, or the write error ends snoop (said once). */
+		if (output_flush(&(struct output){ .f = stdout })) {
+			err = -2;
+			break;
+		}
 	}
 	tracer_poll_events(t);
 	if (tfd >= 0)
@@ -287,14 +303,15 @@ int snoop_main(int argc, char **argv)
 	lost = drops[DROP_BLOCK_EVENTS] +
 	       tracer_count_stale_block(t, (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec,
 					100000000ULL);
-	if (o.json)
+	if (err == -1)
+		fprintf(stderr, "iotrace: snoop: %s\n", strerror(errno));
+	if (o.json && err != -2)
 		printf("{\"summary\":true,\"events\":%llu,\"lost_events\":%llu}\n",
 		       (unsigned long long)s.events, (unsigned long long)lost);
-	fflush(stdout);
+	if (err != -2 && output_flush(&(struct output){ .f = stdout }))
+		err = -2;
 	fprintf(stderr, "iotrace: %llu requests shown, %llu lost (ring buffer full)\n",
 		(unsigned long long)s.events, (unsigned long long)lost);
 	tracer_close(t);
-	if (err)
-		fprintf(stderr, "iotrace: snoop: %s\n", strerror(errno));
 	return err ? 1 : 0;
 }

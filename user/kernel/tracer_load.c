@@ -394,7 +394,7 @@ static int size_tracer(struct tracer *t, const struct tracer_config *cfg)
 	t->ncpus = ncpus;
 	t->nr_slots = cfg->max_procs ? cfg->max_procs + OVERFLOW_SLOT + 1
 		      : MAX_SLOTS;
-	if (t->nr_slots > MAX_SLOTS) {
+	if (cfg->max_procs > MAX_SLOTS - OVERFLOW_SLOT - 1 || t->nr_slots > MAX_SLOTS) {
 		fprintf(stderr, "iotrace: --max-procs is at most %d\n", MAX_SLOTS - 2);
 		return -1;
 	}
