@@ -139,6 +139,9 @@ static void check_options(struct argp_state *state, const struct options *o)
 		argp_failure(state, 1, 0, "--trace times every call: it contradicts --no-time");
 	if ((o->stacks_by >= 0 || o->stacks_unwind != STACKS_FP) && !o->stacks)
 		argp_failure(state, 1, 0, "--stacks-by and --stacks-unwind need --stacks FILE");
+	if (o->trace_options_given && !o->trace)
+		argp_failure(state, 1, 0, "--trace-min, --trace-interval and --trace-max-events "
+					  "need --trace FILE");
 	if (o->stacks_by == STACKS_BY_TIME && !o->timing)
 		argp_failure(state, 1, 0, "--stacks-by time needs timing: it contradicts --no-time");
 }
@@ -193,11 +196,14 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state, str
 		break;
 	case OPT_TRACE_MIN:
 		o->trace_min_ns = duration_arg(state, "--trace-min", arg, true);
+		o->trace_options_given = true;
 		break;
 	case OPT_TRACE_INTERVAL:
 		o->trace_interval_ns = duration_arg(state, "--trace-interval", arg, false);
+		o->trace_options_given = true;
 		break;
 	case OPT_TRACE_MAX:
+		o->trace_options_given = true;
 		if (parse_uint(arg, UINT32_MAX, &v))
 			argp_failure(state, 1, 0, "invalid --trace-max-events '%s': expected a count",
 				     arg);

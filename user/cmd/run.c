@@ -262,6 +262,7 @@ static int event_loop(struct session *s)
 static int start_command(struct session *s)
 {
 	const struct options *o = s->opt;
+	char shown[NAME_TEXT_MAX], why[NAME_TEXT_MAX + 64];
 	uint32_t slot;
 	int err;
 
@@ -284,7 +285,9 @@ static int start_command(struct session *s)
 		trace_process(s->trace, s->root, basename(s->child.path));
 	err = spawn_release(&s->child);
 	if (err) {
-		fprintf(stderr, "iotrace: cannot execute %s: %s\n", s->child.path, strerror(err));
+		fprintf(stderr, "iotrace: cannot execute %s: %s\n",
+			name_cell(s->child.path, 0, shown, sizeof(shown)),
+			spawn_error(s->child.path, err, why, sizeof(why)));
 		waitpid(s->root, NULL, 0);
 		return err == ENOENT ? 127 : 126;
 	}

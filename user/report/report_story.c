@@ -33,17 +33,16 @@ static const char *unknown(const struct run_result *r, const char *name)
 
 static void print_command(FILE *out, const struct run_result *r)
 {
-	char exit[64], arg[NAME_TEXT_MAX], line[512] = "", cut[NAME_TEXT_MAX];
+	char exit[64], line[512] = "", cut[NAME_TEXT_MAX];
 	size_t len = 0;
 
 	format_exit(exit, sizeof(exit), r->exit_known, r->exit_status);
 	fprintf(out, "iotrace: %zu process%s, %.3f s wall, %s%s\n", r->nprocs,
 		r->nprocs == 1 ? "" : "es", r->wall_ns / 1e9, exit,
 		r->partial ? " — PARTIAL: interrupted before the command ended" : "");
-	for (char **a = r->command; a && *a && len + 1 < sizeof(line); a++) {
-		name_cell(*a, 0, arg, sizeof(arg));
-		len += snprintf(line + len, sizeof(line) - len, "%s%s", len ? " " : "", arg);
-	}
+	/* The words as they are, escaped once, as the line is cut (name_head). */
+	for (char **a = r->command; a && *a && len + 1 < sizeof(line); a++)
+		len += snprintf(line + len, sizeof(line) - len, "%s%s", len ? " " : "", *a);
 	if (len)
 		fprintf(out, "command: %s\n", name_head(line, 91, cut, sizeof(cut)));
 }
