@@ -146,7 +146,6 @@ static void print_header(const struct snoop_opts *o)
 	if (o->queue)
 		printf("%8s ", "QUE(ms)");
 	printf("%8s %s\n", "LAT(ms)", "INODE");
-	fflush(stdout);
 }
 
 static void print_json(const struct snoop_state *s, const struct block_event *e,
@@ -295,8 +294,9 @@ int snoop_main(int argc, char **argv)
 	s.start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	fprintf(stderr, "iotrace: tracing block I/O%s; Ctrl-C to end\n",
 		o.duration > 0 ? " for the given duration" : "");
+	errno = 0;
 	print_header(&o);
-	err = snoop_loop(t, o.duration);
+	err = output_flush(&(struct output){ .f = stdout }) ? -2 : snoop_loop(t, o.duration);
 	tracer_read_drops(t, drops);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	/* Skipped completions whose request struct was never reused: lost, and said so. */
