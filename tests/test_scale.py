@@ -343,3 +343,18 @@ def test_build_of_1500_files_totals_equal_strace(tmp_path):
     diff = {k: (ours.get(k), ref.get(k)) for k in set(ours) | set(ref)
             if ours.get(k, (0, 0)) != ref.get(k, (0, 0))}
     assert not diff, diff
+
+
+@pytest.mark.soak
+def test_storm_of_100000_processes_each_exact(tmp_path):
+    """`make soak`: 100,000 storm children (forked, one in 7 exec'd, one in 4 with 3
+    threads, 8 alive at once; pids reused several times over), each exact by its own
+    arithmetic, none in the overflow set, no count lost."""
+    n = 100000
+    report, res = iotrace_json([STORM, "-j", "8", "-t", str(THREADED), "-x", "7", str(n)],
+                               tmp_path, timeout=3600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert_counts_whole(report)
+    check_storm(report, n, threads=THREADED, every=7)
+    (root,) = [p for p in real_processes(report) if p["comm"] == "storm"]
+    assert root["syscalls"]["clone"]["calls"] == root["syscalls"]["wait4"]["calls"] == n

@@ -238,3 +238,62 @@ def test_4000_requests_keep_memory_flat(tmp_path):
         assert rss_kib(serve.proc.pid) - rss < 1024
     finally:
         assert serve.stop() == 0
+
+
+SERVE_SOAK_SECONDS = int(os.environ.get("SERVE_SOAK_SECONDS", "3600"))
+
+
+@pytest.mark.soak
+def test_serve_soak(tmp_path):
+    """`make soak`: serve --comm for SERVE_SOAK_SECONDS (an hour by default) while storms
+    of names, cgroups and files churn, a scrape every second and slow clients come and go:
+    it stays up under its filter, every scrape passes promtool (checked each minute) and
+    keeps at most 1,001 label sets, a scrape never takes a second, and its memory, sampled
+    each minute after the first ten, stays within 4 MiB."""
+    serve = Serve("--comm")
+    stop, errors, worst = threading.Event(), [], [0.0]
+    rss, scrapes = [], [0]
+
+    def scrape_and_check(last_check):
+        t0 = time.monotonic()
+        text = serve.scrape()
+        worst[0] = max(worst[0], time.monotonic() - t0)
+        scrapes[0] += 1
+        if t0 - last_check > 60:
+            promtool_ok(text, tmp_path)
+            assert len(label_sets(text, "iotrace_syscalls_total")) <= 1001
+            rss.append(rss_kib(serve.proc.pid))
+            return t0
+        return last_check
+
+    def scraper():
+        last_check = 0
+        while not stop.is_set():
+            try:
+                last_check = scrape_and_check(last_check)
+            except Exception as e:  # noqa: BLE001 (reported below)
+                errors.append(repr(e))
+                return
+            stop.wait(1)
+    t = threading.Thread(target=scraper)
+    t.start()
+    deadline = time.monotonic() + SERVE_SOAK_SECONDS
+    rounds = 0
+    try:
+        while time.monotonic() < deadline and not errors:
+            slow = SlowClients(serve.port, 32)
+            churn(cgroup2_root(), tmp_path, 2000)
+            slow.close()
+            rounds += 1
+            stop.wait(20)  # a round of churn, then scrapes alone: the machine is shared
+    finally:
+        stop.set()
+        t.join()
+    assert not errors, errors
+    assert serve.proc.poll() is None, "serve died"
+    warm = rss[10:]
+    print(f"serve soak: {rounds} rounds, {scrapes[0]} scrapes, slowest {worst[0]:.3f} s, "
+          f"RSS KiB {rss}")
+    assert worst[0] < 1.0, worst
+    assert not warm or max(warm) - min(warm) < 4096, rss
+    assert serve.stop() == 0
