@@ -4,6 +4,7 @@ bpf/counters.bpf.c). The reference is strace -f in the same run, per process."""
 import json
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -351,8 +352,11 @@ def test_storm_of_100000_processes_each_exact(tmp_path):
     threads, 8 alive at once; pids reused several times over), each exact by its own
     arithmetic, none in the overflow set, no count lost."""
     n = 100000
+
+    def big_files():  # the report is ~300 MB of JSON: past the tests' usual 256 MiB cap
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 30, 4 << 30))
     report, res = iotrace_json([STORM, "-j", "8", "-t", str(THREADED), "-x", "7", str(n)],
-                               tmp_path, timeout=3600)
+                               tmp_path, timeout=3600, preexec_fn=big_files)
     assert res.returncode == 0, res.stderr[-2000:]
     assert_counts_whole(report)
     check_storm(report, n, threads=THREADED, every=7)
