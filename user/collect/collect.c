@@ -211,6 +211,53 @@ static void give_file_block(const struct file_block_key *key, const struct file_
 		f->kind = FK_METADATA;
 }
 
+static void sync_all_slots(struct collector *c);
+
+/* Every this many ticks, the per-file block table changes generation and is read. */
+#define FILE_BLOCK_TICKS 20
+
+int collector_tick(struct collector *c)
+{
+	size_t n = 0;
+
+	c->room_wanted = false;
+	tracer_tick(c->tracer);
+	tracer_poll_events(c->tracer); /* names first: what is evicted below needs them */
+	/* Notices were lost (the loader fell behind): the table says what they said. */
+	if (c->rescan || tracer_notices_lost(c->tracer) != c->notices_lost)
+		sync_all_slots(c);
+	/* Entries whose file was not used since the last tick leave the kernel. */
+	if (tracer_evict_idle(c->tracer, 1, give_entry, c, &n))
+		c->error = -ENOMEM;
+	if ((++c->ticks % FILE_BLOCK_TICKS == 0 || tracer_file_blocks_filling(c->tracer)) &&
+	    tracer_take_file_blocks(c->tracer, false, give_file_block, c))
+		c->error = -ENOMEM;
+	/*
+	 * Files come and go fast (tar, find): tick again soon, a smaller batch each time, and
+	 * while the table stays over half full (its newest entries were too young to take).
+	 */
+	return n >= MAX_FILES / 8 || tracer_files_filling(c->tracer) ? 10 : 50;
+}
+
+void collector_for_each_live(struct collector *c, collector_live_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < c->nprocs; i++)
+		if (c->procs[i].slot > OVERFLOW_SLOT && !c->procs[i].exit_seen)
+			fn(c->procs[i].pid, c->procs[i].slot, ctx);
+}
+
+const char *collector_file_name(struct collector *c, uint32_t dev, uint64_t ino, uint32_t igen)
+{
+	struct path_key key = { .dev = dev, .ino = ino, .igen = igen };
+
+	return names_lookup(c->names, &key);
+}
+
+bool collector_wants_tick(const struct collector *c)
+{
+	return c->room_wanted;
+}
+
 /* Sums a slot's counters (and zeroes them in the kernel) into a compact profile. */
 static int harvest(struct collector *c, uint32_t slot, struct profile *out)
 {
@@ -362,51 +409,6 @@ int collector_on_event(void *ctx, void *data, size_t size)
 	else
 		on_overflow_event(c, e, size);
 	return 0;
-}
-
-/* Every this many ticks, the per-file block table changes generation and is read. */
-#define FILE_BLOCK_TICKS 20
-
-int collector_tick(struct collector *c)
-{
-	size_t n = 0;
-
-	c->room_wanted = false;
-	tracer_tick(c->tracer);
-	tracer_poll_events(c->tracer); /* names first: what is evicted below needs them */
-	/* Notices were lost (the loader fell behind): the table says what they said. */
-	if (c->rescan || tracer_notices_lost(c->tracer) != c->notices_lost)
-		sync_all_slots(c);
-	/* Entries whose file was not used since the last tick leave the kernel. */
-	if (tracer_evict_idle(c->tracer, 1, give_entry, c, &n))
-		c->error = -ENOMEM;
-	if ((++c->ticks % FILE_BLOCK_TICKS == 0 || tracer_file_blocks_filling(c->tracer)) &&
-	    tracer_take_file_blocks(c->tracer, false, give_file_block, c))
-		c->error = -ENOMEM;
-	/*
-	 * Files come and go fast (tar, find): tick again soon, a smaller batch each time, and
-	 * while the table stays over half full (its newest entries were too young to take).
-	 */
-	return n >= MAX_FILES / 8 || tracer_files_filling(c->tracer) ? 10 : 50;
-}
-
-void collector_for_each_live(struct collector *c, collector_live_fn fn, void *ctx)
-{
-	for (size_t i = 0; i < c->nprocs; i++)
-		if (c->procs[i].slot > OVERFLOW_SLOT && !c->procs[i].exit_seen)
-			fn(c->procs[i].pid, c->procs[i].slot, ctx);
-}
-
-const char *collector_file_name(struct collector *c, uint32_t dev, uint64_t ino, uint32_t igen)
-{
-	struct path_key key = { .dev = dev, .ino = ino, .igen = igen };
-
-	return names_lookup(c->names, &key);
-}
-
-bool collector_wants_tick(const struct collector *c)
-{
-	return c->room_wanted;
 }
 
 /*
