@@ -227,18 +227,23 @@ def cgroup2_root():
     pytest.fail("no cgroup v2 hierarchy mounted")
 
 
+def remove_cgroup(path):
+    """Its processes have exited: the empty cgroup is removed (the kernel may take a
+    moment to see it empty)."""
+    for _ in range(50):
+        try:
+            path.rmdir()
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
 @pytest.fixture
 def test_cgroup():
     path = cgroup2_root() / f"iotrace-test-{os.getpid()}-{time.monotonic_ns()}"
     path.mkdir()
     yield path
-    # Processes have exited; an empty cgroup can be removed.
-    for _ in range(50):
-        try:
-            path.rmdir()
-            break
-        except OSError:
-            time.sleep(0.1)
+    remove_cgroup(path)
 
 
 class Serve:
@@ -338,12 +343,7 @@ def test_serve_cgroup_made_again_and_self_excluded(test_cgroup):
         text = serve.scrape()
     finally:
         serve.stop()
-        for _ in range(50):
-            try:
-                own.rmdir()
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_cgroup(own)
     samples = parse(text)
     # Each scrape makes hundreds of bpf() calls; none of them is counted.
     mine = {"cgroup": "/" + own.name, "comm": "iotrace", "syscall": "bpf"}

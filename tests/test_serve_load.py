@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers import run, wl
-from test_prom import Serve, cgroup2_root, in_cgroup, test_cgroup  # noqa: F401
+from test_prom import Serve, cgroup2_root, in_cgroup, remove_cgroup, test_cgroup  # noqa: F401
 
 STORM = wl("storm")
 
@@ -108,12 +108,7 @@ def churn(cgroup_root, tmp_path, names):
             f.rename(tmp_path / f"renamed{i}")
             (tmp_path / f"renamed{i}").unlink()
         finally:
-            for _ in range(50):
-                try:
-                    cg.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.1)
+            remove_cgroup(cg)
 
 
 def test_every_path_under_the_filter(tmp_path):

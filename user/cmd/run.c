@@ -294,24 +294,6 @@ static int start_command(struct session *s)
 	return 0;
 }
 
-static int read_small_file(pid_t pid, const char *name, char *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return (int)n;
-}
-
 static int attach_pid(struct session *s)
 {
 	char comm[COMM_LEN + 1] = "", stat[512], args[ARGS_LEN + 1] = "", shown[NAME_TEXT_MAX];
@@ -324,16 +306,16 @@ static int attach_pid(struct session *s)
 		fprintf(stderr, "iotrace: no process %d: %s\n", s->opt->pid, strerror(errno));
 		return 1;
 	}
-	if (read_small_file(s->opt->pid, "stat", stat, sizeof(stat)) > 0) {
+	if (pid_read_file(s->opt->pid, "stat", stat, sizeof(stat)) > 0) {
 		p = strrchr(stat, ')');
 		if (p)
 			sscanf(p + 1, " %*c %d", &ppid);
 	}
 	/* The kernel ends the name with a newline; the name itself may hold one. */
-	n = read_small_file(s->opt->pid, "comm", comm, sizeof(comm));
+	n = pid_read_file(s->opt->pid, "comm", comm, sizeof(comm));
 	if (n > 0 && comm[n - 1] == '\n')
 		comm[n - 1] = '\0';
-	n = read_small_file(s->opt->pid, "cmdline", args, sizeof(args));
+	n = pid_read_file(s->opt->pid, "cmdline", args, sizeof(args));
 	for (int i = 0; i < n - 1; i++)
 		if (!args[i])
 			args[i] = ' ';

@@ -11,7 +11,7 @@
 /* include/linux/sched.h */
 #define PF_KTHREAD 0x00200000
 
-static int read_proc(pid_t pid, const char *name, char *buf, size_t len)
+int pid_read_file(pid_t pid, const char *name, char *buf, size_t len)
 {
 	char path[64];
 	ssize_t n;
@@ -26,7 +26,7 @@ static int read_proc(pid_t pid, const char *name, char *buf, size_t len)
 	if (n < 0)
 		return -1;
 	buf[n] = '\0';
-	return 0;
+	return (int)n;
 }
 
 int pid_info_read(pid_t pid, struct pid_info *out)
@@ -34,8 +34,8 @@ int pid_info_read(pid_t pid, struct pid_info *out)
 	char stat[1024], status[4096], *p;
 	unsigned long flags = 0;
 
-	if (pid <= 0 || read_proc(pid, "stat", stat, sizeof(stat)) ||
-	    read_proc(pid, "status", status, sizeof(status))) {
+	if (pid <= 0 || pid_read_file(pid, "stat", stat, sizeof(stat)) < 0 ||
+	    pid_read_file(pid, "status", status, sizeof(status)) < 0) {
 		errno = ESRCH;
 		return -1;
 	}
