@@ -327,10 +327,16 @@ static void sync_slot(struct collector *c, uint32_t slot)
 	if (c->rec_of_slot[slot]) {
 		p = &c->procs[c->rec_of_slot[slot] - 1];
 	} else {
+		uint32_t newest = row.pid < c->pid_max ? c->index_of_pid[row.pid] : 0;
+
 		p = new_record(c, row.pid, row.ppid, slot);
 		if (!p)
 			return;
 		p->start_ns = row.start_ns;
+		/* Made late (its notices were lost) for a pid a newer process has since: the
+		 * pid's files stay that one's. */
+		if (newest && c->procs[newest - 1].start_ns > row.start_ns)
+			c->index_of_pid[row.pid] = newest;
 	}
 	memcpy(p->comm, row.comm, sizeof(p->comm));
 	update_args(p, row.args, row.args_len);
