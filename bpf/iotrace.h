@@ -234,7 +234,7 @@ enum proc_event_kind {
 };
 
 /*
- * A process event of the proc_events ring buffer. In run mode it is a notice: what a
+ * A process event of the proc_events ring buffer. In run mode and top it is a notice: what a
  * process in a slot of its own is and did stays in slot_procs and its counters until the
  * loader takes them, so a notice lost (the buffer full while the loader is starved of CPU)
  * loses nothing; the loader reads the table (docs/design.md, "Notices and the slot table").
@@ -275,6 +275,7 @@ struct slot_proc {
 	__s32 exit_code; /* wait(2)-style status, SP_EXITED */
 	__u32 args_len;  /* bytes of args[] used; a child that has not exec'd has its parent's */
 	__u64 start_ns, end_ns; /* CLOCK_MONOTONIC: fork (or attach) and exit */
+	__u64 cgroup;           /* top: its group's cgroup id (0: none) */
 	char comm[COMM_LEN];
 	char args[ARGS_LEN];    /* NUL-separated argv, cut at ARGS_LEN */
 };
@@ -299,7 +300,7 @@ _Static_assert(sizeof(struct io_stat) == 8 * (7 + HIST_BUCKETS + FINE_BUCKETS), 
 _Static_assert(sizeof(struct thread_io) == 192 + 32 * FD_CACHE, "thread_io layout");
 _Static_assert(sizeof(struct iot_proc_event) == 40 + COMM_LEN, "proc_event layout");
 _Static_assert(sizeof(struct iot_exec_event) == 40 + COMM_LEN + ARGS_LEN, "exec_event layout");
-_Static_assert(sizeof(struct slot_proc) == 40 + COMM_LEN + ARGS_LEN, "slot_proc layout");
+_Static_assert(sizeof(struct slot_proc) == 48 + COMM_LEN + ARGS_LEN, "slot_proc layout");
 
 /* ---- the per-file ledger (bpf/ledger.bpf.c) ---- */
 

@@ -84,9 +84,10 @@ struct {
 } proc_events SEC(".maps");
 
 /*
- * Run mode: each slot's process (struct slot_proc), written at its fork, exec, rename and
- * exit and kept until the loader frees the slot: the ring buffer's events are notices, and
- * the loader reads this table when some were lost (bpf/proc.bpf.c). nr_slots rows.
+ * Run mode and top: each slot's process (struct slot_proc), written at its fork (top: when
+ * it gets its slot), exec, rename and exit and kept until the loader frees the slot: the
+ * ring buffer's events are notices, and the loader reads this table when some were lost
+ * (bpf/proc.bpf.c). nr_slots rows.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -185,6 +185,9 @@ static __always_inline void free_slot(__u32 slot)
 				     ~(1ULL << (slot % 64)));
 }
 
+static __always_inline void top_row(__u32 slot, __u32 tgid, __u32 ppid, __u64 cgroup,
+				    __u64 comm_addr);
+
 /*
  * top: a slot of its own for process tgid, and an event (kind EV_FORK or EV_FOUND) that
  * tells the loader its slot, name (at comm_addr) and cgroup; outside every -c cgroup
@@ -209,6 +212,7 @@ __noinline int top_slot(__u32 tgid, __u32 ppid, __u32 kind, __u64 comm_addr)
 		entry = slot_entry(tgid);
 		return entry ? *entry : 0;
 	}
+	top_row(slot, tgid, ppid, cgroup, comm_addr);
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&drops[DROP_RINGBUF], 1);
@@ -343,6 +347,32 @@ static __always_inline void row_start(__u32 slot, struct task_struct *child, __u
 	row_end(row, seq);
 }
 
+/*
+ * top: the row of a process given a slot (at its fork, in its parent, or at its first
+ * syscall since top started: another of its threads may use the slot meanwhile, but no
+ * other writes its row yet).
+ */
+static __always_inline void top_row(__u32 slot, __u32 tgid, __u32 ppid, __u64 cgroup,
+				    __u64 comm_addr)
+{
+	struct slot_proc *row = slot_row(slot);
+	__u32 seq;
+
+	if (!row)
+		return;
+	seq = row_begin(row);
+	row->pid = tgid;
+	row->ppid = ppid;
+	row->cgroup = cgroup;
+	row->exit_code = 0;
+	row->start_ns = bpf_ktime_get_ns();
+	row->end_ns = 0;
+	row->args_len = 0;
+	bpf_probe_read_kernel_str(row->comm, sizeof(row->comm), (void *)comm_addr);
+	row->state = SP_LIVE;
+	row_end(row, seq);
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -410,7 +440,14 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	if (!entry || !*entry || (top && *entry == SLOT_NONE))
 		return 0;
 	slot = *entry & ~SLOT_PENDING;
+	row = slot_row(slot);
 	if (top) {
+		if (row) {
+			seq = row_begin(row);
+			bpf_probe_read_kernel_str(row->comm, sizeof(row->comm), p->comm);
+			row->cgroup = filter_cgroup();
+			row_end(row, seq);
+		}
 		e = reserve_event(EV_EXEC, p, slot);
 		if (!e)
 			return 0;
@@ -418,7 +455,6 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 		submit_event(e, false);
 		return 0;
 	}
-	row = slot_row(slot);
 	if (row) {
 		seq = row_begin(row);
 		bpf_probe_read_kernel_str(row->comm, sizeof(row->comm), p->comm);

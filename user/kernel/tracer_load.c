@@ -186,9 +186,8 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 		bpf_program__set_autoload(s->progs.handle_sys_enter, false);
 	if (!cfg->serve) /* labels are serve's */
 		bpf_map__set_max_entries(s->maps.label_slots, 1);
-	/* The slot table is run mode's (its loader's copy of who each slot is). */
-	bpf_map__set_max_entries(s->maps.slot_procs,
-				 cfg->serve || cfg->top || cfg->snoop ? 1 : t->nr_slots);
+	/* The slot table is run mode's and top's (their loaders' copy of who each slot is). */
+	bpf_map__set_max_entries(s->maps.slot_procs, cfg->serve || cfg->snoop ? 1 : t->nr_slots);
 	s->rodata->top = cfg->top;
 	if (cfg->serve) {
 		/* serve counts labels, never files: no names to follow. */
@@ -464,10 +463,10 @@ static int map_counters(struct tracer *t, const struct tracer_config *cfg,
 	t->moves = map_mmap(t->skel->maps.cache_moves, &t->moves_len);
 	t->files = map_mmap(t->skel->maps.file_stats, &t->files_len);
 	t->rows = map_mmap(t->skel->maps.file_rows, &t->rows_len);
-	if (!cfg->serve && !cfg->top && !cfg->snoop)
+	if (!cfg->serve && !cfg->snoop)
 		t->slot_rows = map_mmap(t->skel->maps.slot_procs, &t->slot_rows_len);
 	if (!t->proc_slot || !t->sc || !t->io || !t->moves || !t->files || !t->rows ||
-	    (!cfg->serve && !cfg->top && !cfg->snoop && !t->slot_rows)) {
+	    (!cfg->serve && !cfg->snoop && !t->slot_rows)) {
 		report_failure("map the BPF counters", -errno);
 		return -1;
 	}
