@@ -239,6 +239,7 @@ $(BIN)workloads/%: workloads/%.c $(OUTPUT)/.deps
 # The io_uring workload links liburing (Debian's liburing-dev).
 WORKLOAD_LIBS_uring := -luring
 WORKLOAD_LIBS_paced := -luring
+WORKLOAD_LIBS_storm := -pthread
 # --stacks' workload, without frame pointers (as Debian builds) and with them.
 WORKLOAD_LIBS_callsites := -fomit-frame-pointer
 

@@ -48,15 +48,25 @@ static __always_inline void sc_add_totals(__u32 tag, const struct syscall_stat *
 
 /*
  * Claims a cache row for its taker: *old gets the tag it had (0: empty, nothing to move).
- * -1 when the loader has it claimed, or took it first.
+ * -1 when the loader has it claimed, or took it first. A row with counts is claimed with
+ * the CPU's cache_moves already odd: a loader that finds the row claimed and then reads the
+ * counter even again knows the counts are in the totals. (Claimed first and counted as
+ * moving after, the counts of a dead slot could reach its totals after the loader took
+ * them, and count for the slot's next process.) The caller ends the move (moving) when
+ * *old is not 0.
  */
-static __always_inline int claim_row(__u32 *tag, __u32 *old)
+static __always_inline int claim_row(__u32 cpu, __u32 *tag, __u32 *old)
 {
-	*old = *tag;
+	*old = *(volatile __u32 *)tag;
 	if (*old == CACHE_CLAIMED)
 		return -1;
-	if (*old && __sync_val_compare_and_swap(tag, *old, CACHE_CLAIMED) != *old)
+	if (!*old)
+		return 0;
+	moving(cpu);
+	if (__sync_val_compare_and_swap(tag, *old, CACHE_CLAIMED) != *old) {
+		moving(cpu);
 		return -1;
+	}
 	return 0;
 }
 
@@ -70,10 +80,9 @@ __noinline int sc_row_take(__u32 cpu, __u32 idx, __u32 tag)
 	struct sc_cache_row *row = bpf_map_lookup_elem(&sc_cache, &idx);
 	__u32 old;
 
-	if (!row || claim_row(&row->tag, &old))
+	if (!row || claim_row(cpu, &row->tag, &old))
 		return -1;
 	if (old) {
-		moving(cpu);
 		sc_add_totals(old, &row->st);
 		moving(cpu);
 	}
@@ -150,10 +159,9 @@ __noinline int io_row_take(__u32 cpu, __u32 idx, __u32 tag)
 	struct io_stat *t;
 	__u32 old;
 
-	if (!row || claim_row(&row->tag, &old))
+	if (!row || claim_row(cpu, &row->tag, &old))
 		return -1;
 	if (old) {
-		moving(cpu);
 		t = lookup_or_init(&io_totals, &old, &zero, DROP_TOTALS, NULL);
 		m.from = (__u64 *)&row->st;
 		m.to = (__u64 *)t;

@@ -233,6 +233,12 @@ enum proc_event_kind {
 	EV_FOUND, /* top: a process running before top, given a slot at its first syscall */
 };
 
+/*
+ * A process event of the proc_events ring buffer. In run mode and top it is a notice: what a
+ * process in a slot of its own is and did stays in slot_procs and its counters until the
+ * loader takes them, so a notice lost (the buffer full while the loader is starved of CPU)
+ * loses nothing; the loader reads the table (docs/design.md, "Notices and the slot table").
+ */
 struct iot_proc_event {
 	__u32 kind;
 	__u32 pid;  /* tgid */
@@ -241,9 +247,37 @@ struct iot_proc_event {
 	__u64 ts_ns;     /* CLOCK_MONOTONIC; the cgroup id for EV_LABEL */
 	__u64 cgroup;    /* top (EV_FORK, EV_FOUND, EV_EXEC): its group's cgroup id (0: none) */
 	__s32 exit_code; /* wait(2)-style status for EV_EXIT */
-	__u32 args_len;  /* bytes of args[] used (EV_EXEC), NUL-separated argv */
+	__u32 args_len;  /* bytes of args[] used (EV_EXEC of a process without a row) */
 	char comm[COMM_LEN];
-	char args[ARGS_LEN];
+};
+
+/*
+ * EV_EXEC of a process in the overflow slot, which has no row in slot_procs: the event is
+ * the only place its command line is kept.
+ */
+struct iot_exec_event {
+	struct iot_proc_event e;
+	char args[ARGS_LEN]; /* NUL-separated argv */
+};
+
+/* A slot's process, kept in slot_procs from its fork until the loader frees the slot. */
+enum slot_state {
+	SP_FREE = 0, /* no process (the loader freed it), or its row is being written */
+	SP_LIVE,
+	SP_EXITED, /* its last thread exited: exit_code and end_ns are final */
+};
+
+struct slot_proc {
+	__u32 seq;       /* odd while the kernel writes the row (a seqcount) */
+	__u32 state;     /* enum slot_state */
+	__u32 pid;       /* tgid */
+	__u32 ppid;      /* tgid of the real parent at fork */
+	__s32 exit_code; /* wait(2)-style status, SP_EXITED */
+	__u32 args_len;  /* bytes of args[] used; a child that has not exec'd has its parent's */
+	__u64 start_ns, end_ns; /* CLOCK_MONOTONIC: fork (or attach) and exit */
+	__u64 cgroup;           /* top: its group's cgroup id (0: none) */
+	char comm[COMM_LEN];
+	char args[ARGS_LEN];    /* NUL-separated argv, cut at ARGS_LEN */
 };
 
 struct sc_cache_row {
@@ -264,7 +298,9 @@ _Static_assert(MAX_SLOTS == 1 << SLOT_BITS && SLOT_BITS + 9 < 32, "tags fit 32 b
 _Static_assert(IO_KINDS <= 16, "an I/O kind fits its tag's 4 bits");
 _Static_assert(sizeof(struct io_stat) == 8 * (7 + HIST_BUCKETS + FINE_BUCKETS), "io_stat layout");
 _Static_assert(sizeof(struct thread_io) == 192 + 32 * FD_CACHE, "thread_io layout");
-_Static_assert(sizeof(struct iot_proc_event) == 40 + COMM_LEN + ARGS_LEN, "proc_event layout");
+_Static_assert(sizeof(struct iot_proc_event) == 40 + COMM_LEN, "proc_event layout");
+_Static_assert(sizeof(struct iot_exec_event) == 40 + COMM_LEN + ARGS_LEN, "exec_event layout");
+_Static_assert(sizeof(struct slot_proc) == 48 + COMM_LEN + ARGS_LEN, "slot_proc layout");
 
 /* ---- the per-file ledger (bpf/ledger.bpf.c) ---- */
 

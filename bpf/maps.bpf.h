@@ -84,6 +84,20 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } proc_events SEC(".maps");
 
+/*
+ * Run mode and top: each slot's process (struct slot_proc), written at its fork (top: when
+ * it gets its slot), exec, rename and exit and kept until the loader frees the slot: the
+ * ring buffer's events are notices, and the loader reads this table when some were lost
+ * (bpf/proc.bpf.c). nr_slots rows.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct slot_proc);
+	__uint(max_entries, MAX_SLOTS);
+} slot_procs SEC(".maps");
+
 /* Set by the loader before load. */
 const volatile __u32 nr_slots = MAX_SLOTS;
 const volatile __u32 inflight_mask = 0;

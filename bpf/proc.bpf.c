@@ -186,6 +186,9 @@ static __always_inline void free_slot(__u32 slot)
 				     ~(1ULL << (slot % 64)));
 }
 
+static __always_inline void top_row(__u32 slot, __u32 tgid, __u32 ppid, __u64 cgroup,
+				    __u64 comm_addr);
+
 /*
  * top: a slot of its own for process tgid, and an event (kind EV_FORK or EV_FOUND) that
  * tells the loader its slot, name (at comm_addr) and cgroup; outside every -c cgroup
@@ -210,6 +213,7 @@ __noinline int top_slot(__u32 tgid, __u32 ppid, __u32 kind, __u64 comm_addr)
 		entry = slot_entry(tgid);
 		return entry ? *entry : 0;
 	}
+	top_row(slot, tgid, ppid, cgroup, comm_addr);
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&drops[DROP_RINGBUF], 1);
@@ -240,15 +244,9 @@ static __always_inline __u64 group_comm(struct task_struct *task)
 	return (__u64)leader + bpf_core_field_offset(struct task_struct, comm);
 }
 
-static __always_inline struct iot_proc_event *reserve_event(__u32 kind, struct task_struct *task,
-							__u32 slot)
+static __always_inline void fill_event(struct iot_proc_event *e, __u32 kind,
+				       struct task_struct *task, __u32 slot)
 {
-	struct iot_proc_event *e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
-
-	if (!e) {
-		__sync_fetch_and_add(&drops[DROP_RINGBUF], 1);
-		return NULL;
-	}
 	e->kind = kind;
 	e->pid = task->tgid;
 	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
@@ -258,7 +256,122 @@ static __always_inline struct iot_proc_event *reserve_event(__u32 kind, struct t
 	e->exit_code = 0;
 	e->args_len = 0;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
+}
+
+static __always_inline struct iot_proc_event *reserve_event(__u32 kind, struct task_struct *task,
+							__u32 slot)
+{
+	struct iot_proc_event *e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+
+	if (!e) {
+		__sync_fetch_and_add(&drops[DROP_RINGBUF], 1);
+		return NULL;
+	}
+	fill_event(e, kind, task, slot);
 	return e;
+}
+
+/*
+ * The new image's argv into args (ARGS_LEN bytes), cut there; its length. It sits in the
+ * task's own memory; exec's tracepoint runs in that task's context.
+ */
+static __always_inline __u32 read_args(struct task_struct *p, char *args)
+{
+	unsigned long start = BPF_CORE_READ(p, mm, arg_start), end = BPF_CORE_READ(p, mm, arg_end);
+	__u64 len = end > start ? end - start : 0;
+
+	if (len > ARGS_LEN)
+		len = ARGS_LEN;
+	/* The verifier sees the bound checked where the length is used. */
+	barrier_var(len);
+	if (!len || len > ARGS_LEN || bpf_probe_read_user(args, len, (void *)start))
+		return 0;
+	return len;
+}
+
+/* ---- run mode's slot table (slot_procs): the loader's copy of who each slot is ---- */
+
+static __always_inline struct slot_proc *slot_row(__u32 slot)
+{
+	return slot > OVERFLOW_SLOT ? bpf_map_lookup_elem(&slot_procs, &slot) : NULL;
+}
+
+/*
+ * A row is written between two steps of its seqcount (odd while written), so the loader
+ * reading it meanwhile reads it again. Its writers are the process itself (fork, exec,
+ * rename, exit: one at a time) and, rarely, another task renaming it (/proc/PID/comm):
+ * the one that finds the count odd writes without it (a name read torn then is read again
+ * at the exit, which is the read that counts). Compare-and-swap on both steps: a full
+ * barrier on every JIT. Returns the count to end with, 0 when not held.
+ */
+static __always_inline __u32 row_begin(struct slot_proc *row)
+{
+	__u32 seq = *(volatile __u32 *)&row->seq;
+
+	if (seq & 1 || __sync_val_compare_and_swap(&row->seq, seq, seq + 1) != seq)
+		return 0;
+	return seq + 1;
+}
+
+static __always_inline void row_end(struct slot_proc *row, __u32 seq)
+{
+	if (seq)
+		__sync_val_compare_and_swap(&row->seq, seq, seq + 1);
+}
+
+/*
+ * The row of a new process, written before any of its calls can count (the child runs
+ * only after this tracepoint): no other writer yet. Until it execs, a child runs its
+ * parent's program: it gets its parent's command line.
+ */
+static __always_inline void row_start(__u32 slot, struct task_struct *child, __u32 ppid,
+				      __u32 parent_slot)
+{
+	struct slot_proc *row = slot_row(slot), *parent = slot_row(parent_slot);
+	__u32 seq;
+
+	if (!row)
+		return;
+	seq = row_begin(row);
+	row->pid = child->tgid;
+	row->ppid = ppid;
+	row->exit_code = 0;
+	row->start_ns = bpf_ktime_get_ns();
+	row->end_ns = 0;
+	bpf_probe_read_kernel_str(row->comm, sizeof(row->comm), child->comm);
+	row->args_len = 0;
+	if (parent) {
+		row->args_len = parent->args_len;
+		__builtin_memcpy(row->args, parent->args, ARGS_LEN);
+	}
+	row->state = SP_LIVE;
+	row_end(row, seq);
+}
+
+/*
+ * top: the row of a process given a slot (at its fork, in its parent, or at its first
+ * syscall since top started: another of its threads may use the slot meanwhile, but no
+ * other writes its row yet).
+ */
+static __always_inline void top_row(__u32 slot, __u32 tgid, __u32 ppid, __u64 cgroup,
+				    __u64 comm_addr)
+{
+	struct slot_proc *row = slot_row(slot);
+	__u32 seq;
+
+	if (!row)
+		return;
+	seq = row_begin(row);
+	row->pid = tgid;
+	row->ppid = ppid;
+	row->cgroup = cgroup;
+	row->exit_code = 0;
+	row->start_ns = bpf_ktime_get_ns();
+	row->end_ns = 0;
+	row->args_len = 0;
+	bpf_probe_read_kernel_str(row->comm, sizeof(row->comm), (void *)comm_addr);
+	row->state = SP_LIVE;
+	row_end(row, seq);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -289,6 +402,7 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	if (!child_slot)
 		return 0;
 	slot = alloc_slot();
+	row_start(slot, child, parent->tgid, *parent_slot);
 	*child_slot = slot;
 	e = reserve_event(EV_FORK, child, slot);
 	if (e)
@@ -302,8 +416,9 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 {
 	__u16 *entry = slot_entry(p->tgid);
 	struct iot_proc_event *e;
-	unsigned long start, end;
-	__u32 len;
+	struct iot_exec_event *x;
+	struct slot_proc *row;
+	__u32 slot, seq;
 
 	if (serve) {
 		/*
@@ -325,20 +440,41 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	/* A pending slot is the command's own execve, which is just completing. */
 	if (!entry || !*entry || (top && *entry == SLOT_NONE))
 		return 0;
-	e = reserve_event(EV_EXEC, p, *entry & ~SLOT_PENDING);
-	if (!e)
-		return 0;
-	if (top)
+	slot = *entry & ~SLOT_PENDING;
+	row = slot_row(slot);
+	if (top) {
+		if (row) {
+			seq = row_begin(row);
+			bpf_probe_read_kernel_str(row->comm, sizeof(row->comm), p->comm);
+			row->cgroup = filter_cgroup();
+			row_end(row, seq);
+		}
+		e = reserve_event(EV_EXEC, p, slot);
+		if (!e)
+			return 0;
 		e->cgroup = filter_cgroup();
-	/* The new image's argv sits in its own memory; this runs in that task's context. */
-	start = BPF_CORE_READ(p, mm, arg_start);
-	end = BPF_CORE_READ(p, mm, arg_end);
-	len = end > start ? end - start : 0;
-	if (len > ARGS_LEN)
-		len = ARGS_LEN;
-	if (len && !bpf_probe_read_user(e->args, len & (ARGS_LEN * 2 - 1), (void *)start))
-		e->args_len = len;
-	submit_event(e, false);
+		submit_event(e, false);
+		return 0;
+	}
+	if (row) {
+		seq = row_begin(row);
+		bpf_probe_read_kernel_str(row->comm, sizeof(row->comm), p->comm);
+		row->args_len = read_args(p, row->args);
+		row_end(row, seq);
+		e = reserve_event(EV_EXEC, p, slot);
+		if (e)
+			submit_event(e, false);
+		return 0;
+	}
+	/* No row (the overflow slot): the event carries the command line. */
+	x = bpf_ringbuf_reserve(&proc_events, sizeof(*x), 0);
+	if (!x) {
+		__sync_fetch_and_add(&drops[DROP_RINGBUF], 1);
+		return 0;
+	}
+	fill_event(&x->e, EV_EXEC, p, slot);
+	x->e.args_len = read_args(p, x->args);
+	submit_event(x, false);
 	return 0;
 }
 
@@ -347,6 +483,8 @@ int BPF_PROG(handle_task_rename, struct task_struct *task, const char *comm)
 {
 	__u16 *entry = slot_entry(task->tgid);
 	struct iot_proc_event *e;
+	struct slot_proc *row;
+	__u32 seq;
 
 	if (serve) {
 		/* A rename from another task (/proc/PID/comm) keeps the old label. */
@@ -360,6 +498,12 @@ int BPF_PROG(handle_task_rename, struct task_struct *task, const char *comm)
 	/* exec renames too, just before its own event, which carries the same name. */
 	if (bpf_core_field_exists(task->in_execve) && BPF_CORE_READ_BITFIELD(task, in_execve))
 		return 0;
+	row = slot_row(*entry);
+	if (row) {
+		seq = row_begin(row);
+		bpf_probe_read_kernel_str(row->comm, sizeof(row->comm), comm);
+		row_end(row, seq);
+	}
 	e = reserve_event(EV_COMM, task, *entry);
 	if (!e)
 		return 0;
@@ -391,7 +535,8 @@ static __always_inline void process_exited(struct task_struct *p)
 {
 	__u16 *entry = slot_entry(p->tgid);
 	struct iot_proc_event *e;
-	__u32 slot;
+	struct slot_proc *row;
+	__u32 slot, seq;
 
 	if (!entry || !*entry)
 		return;
@@ -400,6 +545,15 @@ static __always_inline void process_exited(struct task_struct *p)
 	if (serve || slot == SLOT_NONE)
 		return;
 	slot &= ~SLOT_PENDING;
+	row = slot_row(slot);
+	/* Its last word: the loader harvests and frees a slot whose row says it exited. */
+	if (row) {
+		seq = row_begin(row);
+		row->exit_code = p->exit_code;
+		row->end_ns = bpf_ktime_get_ns();
+		row->state = SP_EXITED;
+		row_end(row, seq);
+	}
 	e = reserve_event(EV_EXIT, p, slot);
 	if (!e)
 		return;

@@ -93,6 +93,11 @@ RUN_BAD = [
     (["--json"], "no command given"),
     (["-o"], "requires an argument"),
     (["--nope"], "unrecognized option"),
+    # issue 36: errors due where zeros were printed, and messages that misled
+    (["-p", "2"], "kernel thread"),
+    (["--trace-min", "5ms", "--", "true"], "need --trace FILE"),
+    (["--trace-interval", "5ms", "--", "true"], "need --trace FILE"),
+    (["--prom-file", "/tmp", "--", "true"], "a directory"),
 ]
 
 
@@ -107,7 +112,8 @@ def test_run_mode_bad_input(args, words, tmp_path):
 SNOOP_BAD = [
     (["0"], "invalid duration"), (["-1"], "invalid option"), (["abc"], "invalid duration"),
     (["inf"], "invalid duration"), (["nan"], "invalid duration"), (["1e99"], "invalid duration"),
-    (["0x10"], "invalid duration"), (["1", "2"], "invalid duration"),
+    (["0x10"], "invalid duration"), (["1", "2"], "unexpected argument '2'"),
+    (["1e8"], "in digits"), (["-p", "999999"], "no process 999999"),
     (["-p", "0"], "invalid pid"), (["-d", "sdz9"], "not in /sys/block"),
     (["-c", "no/such/cgroup"], "no/such/cgroup"), (["--bogus"], "unrecognized option"),
 ]
@@ -130,6 +136,27 @@ COMPARE_BAD = [
 @pytest.mark.parametrize("args,words", COMPARE_BAD, ids=[" ".join(a) for a, _ in COMPARE_BAD])
 def test_compare_bad_input(args, words):
     assert_one_line_error(run([IOTRACE, "compare", *args], timeout=60), words)
+
+
+OTHER_BAD = [
+    (["top", "-b", "--max-procs", "4294967294"], "invalid --max-procs"),
+    (["top", "-b", "--max-procs", "4294967295"], "invalid --max-procs"),
+    (["top", "-b", "--max-procs", "16383"], "invalid --max-procs"),
+    (["fields", "x"], "unexpected argument 'x'"),
+    (["info", "bogus"], "unexpected argument 'bogus'"),
+]
+
+
+@pytest.mark.parametrize("args,words", OTHER_BAD, ids=[" ".join(a) for a, _ in OTHER_BAD])
+def test_other_subcommands_bad_input(args, words):
+    """(Before: top --max-procs 4294967294 failed to load with "Bad address", 4294967295 put
+    every process in the overflow row; `fields x` ran a command "fields"; `info bogus`
+    suggested `info --help`.)"""
+    before = bpf_object_ids()
+    res = run([IOTRACE, *args], timeout=30)
+    assert_one_line_error(res, words)
+    assert "info --help" not in res.stderr.decode()
+    assert_no_new_bpf_objects(before)
 
 
 @pytest.mark.parametrize("args,words", [

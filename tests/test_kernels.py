@@ -325,17 +325,33 @@ def identity_rows(report, below):
 @pytest.mark.parametrize("case, n", [("reuse", 20), ("many", 2000)])
 def test_reused_inode_numbers_are_new_files(vm, case, n):
     """Files made, written (file i: i % 100 + 1 bytes) and deleted in turn get one inode
-    number again and again on ext4 (the workload prints them): a row each, with its bytes;
-    the 20-file run also call for call against strace -ff -yy in the same run."""
+    number again and again on ext4 (the workload prints them, with their generations): a
+    row each, with its bytes; the 20-file run also call for call against strace -ff -yy in
+    the same run. Files that drew one generation as well as one number (random 32-bit
+    values: the 2,000 files all get number 32 here, so about one run in 2,000 has such a
+    pair) are one file to the kernel's own handles: a kernel without the timestamp
+    tracepoints (6.1) never shows iotrace the first one deleted, and they are one row of
+    their bytes (docs/files.md)."""
     d = out(vm, "identity")
-    inos = (d / f"{case}.inos").read_text().split()
-    assert len(inos) == n and len(set(inos)) <= n // 2, (len(inos), len(set(inos)))
+    made = [tuple(map(int, line.split())) for line in
+            (d / f"{case}.inos").read_text().splitlines()]
+    inos = {ino for ino, _ in made}
+    assert len(made) == n and len(inos) <= n // 2, (len(made), len(inos))
     report = json.loads((d / f"{case}.json").read_text())
     top = f"/mnt/work/id/{'r' if case == 'reuse' else 'm'}"
     dirs = 1 if case == "reuse" else 10
     assert report["drops"]["files"] == 0
     got = {f["path"]: f["io"]["write"]["transferred_bytes"] for f in identity_rows(report, top)}
-    assert got == {f"{top}/d{i % dirs}/f{i} (deleted)": i % 100 + 1 for i in range(n)}
+    want = {f"{top}/d{i % dirs}/f{i} (deleted)": i % 100 + 1 for i in range(n)}
+    same = {}
+    for i, key in enumerate(made):
+        same.setdefault(key, []).append(i)
+    for group in (g for g in same.values() if len(g) > 1):
+        paths = [f"{top}/d{i % dirs}/f{i} (deleted)" for i in group]
+        (row,) = [p for p in paths if p in got]
+        want = {p: b for p, b in want.items() if p not in paths}
+        want[row] = sum(i % 100 + 1 for i in group)
+    assert got == want
     if case == "reuse":
         assert_exact(d, "reuse")
 

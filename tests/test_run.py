@@ -191,11 +191,20 @@ def test_signal_death(tmp_path):
     assert b"killed by SIGSEGV" in res.stderr
 
 
+def wait_for_file(path, proc, timeout=30):
+    """Until the traced command made path (iotrace's start-up time varies with the load)."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "the command never started"
+        time.sleep(0.02)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_to_iotrace_reaches_the_command(tmp_path, sig):
-    out = tmp_path / "r.json"
-    p = subprocess.Popen([IOTRACE, "--json", "-o", out, "--", "sleep", "30"])
-    time.sleep(1.0)
+    out, ready = tmp_path / "r.json", tmp_path / "ready"
+    p = subprocess.Popen([IOTRACE, "--json", "-o", out, "--", "/bin/sh", "-c",
+                          f"touch {ready}; exec sleep 30"])
+    wait_for_file(ready, p)
     p.send_signal(sig)
     assert p.wait(timeout=20) == 128 + sig
     report = json.loads(out.read_text())
@@ -345,10 +354,11 @@ def test_signal_handler_returns_are_counted(tmp_path, options):
 @pytest.mark.parametrize("sig,trap", [(signal.SIGINT, "INT"), (signal.SIGTERM, "TERM")])
 def test_second_interrupt_gives_a_partial_report(tmp_path, sig, trap):
     """The command ignores the signal: the first one is forwarded, the second ends iotrace."""
-    out = tmp_path / "partial.json"
+    out, ready = tmp_path / "partial.json", tmp_path / "ready"
     p = subprocess.Popen([IOTRACE, "--json", "-o", out, "--", "/bin/sh", "-c",
-                          f"trap '' {trap}; sleep 3"])
-    time.sleep(0.8)
+                          f"trap '' {trap}; touch {ready}; sleep 3"])
+    # Signalled once the shell ignores it (start-up takes longer on a loaded machine).
+    wait_for_file(ready, p)
     p.send_signal(sig)
     time.sleep(0.3)
     assert p.poll() is None  # still waiting for the command
@@ -361,10 +371,10 @@ def test_second_interrupt_gives_a_partial_report(tmp_path, sig, trap):
 
 def test_sigkill_of_iotrace_leaves_nothing_behind(tmp_path):
     before = bpf_object_ids()
-    marker = tmp_path / "done"
+    marker, started = tmp_path / "done", tmp_path / "started"
     p = subprocess.Popen([IOTRACE, "-o", "/dev/null", "--", "/bin/sh", "-c",
-                          f"sleep 1; touch {marker}"])
-    time.sleep(0.5)
+                          f"touch {started}; sleep 1; touch {marker}"])
+    wait_for_file(started, p)
     p.kill()
     p.wait(timeout=10)
     assert_no_new_bpf_objects(before)

@@ -3,7 +3,9 @@ against /sys/block/<disk>/stat, the full screen driven in tmux, bad input."""
 import json
 import os
 import shutil
+import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -258,3 +260,61 @@ def test_bad_input(args, message):
     assert res.returncode == 1
     lines = res.stderr.decode().splitlines()
     assert message in lines[0], lines
+
+
+def test_stopped_top_gives_back_every_slot(tmp_path):
+    """top stopped while 40 processes holding its slots (--max-procs 41) wait, a storm of
+    3,000 more (past the cap: the shared row) fills its notice buffer, and the 40 exit: their
+    exit notices are lost. Continued, top reads the kernel's slot table, retires them and
+    gives their slots back: the processes started after that get slots of their own, none
+    goes to the shared row. (Before, the slots of processes whose exit notice was lost
+    stayed taken for as long as top ran.)"""
+    root = next(line.split()[1] for line in open("/proc/self/mounts")
+                if line.split()[2] == "cgroup2")
+    cg = os.path.join(root, f"iotrace-top36-{os.getpid()}")
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    os.mkdir(cg)
+    top = start_top("-j", "-d", "0.5", "-c", cg, "--max-procs", "41")
+    lines = []
+
+    def reader():
+        for line in top.stdout:
+            lines.append(json.loads(line))
+    try:
+        assert top.stdout.readline(), top.stderr.read()
+        t = threading.Thread(target=reader)
+        t.start()
+        top.send_signal(signal.SIGSTOP)
+        done = tmp_path / "storm-done"
+        holders = subprocess.Popen(
+            ["sh", "-c", f"echo $$ > {cg}/cgroup.procs && for i in $(seq 40); do "
+             f"(read x < {gate}) & done; {wl('storm')} -j 4 3000; touch {done}; wait"])
+        # The 40 readers hold their slots until the storm is done, then exit.
+        with open(gate, "w") as g:
+            deadline = time.monotonic() + 120
+            while not done.exists():
+                assert time.monotonic() < deadline and holders.poll() is None
+                time.sleep(0.05)
+            g.write("x\n" * 40)
+        assert holders.wait(timeout=60) == 0
+        top.send_signal(signal.SIGCONT)
+        time.sleep(1.5)
+        seen = len(lines)
+        res = run(["sh", "-c", f"echo $$ > {cg}/cgroup.procs && for i in $(seq 20); do "
+                   "dd if=/dev/zero of=/dev/null bs=1 count=10 status=none; done"])
+        assert res.returncode == 0
+        time.sleep(1.5)
+    finally:
+        top.send_signal(signal.SIGINT)
+        top.wait(timeout=30)
+        for _ in range(50):
+            try:
+                os.rmdir(cg)
+                break
+            except OSError:
+                time.sleep(0.1)
+    assert sum(o["drops"]["ringbuf_events"] for o in lines[:seen]) > 0  # the case happened
+    after = lines[seen:]
+    assert after and sum(o["drops"]["overflow_processes"] for o in after) == 0, \
+        [o["drops"]["overflow_processes"] for o in after]

@@ -5,7 +5,8 @@
  *   reuse reuse DIR N DIRS   N files created, written (file i: i % 100 + 1 bytes), closed
  *                            and deleted one after the other, spread over DIRS directories
  *                            (ext4 gives the freed number to the next file); prints each
- *                            file's inode number
+ *                            file's inode number and generation (FS_IOC_GETVERSION; 0
+ *                            where the filesystem has none), one file a line
  *   reuse renames DIR        rename, renameat, renameat2 RENAME_EXCHANGE, link + unlink,
  *                            O_TMPFILE + linkat and mv (another process) renaming a file this
  *                            one keeps writing, with calls before and after each; the bytes
@@ -17,9 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/fs.h>
 
 static char path_buf[4][4096];
 
@@ -61,6 +64,7 @@ static void read_all(const char *path)
 static int reuse(const char *top, long n, long dirs)
 {
 	char dir[4096], path[4200];
+	unsigned int gen;
 	struct stat st;
 
 	if (mkdir(top, 0755) && access(top, F_OK))
@@ -76,7 +80,9 @@ static int reuse(const char *top, long n, long dirs)
 
 		if (fstat(fd, &st))
 			err(1, "fstat");
-		printf("%llu\n", (unsigned long long)st.st_ino);
+		if (ioctl(fd, FS_IOC_GETVERSION, &gen))
+			gen = 0;
+		printf("%llu %u\n", (unsigned long long)st.st_ino, gen);
 		put(fd, 'x', i % 100 + 1);
 		close(fd);
 		if (unlink(path))

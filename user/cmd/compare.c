@@ -18,6 +18,7 @@
 #include "compare.h"
 #include "report/cells.h"
 #include "report/compare_table.h"
+#include "util/output.h"
 #include "util/util.h"
 
 struct compare_opts {
@@ -122,7 +123,7 @@ static int drop_caches(void)
 static cJSON *run_variant(const char *cmd)
 {
 	char tmpl[] = "/tmp/iotrace-compare-XXXXXX", *text = NULL;
-	int fd = mkstemp(tmpl), status, devnull;
+	int fd = mkostemp(tmpl, O_CLOEXEC), status, devnull;
 	cJSON *report = NULL;
 	long len;
 	FILE *f;
@@ -133,7 +134,8 @@ static cJSON *run_variant(const char *cmd)
 	close(fd);
 	pid = fork();
 	if (pid == 0) {
-		devnull = open("/dev/null", O_RDWR);
+		/* Close-on-exec: the variant's command gets 0 and 1, not this one too. */
+		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 		dup2(devnull, STDIN_FILENO);
 		dup2(devnull, STDOUT_FILENO);
 		execl("/proc/self/exe", "iotrace", "--json", "-o", tmpl, "--", "/bin/sh", "-c", cmd,
@@ -142,7 +144,7 @@ static cJSON *run_variant(const char *cmd)
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) < 0)
 		goto out;
-	f = fopen(tmpl, "r");
+	f = fopen(tmpl, "re");
 	if (!f)
 		goto out;
 	fseek(f, 0, SEEK_END);
@@ -156,6 +158,45 @@ out:
 	free(text);
 	unlink(tmpl);
 	return report;
+}
+
+/* How a run ended, as its report says: "0", "3", "SIGKILL" ("?" when it does not say). */
+static void run_exit(const cJSON *run, char *buf, size_t len)
+{
+	const cJSON *e = cJSON_GetObjectItem(run, "exit");
+	const cJSON *code = cJSON_GetObjectItem(e, "code"), *sig = cJSON_GetObjectItem(e, "signal_name");
+
+	if (cJSON_IsNumber(code))
+		snprintf(buf, len, "%d", code->valueint);
+	else if (cJSON_IsString(sig))
+		snprintf(buf, len, "SIG%s", sig->valuestring);
+	else
+		snprintf(buf, len, "?");
+}
+
+/*
+ * The variant's exits, each way once ("0/3"), for the table; -1 after one line on stderr
+ * when a run did not exit 0: its numbers are those of a failed run.
+ */
+static int note_exits(struct compare_variant *v, int k, int repeat)
+{
+	char one[32], shown[NAME_TEXT_MAX];
+	int failed = 0, len = 0;
+
+	v->exits[0] = '\0';
+	for (int i = 0; i < repeat; i++) {
+		run_exit(v->runs[i], one, sizeof(one));
+		failed += strcmp(one, "0") != 0;
+		if (!strstr(v->exits, one) && len < (int)sizeof(v->exits))
+			len += snprintf(v->exits + len, sizeof(v->exits) - len, "%s%s", len ? "/" : "",
+					one);
+	}
+	if (!failed)
+		return 0;
+	fprintf(stderr, "iotrace: variant %d (%s) did not exit 0 in %d of %d run%s (exit %s)\n",
+		k + 1, name_cell(v->command, 0, shown, sizeof(shown)), failed, repeat,
+		repeat == 1 ? "" : "s", v->exits);
+	return -1;
 }
 
 /* Interleaved A B A B ..., so drift in the machine's state hits every variant alike. */
@@ -186,17 +227,15 @@ int compare_main(int argc, char **argv)
 				   NULL };
 	struct compare_variant v[MAX_VARIANTS] = { 0 };
 	struct comparison c = { .v = v };
-	FILE *out = stdout;
-	char shown[NAME_TEXT_MAX];
+	struct output out;
+	bool failed = false;
 	int status;
 
 	argv[0] = "iotrace compare";
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
-	if (o.output && !(out = fopen(o.output, "w"))) {
-		fprintf(stderr, "iotrace: cannot write %s: %s\n",
-			name_cell(o.output, 0, shown, sizeof(shown)), strerror(errno));
+	/* Checked before any variant runs; emptied only for a result. */
+	if (output_open(&out, o.output))
 		return 1;
-	}
 	c.n = o.ncommands;
 	c.repeat = o.repeat;
 	c.drop_caches = o.drop_caches;
@@ -208,12 +247,18 @@ int compare_main(int argc, char **argv)
 	}
 	compare_label(v, c.n);
 	status = run_all(&o, v);
-	if (!status) {
+	if (status) {
+		output_abandon(&out);
+	} else {
+		/* A variant that failed is shown (its exit row) and said: exit 1 after the table. */
+		for (int k = 0; k < c.n; k++)
+			failed |= note_exits(&v[k], k, o.repeat) != 0;
 		compare_find_files(&c);
+		output_start(&out);
 		if (o.json)
-			compare_print_json(out, &c);
+			compare_print_json(out.f, &c);
 		else
-			compare_print_table(out, &c);
+			compare_print_table(out.f, &c);
 	}
 	for (int k = 0; k < c.n; k++) {
 		for (int i = 0; i < o.repeat; i++)
@@ -221,7 +266,7 @@ int compare_main(int argc, char **argv)
 		free(v[k].runs);
 	}
 	compare_free_files(&c);
-	if (out != stdout)
-		fclose(out);
-	return status;
+	if (output_close(&out))
+		status = 1;
+	return status || failed ? 1 : 0;
 }

@@ -6,11 +6,13 @@
  * counted meanwhile: no process is traced), then detaches.
  */
 #include <argp.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "info.h"
 #include "kernel/tracer.h"
 #include "report/report_kernel.h"
+#include "util/output.h"
 
 struct info_opts {
 	bool json;
@@ -42,7 +44,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->verbose = true;
 		break;
 	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
+		argp_failure(state, 1, 0, "unexpected argument '%s' (info takes options only)",
+			     arg);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -66,6 +69,7 @@ int info_main(int argc, char **argv)
 	struct tracer *t;
 	char *text;
 
+	argv[0] = "iotrace info";
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
 	cfg.verbose = o.verbose;
 	t = tracer_open(&cfg, ignore_event, NULL);
@@ -74,9 +78,10 @@ int info_main(int argc, char **argv)
 	tracer_detach(t);
 	tracer_describe(t, &k);
 	tracer_close(t);
+	errno = 0;
 	if (!o.json) {
 		kernel_report_text(stdout, &k);
-		return 0;
+		return output_close(&(struct output){ .f = stdout }) ? 1 : 0;
 	}
 	text = cJSON_Print(kernel_report_json(&k));
 	if (!text) {
@@ -85,5 +90,5 @@ int info_main(int argc, char **argv)
 	}
 	puts(text);
 	free(text);
-	return 0;
+	return output_close(&(struct output){ .f = stdout }) ? 1 : 0;
 }

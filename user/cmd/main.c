@@ -17,6 +17,7 @@
 #include "top.h"
 #include "info.h"
 #include "containers.h"
+#include "util/output.h"
 #include "util/util.h"
 #include "compare.h"
 #include "serve.h"
@@ -139,6 +140,9 @@ static void check_options(struct argp_state *state, const struct options *o)
 		argp_failure(state, 1, 0, "--trace times every call: it contradicts --no-time");
 	if ((o->stacks_by >= 0 || o->stacks_unwind != STACKS_FP) && !o->stacks)
 		argp_failure(state, 1, 0, "--stacks-by and --stacks-unwind need --stacks FILE");
+	if (o->trace_options_given && !o->trace)
+		argp_failure(state, 1, 0, "--trace-min, --trace-interval and --trace-max-events "
+					  "need --trace FILE");
 	if (o->stacks_by == STACKS_BY_TIME && !o->timing)
 		argp_failure(state, 1, 0, "--stacks-by time needs timing: it contradicts --no-time");
 }
@@ -193,11 +197,14 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state, str
 		break;
 	case OPT_TRACE_MIN:
 		o->trace_min_ns = duration_arg(state, "--trace-min", arg, true);
+		o->trace_options_given = true;
 		break;
 	case OPT_TRACE_INTERVAL:
 		o->trace_interval_ns = duration_arg(state, "--trace-interval", arg, false);
+		o->trace_options_given = true;
 		break;
 	case OPT_TRACE_MAX:
+		o->trace_options_given = true;
 		if (parse_uint(arg, UINT32_MAX, &v))
 			argp_failure(state, 1, 0, "invalid --trace-max-events '%s': expected a count",
 				     arg);
@@ -290,18 +297,25 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* --prom-file's directory must take the temporary file: fail before the command runs. */
-static int prom_dir_check(const char *path)
+/*
+ * --prom-file replaces the file at its path (a temporary file renamed over it): its
+ * directory must take the temporary file, and what is there must be a regular file. Both
+ * checked before the command runs.
+ */
+static int prom_file_check(const char *path)
 {
 	char *copy = strdup(path);
 	const char *dir = copy ? dirname(copy) : ".";
 	int err = access(dir, W_OK | X_OK);
-	char a[NAME_TEXT_MAX], b[NAME_TEXT_MAX];
+	char a[NAME_TEXT_MAX], b[NAME_TEXT_MAX], why[160];
 
 	if (err)
 		fprintf(stderr, "iotrace: cannot write %s: directory %s: %s\n",
 			name_cell(path, 0, a, sizeof(a)), name_cell(dir, 0, b, sizeof(b)),
 			strerror(errno));
+	else if ((err = output_replaceable(path, why, sizeof(why))))
+		fprintf(stderr, "iotrace: --prom-file %s: %s\n", name_cell(path, 0, a, sizeof(a)),
+			why);
 	free(copy);
 	return err;
 }
@@ -325,12 +339,13 @@ int main(int argc, char **argv)
 			     .stacks_unwind = STACKS_FP };
 	const struct argp argp = { opts, parse_opt, args_doc, doc, NULL, NULL, NULL };
 	struct run_result r;
-	FILE *out = stderr;
+	struct output out = { .f = stderr };
 	char exit[64];
 	char shown[NAME_TEXT_MAX];
 	int status;
 
 	argp_err_exit_status = 1;
+	output_hold_std_fds();
 	if (argc > 1 && !strcmp(argv[1], "info"))
 		return info_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "containers"))
@@ -343,30 +358,32 @@ int main(int argc, char **argv)
 		return compare_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "serve"))
 		return serve_main(argc - 1, argv + 1);
-	if (argc == 2 && !strcmp(argv[1], "fields")) {
+	if (argc > 1 && !strcmp(argv[1], "fields")) {
+		if (argc > 2) {
+			fprintf(stderr, "iotrace: fields: unexpected argument '%s' (fields takes "
+					"none)\n", name_cell(argv[2], 0, shown, sizeof(shown)));
+			return 1;
+		}
+		errno = 0;
 		fields_print(stdout);
-		return 0;
+		return output_close(&(struct output){ .f = stdout }) ? 1 : 0;
 	}
 	/* argp names the program by argv[0]; error lines should start with "iotrace: ". */
 	argv[0] = "iotrace";
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o);
-	if (o.output) {
-		/* Opened before the run so a bad path fails before the command starts. */
-		out = fopen(o.output, "w");
-		if (!out) {
-			fprintf(stderr, "iotrace: cannot write %s: %s\n",
-				name_cell(o.output, 0, shown, sizeof(shown)), strerror(errno));
-			return 1;
-		}
-	}
-	if (o.prom_file && prom_dir_check(o.prom_file))
+	/* Every output checked before the command starts; -o's file emptied only for a report. */
+	if (o.output && output_open(&out, o.output))
 		return 1;
+	if (o.prom_file && prom_file_check(o.prom_file)) {
+		output_abandon(&out);
+		return 1;
+	}
 	status = run_trace(&o, &r);
 	if (status) {
-		if (out != stderr)
-			fclose(out);
+		output_abandon(&out);
 		return status;
 	}
+	output_start(&out);
 	if (r.exit_known && WIFSIGNALED(r.exit_status)) {
 		format_exit(exit, sizeof(exit), true, r.exit_status);
 		fprintf(stderr, "iotrace: %s %s\n",
@@ -374,22 +391,22 @@ int main(int argc, char **argv)
 			exit);
 	}
 	if (o.json)
-		report_json(out, &r);
+		report_json(out.f, &r);
 	else
-		report_text(out, &r, &o);
+		report_text(out.f, &r, &o);
 	status = exit_code_of(&r);
 	if (r.trace_failed || r.stacks_failed)
 		status = 1;
-	if (o.prom_file && report_prom_file(o.prom_file, &r)) {
+	/* Checked again: what is at the path may have changed while the command ran. */
+	if (o.prom_file && prom_file_check(o.prom_file))
+		status = 1;
+	else if (o.prom_file && report_prom_file(o.prom_file, &r)) {
 		fprintf(stderr, "iotrace: writing %s: %s\n",
 			name_cell(o.prom_file, 0, shown, sizeof(shown)), strerror(errno));
 		status = 1;
 	}
 	run_result_free(&r);
-	if (out != stderr && fclose(out)) {
-		fprintf(stderr, "iotrace: writing %s: %s\n",
-			name_cell(o.output, 0, shown, sizeof(shown)), strerror(errno));
+	if (output_close(&out))
 		return 1;
-	}
 	return status;
 }

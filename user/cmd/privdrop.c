@@ -77,6 +77,8 @@ static const int allowed[] = {
 	SCMP_SYS(madvise),
 	/* the cgroup-cache mutex; stopping and joining the HTTP thread at exit */
 	SCMP_SYS(futex),
+	/* a scrape reading a label's counters while a CPU moves a row (tracer_read.c) */
+	SCMP_SYS(sched_yield),
 	SCMP_SYS(exit),
 	SCMP_SYS(exit_group),
 	/* the HTTP thread may still be starting when the filter lands: glibc's thread start

@@ -21,6 +21,7 @@
 #include "report/cells.h"
 #include "report/trace.h"
 #include "kernel/tracer.h"
+#include "util/pidinfo.h"
 
 struct session {
 	const struct options *opt;
@@ -69,22 +70,26 @@ static void stack_slot_done(uint32_t pid, uint32_t slot, void *ctx)
 	tracer_stack_slot(s->tracer, slot, add_pending, &c);
 }
 
+/* A process leaves its slot (exited, or the run ends): what the kernel kept per slot. */
+static void slot_retired(uint32_t pid, uint32_t slot, void *ctx)
+{
+	struct session *s = ctx;
+	uint64_t v[TRACE_COUNTERS];
+
+	if (s->trace) {
+		tracer_trace_counters(s->tracer, slot, v, true);
+		trace_counters(s->trace, pid, v);
+	}
+	if (s->stacks)
+		stack_slot_done(pid, slot, s);
+}
+
 static int on_proc_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
-	const struct iot_proc_event *e = data;
-	uint64_t v[TRACE_COUNTERS];
 
-	if (s->trace && size >= sizeof(*e)) {
-		trace_on_proc(s->trace, e);
-		/* Its slot's counters, final, before the collector gives the slot back. */
-		if (e->kind == EV_EXIT && e->slot > OVERFLOW_SLOT) {
-			tracer_trace_counters(s->tracer, e->slot, v, true);
-			trace_counters(s->trace, e->pid, v);
-		}
-	}
-	if (s->stacks && size >= sizeof(*e) && e->kind == EV_EXIT && e->slot > OVERFLOW_SLOT)
-		stack_slot_done(e->pid, e->slot, s);
+	if (s->trace && size >= sizeof(struct iot_proc_event))
+		trace_on_proc(s->trace, data);
 	return collector_on_event(s->coll, data, size);
 }
 
@@ -223,13 +228,20 @@ static int event_loop(struct session *s)
 		int wait = due > now_ns() && !collector_wants_tick(s->coll)
 				   ? (due - now_ns()) / 1000000 + 1 : 0;
 		int n = epoll_wait(s->epoll_fd, evs, 4, wait < RUN_POLL_MS ? wait : RUN_POLL_MS);
+		/*
+		 * Kept before the tick, which makes calls of its own. A stop and SIGCONT (Ctrl-Z,
+		 * fg) make epoll_wait fail with EINTR even with every signal blocked (signal(7)).
+		 */
+		int err = n < 0 ? errno : 0;
 
 		if (now_ns() >= next_tick || collector_wants_tick(s->coll))
 			next_tick = now_ns() + collector_tick(s->coll) * 1000000ULL;
-		if (n < 0 && errno == EINTR)
+		if (err == EINTR)
 			continue;
-		if (n < 0)
+		if (err) {
+			errno = err;
 			return -1;
+		}
 		if (n == 0)
 			tracer_poll_events(s->tracer);
 		for (int i = 0; i < n; i++) {
@@ -250,6 +262,7 @@ static int event_loop(struct session *s)
 static int start_command(struct session *s)
 {
 	const struct options *o = s->opt;
+	char shown[NAME_TEXT_MAX], why[NAME_TEXT_MAX + 64];
 	uint32_t slot;
 	int err;
 
@@ -259,9 +272,10 @@ static int start_command(struct session *s)
 	}
 	s->root = s->child.pid;
 	slot = tracer_claim_slot(s->tracer);
-	if (!slot || tracer_watch(s->tracer, s->root, slot, true) ||
+	if (!slot ||
 	    collector_add_root(s->coll, s->root, getpid(), slot, basename(s->child.path), NULL,
-			       now_ns())) {
+			       now_ns()) ||
+	    tracer_watch(s->tracer, s->root, slot, true)) {
 		fprintf(stderr, "iotrace: cannot register pid %d for tracing\n", s->root);
 		kill(s->root, SIGKILL);
 		waitpid(s->root, NULL, 0);
@@ -271,29 +285,13 @@ static int start_command(struct session *s)
 		trace_process(s->trace, s->root, basename(s->child.path));
 	err = spawn_release(&s->child);
 	if (err) {
-		fprintf(stderr, "iotrace: cannot execute %s: %s\n", s->child.path, strerror(err));
+		fprintf(stderr, "iotrace: cannot execute %s: %s\n",
+			name_cell(s->child.path, 0, shown, sizeof(shown)),
+			spawn_error(s->child.path, err, why, sizeof(why)));
 		waitpid(s->root, NULL, 0);
 		return err == ENOENT ? 127 : 126;
 	}
 	return 0;
-}
-
-static int read_small_file(pid_t pid, const char *name, char *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return (int)n;
 }
 
 static int attach_pid(struct session *s)
@@ -308,23 +306,23 @@ static int attach_pid(struct session *s)
 		fprintf(stderr, "iotrace: no process %d: %s\n", s->opt->pid, strerror(errno));
 		return 1;
 	}
-	if (read_small_file(s->opt->pid, "stat", stat, sizeof(stat)) > 0) {
+	if (pid_read_file(s->opt->pid, "stat", stat, sizeof(stat)) > 0) {
 		p = strrchr(stat, ')');
 		if (p)
 			sscanf(p + 1, " %*c %d", &ppid);
 	}
 	/* The kernel ends the name with a newline; the name itself may hold one. */
-	n = read_small_file(s->opt->pid, "comm", comm, sizeof(comm));
+	n = pid_read_file(s->opt->pid, "comm", comm, sizeof(comm));
 	if (n > 0 && comm[n - 1] == '\n')
 		comm[n - 1] = '\0';
-	n = read_small_file(s->opt->pid, "cmdline", args, sizeof(args));
+	n = pid_read_file(s->opt->pid, "cmdline", args, sizeof(args));
 	for (int i = 0; i < n - 1; i++)
 		if (!args[i])
 			args[i] = ' ';
 	s->root = s->opt->pid;
 	slot = tracer_claim_slot(s->tracer);
-	if (!slot || tracer_watch(s->tracer, s->root, slot, false) ||
-	    collector_add_root(s->coll, s->root, ppid, slot, comm, args, now_ns())) {
+	if (!slot || collector_add_root(s->coll, s->root, ppid, slot, comm, args, now_ns()) ||
+	    tracer_watch(s->tracer, s->root, slot, false)) {
 		fprintf(stderr, "iotrace: cannot register pid %d for tracing\n", s->root);
 		return 1;
 	}
@@ -403,12 +401,14 @@ static void add_fp_stack(const struct stack_key *k, const struct stack_val *v, c
 	stacks_add_fp(ctx, k, v, ips, depth);
 }
 
-/* --stacks, once the programs are detached: what the kernel still holds. */
+/*
+ * --stacks, once the programs are detached: what the kernel still holds (the processes
+ * still alive are done as the collector retires them, slot_retired).
+ */
 static void finish_stack_events(struct session *s)
 {
 	if (!s->stacks)
 		return;
-	collector_for_each_live(s->coll, stack_slot_done, s);
 	if (s->opt->stacks_unwind == STACKS_FP)
 		tracer_read_stacks(s->tracer, add_fp_stack, s->stacks);
 }
@@ -455,15 +455,15 @@ static void trace_unseen_request(const struct block_rq_info *info, void *ctx)
 
 /*
  * --trace, once the programs are detached and their last events read: the requests whose
- * completion the kernel skipped and the counters of processes still alive (-p), then,
- * with the run's records, names, lifetimes and metadata.
+ * completion the kernel skipped (the counters of processes still alive (-p) come as the
+ * collector retires them, slot_retired), then, with the run's records, names, lifetimes
+ * and metadata.
  */
 static void finish_trace_events(struct session *s)
 {
 	if (!s->trace)
 		return;
 	tracer_unseen_requests(s->tracer, trace_unseen_request, s);
-	collector_for_each_live(s->coll, sample_live, s);
 }
 
 static int finish_trace(struct session *s, struct run_result *r)
@@ -492,6 +492,8 @@ static int open_tracing(struct session *s, const struct tracer_config *cfg)
 		fprintf(stderr, "iotrace: out of memory\n");
 		return -1;
 	}
+	if (s->trace || s->stacks)
+		collector_on_retire(s->coll, slot_retired, s);
 	return 0;
 }
 
@@ -507,9 +509,15 @@ int run_trace(const struct options *o, struct run_result *r)
 		.child = { .go_fd = -1, .error_fd = -1 },
 	};
 	uint64_t start;
+	char why[128];
 	int status;
 
 	memset(r, 0, sizeof(*r));
+	/* -p: a process that can still make calls, or one line before anything is loaded. */
+	if (!o->command && pid_refusal(o->pid, true, why, sizeof(why))) {
+		fprintf(stderr, "iotrace: %s\n", why);
+		return 1;
+	}
 	r->command = o->command;
 	r->timing = o->timing;
 	r->files_by_path = o->files_by_path;

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <microhttpd.h>
 #include "util/cgroup.h"
@@ -29,6 +31,12 @@
 #include "util/util.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9435"
+/*
+ * Label sets with series of their own, at most (--max-labels): any user can start processes
+ * under thousands of names, and every label set adds series to every metric. The label sets
+ * beyond share the (overflow) set (docs/prometheus.md, "Bounds").
+ */
+#define DEFAULT_MAX_LABELS 1000
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 struct serve_opts {
@@ -66,7 +74,8 @@ static const struct argp_option opts[] = {
 	{ "time-all", OPT_TIME_ALL, NULL, 0,
 	  "Time every syscall (default: a sample; iotrace_syscall_seconds_total only then)", 0 },
 	{ "max-labels", OPT_MAX_LABELS, "N", 0,
-	  "Distinct label sets with their own counters (default 16382; more share one)", 0 },
+	  "Distinct label sets with their own series (default 1000, at most 16382); the rest "
+	  "share the cgroup=\"(overflow)\" set", 0 },
 	{ "user", 'u', "USER", 0,
 	  "Once attached, run as USER with no capabilities (default " PRIVDROP_DEFAULT_USER
 	  "; root keeps them)", 0 },
@@ -119,6 +128,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		argp_failure(state, 1, 0, "unexpected argument '%s' (serve takes options only)", arg);
 		break;
 	case ARGP_KEY_END:
+		if (!o->cfg.max_procs)
+			o->cfg.max_procs = DEFAULT_MAX_LABELS;
 		if (o->cfg.time_all && !o->cfg.timing)
 			argp_failure(state, 1, 0, "--time-all and --no-time contradict each other");
 		if (!o->user)
@@ -132,12 +143,39 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/*
+ * Clients: at most MAX_CLIENTS connections at once, any address (every local user shares
+ * 127.0.0.1: a per-address limit would let one of them shut the others out); each must send
+ * its whole request within REQUEST_SECONDS of connecting, or it is cut (slowloris: a request
+ * sent a byte at a time keeps libmicrohttpd's idle timeout from firing); one request per
+ * connection. So a few hundred slow clients cannot keep a scrape from being answered.
+ */
+#define MAX_CLIENTS 512
+#define REQUEST_SECONDS 10
+#define IDLE_SECONDS 5
+
+struct client {
+	bool used, answered;
+	int fd;
+	uint64_t since_ms;
+};
+
 struct serve_ctx {
 	struct tracer *t;
 	struct serve_opts *o;
 	struct scrape_config scrape;
 	pthread_mutex_t cgroups; /* the cgroup path cache: main thread and HTTP thread */
+	pthread_mutex_t clients_lock; /* clients: HTTP thread and main thread */
+	struct client clients[MAX_CLIENTS];
 };
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* The whole exposition of one scrape, in a malloc'ed buffer; NULL on failure. */
 static char *render(struct serve_ctx *c, size_t *len)
@@ -162,6 +200,62 @@ static char *render(struct serve_ctx *c, size_t *len)
 
 /* ---- HTTP ---- */
 
+/* A client connects (its slot noted, with the time) or leaves (the slot freed). */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct serve_ctx *c = cls;
+	const union MHD_ConnectionInfo *fd =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	pthread_mutex_lock(&c->clients_lock);
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_context = NULL;
+		for (int i = 0; fd && i < MAX_CLIENTS && !*socket_context; i++)
+			if (!c->clients[i].used) {
+				c->clients[i] = (struct client){ .used = true, .fd = fd->connect_fd,
+								 .since_ms = mono_ms() };
+				*socket_context = &c->clients[i];
+			}
+	} else if (*socket_context) {
+		((struct client *)*socket_context)->used = false;
+	}
+	pthread_mutex_unlock(&c->clients_lock);
+}
+
+/* The client's request arrived whole: no deadline from now on. */
+static void answered(struct serve_ctx *c, struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	pthread_mutex_lock(&c->clients_lock);
+	if (ci && ci->socket_context)
+		((struct client *)ci->socket_context)->answered = true;
+	pthread_mutex_unlock(&c->clients_lock);
+}
+
+/*
+ * From the main thread, once a second: the connections whose request is not whole after
+ * REQUEST_SECONDS are shut down (libmicrohttpd then reads their end and closes them; their
+ * slot stays noted until it does, so the descriptor is still theirs).
+ */
+static void cut_slow_clients(struct serve_ctx *c)
+{
+	uint64_t now = mono_ms();
+
+	pthread_mutex_lock(&c->clients_lock);
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		struct client *cl = &c->clients[i];
+
+		if (cl->used && !cl->answered && now - cl->since_ms > REQUEST_SECONDS * 1000) {
+			shutdown(cl->fd, SHUT_RDWR);
+			cl->answered = true; /* once */
+		}
+	}
+	pthread_mutex_unlock(&c->clients_lock);
+}
+
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code, const char *text,
 			     const char *type)
 {
@@ -172,6 +266,7 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code, con
 	if (!resp)
 		return MHD_NO;
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(conn, code, resp);
@@ -193,6 +288,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	/* First call: headers only. Bodies (nobody should send one) are read and dropped. */
 	if (!*req_state) {
 		*req_state = &seen;
+		answered(c, conn);
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -218,6 +314,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -244,7 +341,10 @@ static int wait_loop(struct serve_ctx *c, int sfd)
 				 { .fd = tracer_events_fd(c->t), .events = POLLIN } };
 
 	for (;;) {
-		if (poll(fds, 2, -1) < 0) {
+		int n = poll(fds, 2, 1000);
+
+		cut_slow_clients(c);
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "iotrace serve: poll: %s\n", strerror(errno));
@@ -295,6 +395,7 @@ int serve_main(int argc, char **argv)
 		return 1;
 	}
 	pthread_mutex_init(&c.cgroups, NULL);
+	pthread_mutex_init(&c.clients_lock, NULL);
 	c.t = tracer_open(&o.cfg, on_event, &c);
 	if (!c.t)
 		return 1;
@@ -306,10 +407,10 @@ int serve_main(int argc, char **argv)
 				     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 			     0, NULL, NULL, handle, &c,
 			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
-			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)32,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CLIENTS,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_SECONDS,
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, &c,
 			     MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "iotrace serve: cannot listen on %s: %s\n", o.listen,

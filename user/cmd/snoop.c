@@ -25,6 +25,8 @@
 #include "util/util.h"
 #include "util/cgroup.h"
 #include "util/container.h"
+#include "util/output.h"
+#include "util/pidinfo.h"
 
 /* How often, at least, requests whose completion was skipped are looked for (and shown late). */
 #define SWEEP_MS 200
@@ -105,6 +107,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'p':
 		if (parse_uint(arg, INT_MAX, &v))
 			argp_failure(state, 1, 0, "invalid pid '%s': expected a positive integer", arg);
+		/* Kernel threads do block I/O (writeback, journal): they may be snooped. */
+		if (pid_refusal(v, false, why, sizeof(why)))
+			argp_failure(state, 1, 0, "-p %s: %s", arg, why);
 		o->cfg.snoop_tgid = v;
 		break;
 	case 'c':
@@ -133,8 +138,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->cfg.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
-		if (parse_seconds(arg, 1e7, &o->duration) || state->arg_num > 0)
-			argp_failure(state, 1, 0, "invalid duration '%s': expected seconds > 0", arg);
+		if (state->arg_num > 0)
+			argp_failure(state, 1, 0, "unexpected argument '%s' (one DURATION at most)",
+				     arg);
+		if (parse_seconds(arg, 1e7, &o->duration))
+			argp_failure(state, 1, 0, "invalid duration '%s': expected seconds in digits "
+				     "(2, 0.5), more than 0 and at most 10000000", arg);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -153,7 +162,6 @@ static void print_header(const struct snoop_opts *o)
 	if (o->queue)
 		printf("%8s ", "QUE(ms)");
 	printf("%8s %s\n", "LAT(ms)", "INODE");
-	fflush(stdout);
 }
 
 static void print_json(const struct snoop_state *s, const struct block_event *e,
@@ -237,7 +245,10 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* Waits for events until a signal or the duration ends; returns 0 or -1 on error. */
+/*
+ * Waits for events until a signal or the duration ends; returns 0, -1 on an error of its
+ * own (errno), or -2 when standard output could not be written (already said).
+ */
 static int snoop_loop(struct tracer *t, double duration)
 {
 	int sfd = -1, tfd = -1, epfd = epoll_create1(EPOLL_CLOEXEC), err = 0;
@@ -278,7 +289,11 @@ static int snoop_loop(struct tracer *t, double duration)
 			swept_ms = now_ms();
 		}
 		tracer_poll_events(t);
-		fflush(stdout);
+		/* Each batch reaches its reader now, or the write error ends snoop (said once). */
+		if (output_flush(&(struct output){ .f = stdout })) {
+			err = -2;
+			break;
+		}
 	}
 	tracer_sweep_blocks(t);
 	tracer_poll_events(t);
@@ -310,22 +325,24 @@ int snoop_main(int argc, char **argv)
 	s.start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	fprintf(stderr, "iotrace: tracing block I/O%s; Ctrl-C to end\n",
 		o.duration > 0 ? " for the given duration" : "");
+	errno = 0;
 	print_header(&o);
-	err = snoop_loop(t, o.duration);
+	err = output_flush(&(struct output){ .f = stdout }) ? -2 : snoop_loop(t, o.duration);
 	tracer_read_drops(t, drops);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	/* Skipped completions whose request struct was never reused: lost, and said so. */
 	lost = drops[DROP_BLOCK_EVENTS] +
 	       tracer_count_stale_block(t, (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec,
 					100000000ULL);
-	if (o.json)
+	if (err == -1)
+		fprintf(stderr, "iotrace: snoop: %s\n", strerror(errno));
+	if (o.json && err != -2)
 		printf("{\"summary\":true,\"events\":%llu,\"lost_events\":%llu}\n",
 		       (unsigned long long)s.events, (unsigned long long)lost);
-	fflush(stdout);
+	if (err != -2 && output_flush(&(struct output){ .f = stdout }))
+		err = -2;
 	fprintf(stderr, "iotrace: %llu requests shown, %llu lost (ring buffer full)\n",
 		(unsigned long long)s.events, (unsigned long long)lost);
 	tracer_close(t);
-	if (err)
-		fprintf(stderr, "iotrace: snoop: %s\n", strerror(errno));
 	return err ? 1 : 0;
 }

@@ -3,6 +3,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,13 +72,21 @@ int spawn_resolve(const char *cmd, char **path)
 
 int spawn_set_user(struct child *c, const char *user)
 {
+	size_t digits = strspn(user, "0123456789");
 	struct passwd *pw = getpwnam(user);
 
+	/* A uid with a passwd entry too, as serve's -u takes it (initgroups wants its name). */
+	if (!pw && digits && !user[digits] && digits <= 10 && strtoul(user, NULL, 10) <= UINT32_MAX)
+		pw = getpwuid((uid_t)strtoul(user, NULL, 10));
 	if (!pw) {
 		fprintf(stderr, "iotrace: unknown user '%s'\n", user);
 		return -1;
 	}
-	c->user = user;
+	c->user = strdup(pw->pw_name);
+	if (!c->user) {
+		fprintf(stderr, "iotrace: out of memory\n");
+		return -1;
+	}
 	c->uid = pw->pw_uid;
 	c->gid = pw->pw_gid;
 	return 0;
@@ -143,6 +152,34 @@ int spawn_prepare(struct child *c, char *const argv[], const sigset_t *child_mas
 	return 0;
 }
 
+/*
+ * Why execve failed, in a few words: ENOENT for a file that is there means its interpreter
+ * (the #! line) or its ELF loader is missing, not the file.
+ */
+const char *spawn_error(const char *path, int err, char *buf, size_t len)
+{
+	char line[256] = "", shown[NAME_TEXT_MAX];
+	ssize_t n = -1;
+	int fd;
+
+	if (err != ENOENT || access(path, F_OK))
+		return strerror(err);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, line, sizeof(line) - 1);
+		close(fd);
+	}
+	if (n > 2 && line[0] == '#' && line[1] == '!') {
+		line[n] = '\0';
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(buf, len, "its interpreter %s: not found",
+			 name_cell(line + 2 + strspn(line + 2, " \t"), 0, shown, sizeof(shown)));
+	} else {
+		snprintf(buf, len, "its program loader (ELF interpreter) is not found");
+	}
+	return buf;
+}
+
 int spawn_release(struct child *c)
 {
 	int child_errno = 0;
@@ -169,4 +206,6 @@ void spawn_cleanup(struct child *c)
 	c->go_fd = c->error_fd = -1;
 	free(c->path);
 	c->path = NULL;
+	free((char *)c->user);
+	c->user = NULL;
 }

@@ -4,11 +4,12 @@
 #define IOTRACE_SPAWN_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 struct child {
 	pid_t pid;
-	const char *user; /* run as this user (name), or NULL */
+	const char *user; /* run as this user (its name, allocated), or NULL */
 	uid_t uid;
 	gid_t gid;
 	int go_fd;    /* write end: one byte releases the child into execve */
@@ -29,5 +30,7 @@ int spawn_prepare(struct child *c, char *const argv[], const sigset_t *child_mas
 /* Lets the child execve; returns 0, or its errno when execve failed. */
 int spawn_release(struct child *c);
 void spawn_cleanup(struct child *c);
+/* Why execve of path failed with err, for the error line (buf may hold it). */
+const char *spawn_error(const char *path, int err, char *buf, size_t len);
 
 #endif

@@ -22,6 +22,8 @@
 #include "collect/top_collect.h"
 #include "report/top_out.h"
 #include "util/cgroup.h"
+#include "util/output.h"
+#include "util/util.h"
 
 struct top_opts {
 	struct tracer_config cfg;
@@ -96,6 +98,7 @@ static void add_cgroup(struct top_opts *o, const char *arg, struct argp_state *s
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct top_opts *o = state->input;
+	unsigned long v;
 	char *end;
 
 	switch (key) {
@@ -138,7 +141,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->cfg.timing = false;
 		break;
 	case OPT_MAX_PROCS:
-		o->cfg.max_procs = positive(arg, "--max-procs", state);
+		if (parse_uint(arg, MAX_SLOTS - 2, &v))
+			argp_failure(state, 1, 0, "invalid --max-procs '%s': expected 1..%d", arg,
+				     MAX_SLOTS - 2);
+		o->cfg.max_procs = v;
 		break;
 	case OPT_CPU:
 		o->cpu_file = arg;
@@ -169,6 +175,7 @@ struct top_session {
 	double collect_cpu; /* seconds of CPU in the refreshes themselves */
 	double loop_cpu;    /* CPU time when the loop started (after the load) */
 	uint64_t loop_ms;   /* ... and its time */
+	struct output cpu_out; /* --cpu-stats's file */
 };
 
 static uint64_t mono_ms(void)
@@ -231,16 +238,22 @@ static int refresh(struct top_session *s)
 		return -1;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
-	if (s->o->json)
-		err = top_print_json(stdout, &s->view,
-				     (uint64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
-	else if (s->o->batch)
+	errno = 0;
+	if (s->o->json && top_print_json(stdout, &s->view,
+					 (uint64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000)) {
+		fprintf(stderr, "iotrace: top: out of memory writing JSON\n");
+		return -1;
+	}
+	if (s->o->batch)
 		top_print_text(stdout, &s->view, screen_width(), isatty(STDOUT_FILENO) ? 20 : 50);
-	else if (!s->st.paused)
+	else if (!s->o->json && !s->st.paused)
 		top_screen_draw(&s->view, &s->st);
+	/* Each refresh reaches its reader now, or the write error ends top. */
+	if ((s->o->json || s->o->batch) && output_flush(&(struct output){ .f = stdout }))
+		return -1;
 	s->refreshes++;
 	s->collect_cpu += cpu_seconds() - cpu;
-	return err;
+	return 0;
 }
 
 static bool signalled(struct top_session *s)
@@ -306,21 +319,16 @@ static int open_signals(struct top_session *s)
 	return s->sig_fd < 0 ? -1 : 0;
 }
 
-static void write_cpu_stats(const struct top_session *s)
+/* --cpu-stats, at the end, into the file opened at the start; -1 on a write error. */
+static int write_cpu_stats(struct top_session *s)
 {
-	FILE *f = fopen(s->o->cpu_file, "w");
-
-	if (!f) {
-		fprintf(stderr, "iotrace: top: cannot write %s: %s\n", s->o->cpu_file,
-			strerror(errno));
-		return;
-	}
-	fprintf(f,
+	output_start(&s->cpu_out);
+	fprintf(s->cpu_out.f,
 		"{\"refreshes\":%ld,\"cpu_s\":%.6f,\"refresh_cpu_s\":%.6f,\"loop_cpu_s\":%.6f,"
 		"\"loop_s\":%.3f}\n",
 		s->refreshes, cpu_seconds(), s->collect_cpu, cpu_seconds() - s->loop_cpu,
 		(mono_ms() - s->loop_ms) / 1e3);
-	fclose(f);
+	return output_close(&s->cpu_out);
 }
 
 static int top_run(struct top_session *s)
@@ -341,16 +349,16 @@ static int top_run(struct top_session *s)
 		return 1;
 	}
 	err = top_collector_start(s->coll, s->tracer, s->o->cgroups, s->o->cfg.ncgroups);
+	if (err)
+		fprintf(stderr, "iotrace: top: out of memory\n");
 	s->loop_cpu = cpu_seconds();
 	s->loop_ms = mono_ms();
 	if (!err)
 		err = top_loop(s);
 	if (screen)
 		top_screen_close();
-	if (err == -1 && !s->refreshes)
-		fprintf(stderr, "iotrace: top: out of memory\n");
-	if (s->o->cpu_file)
-		write_cpu_stats(s);
+	if (s->o->cpu_file && write_cpu_stats(s))
+		err = -1;
 	if (s->have_view)
 		top_view_free(&s->view);
 	tracer_close(s->tracer);
@@ -374,6 +382,9 @@ int top_main(int argc, char **argv)
 		fprintf(stderr, "iotrace: top: not a terminal; use -b (text) or -j (JSON)\n");
 		return 1;
 	}
+	/* Every output checked before anything is loaded. */
+	if (o.cpu_file && output_open(&s.cpu_out, o.cpu_file))
+		return 1;
 	s.coll = top_collector_new();
 	if (!s.coll) {
 		fprintf(stderr, "iotrace: top: out of memory\n");

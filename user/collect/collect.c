@@ -2,10 +2,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <libgen.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 #include "collect.h"
+#include "collect_impl.h"
 #include "model/files.h"
 #include "model/names.h"
 #include "model/uring.h"
@@ -16,6 +16,11 @@ struct collector {
 	struct proc_record *procs;
 	size_t nprocs, cap;
 	uint32_t *index_of_pid; /* pid -> index + 1 of its newest record, 0 when none */
+	uint32_t *rec_of_slot;  /* slot -> index + 1 of the record of its process, 0: none yet */
+	uint64_t notices_lost;  /* the kernel's count of lost notices when the table was read */
+	bool rescan;            /* a slot's row was being written: read the table again */
+	collector_retire_fn on_retire; /* a process leaves its slot (--trace, --stacks) */
+	void *retire_ctx;
 	struct dense_profile scratch; /* one slot's counters while they are summed */
 	struct proc_record other; /* files of I/O no traced process caused (owner 0) */
 	struct names *names;      /* every file name the kernel side recorded */
@@ -41,7 +46,14 @@ int collector_start(struct collector *c, struct tracer *t)
 	c->pid_max = tracer_pid_max(t);
 	/* calloc of a large array maps zero pages lazily: only pids seen cost memory. */
 	c->index_of_pid = calloc(c->pid_max, sizeof(*c->index_of_pid));
-	return c->index_of_pid ? 0 : -ENOMEM;
+	c->rec_of_slot = calloc(MAX_SLOTS, sizeof(*c->rec_of_slot));
+	return c->index_of_pid && c->rec_of_slot ? 0 : -ENOMEM;
+}
+
+void collector_on_retire(struct collector *c, collector_retire_fn fn, void *ctx)
+{
+	c->on_retire = fn;
+	c->retire_ctx = ctx;
 }
 
 static void free_procs(struct proc_record *procs, size_t n)
@@ -59,6 +71,7 @@ void collector_free(struct collector *c)
 	files_free(&c->other);
 	names_free(c->names);
 	free(c->index_of_pid);
+	free(c->rec_of_slot);
 	free(c);
 }
 
@@ -96,6 +109,8 @@ static struct proc_record *new_record(struct collector *c, pid_t pid, pid_t ppid
 	p->slot = slot;
 	p->overflow = slot == OVERFLOW_SLOT;
 	c->index_of_pid[pid] = c->nprocs;
+	if (slot > OVERFLOW_SLOT && slot < MAX_SLOTS)
+		c->rec_of_slot[slot] = c->nprocs;
 	return p;
 }
 
@@ -120,6 +135,7 @@ static void set_args(struct proc_record *p, const char *args, size_t len)
 int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot,
 		       const char *comm, const char *args, uint64_t start_ns)
 {
+	struct slot_proc row = { .pid = pid, .ppid = ppid, .start_ns = start_ns };
 	struct proc_record *p = new_record(c, pid, ppid, slot);
 
 	if (!p)
@@ -128,7 +144,14 @@ int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot
 	if (args)
 		set_args(p, args, strlen(args));
 	p->start_ns = start_ns;
-	return 0;
+	/* The kernel's row too: children forked before an exec take their command line. */
+	memcpy(row.comm, p->comm, sizeof(row.comm));
+	row.args_len = args ? strlen(args) : 0;
+	if (row.args_len > ARGS_LEN)
+		row.args_len = ARGS_LEN;
+	if (args)
+		memcpy(row.args, args, row.args_len);
+	return tracer_start_slot(c->tracer, slot, &row) ? -EINVAL : 0;
 }
 
 /* Ledger entries read from the kernel, each added to its process's record of the file. */
@@ -188,6 +211,8 @@ static void give_file_block(const struct file_block_key *key, const struct file_
 		f->kind = FK_METADATA;
 }
 
+static void sync_all_slots(struct collector *c);
+
 /* Every this many ticks, the per-file block table changes generation and is read. */
 #define FILE_BLOCK_TICKS 20
 
@@ -198,6 +223,9 @@ int collector_tick(struct collector *c)
 	c->room_wanted = false;
 	tracer_tick(c->tracer);
 	tracer_poll_events(c->tracer); /* names first: what is evicted below needs them */
+	/* Notices were lost (the loader fell behind): the table says what they said. */
+	if (c->rescan || tracer_notices_lost(c->tracer) != c->notices_lost)
+		sync_all_slots(c);
 	/* Entries whose file was not used since the last tick leave the kernel. */
 	if (tracer_evict_idle(c->tracer, 1, give_entry, c, &n))
 		c->error = -ENOMEM;
@@ -239,183 +267,154 @@ static int harvest(struct collector *c, uint32_t slot, struct profile *out)
 	return dense_to_profile(&c->scratch, out);
 }
 
+/* The process leaves its slot: its last counts taken, the slot given back. */
 static void retire(struct collector *c, struct proc_record *p)
 {
 	if (p->slot > OVERFLOW_SLOT) {
 		if (harvest(c, p->slot, &p->prof))
 			c->error = -ENOMEM;
+		if (c->on_retire)
+			c->on_retire(p->pid, p->slot, c->retire_ctx);
+		if (p->slot < MAX_SLOTS)
+			c->rec_of_slot[p->slot] = 0;
 		tracer_release_slot(c->tracer, p->slot);
 	}
 	p->slot = 0;
 }
 
-static void on_fork(struct collector *c, const struct iot_proc_event *e)
+static void exited(struct collector *c, struct proc_record *p, int status, uint64_t end_ns)
 {
-	struct proc_record *parent = collector_find(c, e->ppid);
-	struct proc_record *p = new_record(c, e->pid, e->ppid, e->slot);
+	p->exit_seen = true;
+	p->exit_status = status;
+	p->end_ns = end_ns;
+	retire(c, p);
+	take_files(c, p);
+}
 
-	if (!p)
+/* A command line from the kernel, unless the record has it already (no copy per look). */
+static void update_args(struct proc_record *p, const char *args, size_t len)
+{
+	struct proc_record now = { 0 };
+
+	if (!len)
 		return;
+	set_args(&now, args, len);
+	if (now.args && (!p->args || strcmp(now.args, p->args))) {
+		free(p->args);
+		p->args = now.args;
+	} else {
+		free(now.args);
+	}
+}
+
+/*
+ * The process in slot as the kernel's slot table has it (bpf/proc.bpf.c): its record made
+ * when this is the first the loader hears of it, its name and command line, and when it
+ * has exited, its last counts taken and the slot given back. Whatever notice led here, the
+ * table says what is true now: a notice only says which slot to look at, so notices read
+ * late, twice or never change nothing.
+ */
+static void sync_slot(struct collector *c, uint32_t slot)
+{
+	struct slot_proc row;
+	struct proc_record *p;
+
+	if (tracer_read_slot_proc(c->tracer, slot, &row)) {
+		/* Free, or a fork or exit writing its row now: look again at the next tick. */
+		c->rescan |= tracer_slot_in_use(c->tracer, slot);
+		return;
+	}
+	if (c->rec_of_slot[slot]) {
+		p = &c->procs[c->rec_of_slot[slot] - 1];
+	} else {
+		uint32_t newest = row.pid < c->pid_max ? c->index_of_pid[row.pid] : 0;
+
+		p = new_record(c, row.pid, row.ppid, slot);
+		if (!p)
+			return;
+		p->start_ns = row.start_ns;
+		/* Made late (its notices were lost) for a pid a newer process has since: the
+		 * pid's files stay that one's. */
+		if (newest && c->procs[newest - 1].start_ns > row.start_ns)
+			c->index_of_pid[row.pid] = newest;
+	}
+	memcpy(p->comm, row.comm, sizeof(p->comm));
+	update_args(p, row.args, row.args_len);
+	if (row.state == SP_EXITED)
+		exited(c, p, row.exit_code, row.end_ns);
+}
+
+static void sync_used_slot(uint32_t slot, void *ctx)
+{
+	sync_slot(ctx, slot);
+}
+
+/* Every slot the kernel holds, against the table: after lost notices, and at the end. */
+static void sync_all_slots(struct collector *c)
+{
+	c->rescan = false;
+	c->notices_lost = tracer_notices_lost(c->tracer);
+	tracer_for_each_used_slot(c->tracer, sync_used_slot, c);
+}
+
+/*
+ * At the end, once the programs are detached: every row is final, but one a program was
+ * writing as it was detached may still be odd for a moment (a stopped vCPU): tried again
+ * for up to a second.
+ */
+static void sync_all_slots_final(struct collector *c)
+{
+	for (int ms = 0; ms < 1000; ms++) {
+		sync_all_slots(c);
+		if (!c->rescan)
+			return;
+		usleep(1000);
+	}
+}
+
+/*
+ * A process in the overflow slot has no row in the table: its events are all the loader
+ * learns of it (its counts are the overflow slot's, which nothing loses).
+ */
+static void on_overflow_event(struct collector *c, const struct iot_proc_event *e, size_t size)
+{
+	struct proc_record *p = e->kind == EV_FORK ? NULL : collector_find(c, e->pid);
+	struct proc_record *parent;
+
+	if (!p) {
+		p = new_record(c, e->pid, e->ppid, e->slot);
+		if (!p)
+			return;
+		p->start_ns = e->ts_ns;
+		/* Found after new_record, which may move every record (realloc). */
+		parent = collector_find(c, e->ppid);
+		/* Until it execs, a forked child runs its parent's program. */
+		if (parent && parent->args)
+			set_args(p, parent->args, strlen(parent->args));
+	}
 	memcpy(p->comm, e->comm, sizeof(p->comm));
 	p->comm[COMM_LEN - 1] = '\0';
-	p->start_ns = e->ts_ns;
-	/* Until it execs, a forked child runs its parent's program. */
-	if (parent && parent->args)
-		set_args(p, parent->args, strlen(parent->args));
+	if (e->kind == EV_EXEC && size >= sizeof(struct iot_exec_event) && e->args_len)
+		update_args(p, ((const struct iot_exec_event *)e)->args,
+			    e->args_len < ARGS_LEN ? e->args_len : ARGS_LEN);
+	if (e->kind == EV_EXIT)
+		exited(c, p, e->exit_code, e->ts_ns);
 }
 
 int collector_on_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
 	const struct iot_proc_event *e = data;
-	struct proc_record *p;
 
 	if (size < sizeof(*e))
 		return 0;
-	if (e->kind == EV_LEDGER_FULL) {
+	if (e->kind == EV_LEDGER_FULL)
 		c->room_wanted = true;
-		return 0;
-	}
-	if (e->kind == EV_FORK) {
-		on_fork(c, e);
-		return 0;
-	}
-	p = collector_find(c, e->pid);
-	if (!p) {
-		/* Its fork event was lost: start the record from what this event says. */
-		p = new_record(c, e->pid, e->ppid, e->slot);
-		if (!p)
-			return 0;
-	}
-	switch (e->kind) {
-	case EV_EXEC:
-		if (e->args_len)
-			set_args(p, e->args, e->args_len < ARGS_LEN ? e->args_len : ARGS_LEN);
-		/* fallthrough */
-	case EV_COMM:
-		memcpy(p->comm, e->comm, sizeof(p->comm));
-		p->comm[COMM_LEN - 1] = '\0';
-		break;
-	case EV_EXIT:
-		p->exit_seen = true;
-		p->exit_status = e->exit_code;
-		p->end_ns = e->ts_ns;
-		retire(c, p);
-		take_files(c, p);
-		break;
-	}
-	return 0;
-}
-
-static bool parent_exists(const char *path)
-{
-	char *copy = strdup(path);
-	struct stat st;
-	bool there = copy && path[0] == '/' && !stat(dirname(copy), &st) && S_ISDIR(st.st_mode);
-
-	free(copy);
-	return there;
-}
-
-/* A file's names as the table has them. */
-static void take_names(struct file_record *f, const struct name_view *v)
-{
-	f->path = v->shown;
-	f->name = v->path;
-	f->other_names = v->others;
-	f->kind = v->kind;
-	f->deleted = v->deleted;
-}
-
-/*
- * Its name no longer leads to it, in a directory that is still there: renamed since (by a
- * process not traced, or on a kernel without the timestamp tracepoints), so its inode says
- * where it is now; else unlinked (a lock file, a journal). A name whose directory went too
- * (/proc/PID/... of a process gone, a removed tree) says nothing of the file: left as it is.
- */
-static void gone_at_end(struct collector *c, struct file_record *f, const struct path_key *key,
-			uint32_t gen)
-{
-	struct path_key inode = { .dev = key->dev, .ino = key->ino, .igen = gen };
-	char *now = f->name && parent_exists(f->name) ? names_by_inode(&inode) : NULL;
-	struct name_view v;
-
-	if (now && !names_rename(c->names, key, now) && names_find(c->names, key, &v)) {
-		take_names(f, &v);
-		f->residency_missing = NULL;
-	} else if (f->name && parent_exists(f->name) &&
-		   (f->path = names_mark_deleted(c->names, key))) {
-		f->deleted = true;
-		f->residency_missing = "deleted";
-	}
-	free(now);
-}
-
-/* A file whose number a later file of the run had (no generations: counted): deleted. */
-static bool later_file(struct collector *c, const struct path_key *key, bool counted)
-{
-	struct path_key next = { .dev = key->dev, .ino = key->ino, .igen = key->igen + 1 };
-	struct name_view v;
-
-	return counted && names_find(c->names, &next, &v);
-}
-
-struct name_ctx {
-	struct names *names;
-	struct path_key key;
-};
-
-static const char *name_of_id(void *ctx, uint64_t id)
-{
-	struct name_ctx *x = ctx;
-
-	return names_of_id(x->names, &x->key, id);
-}
-
-/* A file's name from the names the kernel recorded, and what of it is cached now. */
-static void resolve_file(struct collector *c, struct file_record *f)
-{
-	struct name_ctx ctx = { c->names, { .dev = f->key.dev, .ino = f->key.ino,
-					    .igen = f->key.igen } };
-	struct residency res;
-	struct name_view v;
-
-	if (f->kind == FK_METADATA)
-		return;
-	if (names_find(c->names, &ctx.key, &v))
-		take_names(f, &v);
-	else if (f->kind == FK_FILE)
-		f->path = f->name = names_resolve(c->names, &ctx.key);
-	if (!v.gen)
-		v.gen = ctx.key.igen; /* no name recorded: the key's */
-	if (f->kind == FK_FILE && !f->deleted && later_file(c, &ctx.key, v.counted) &&
-	    (f->path = names_mark_deleted(c->names, &ctx.key)))
-		f->deleted = true;
-	if (f->kind != FK_FILE)
-		f->residency_missing = "not a regular file";
+	else if (e->slot > OVERFLOW_SLOT && e->slot < MAX_SLOTS)
+		sync_slot(c, e->slot);
 	else
-		f->residency_missing = f->deleted ? "deleted"
-						  : residency_read(f->name, f->key.dev, f->key.ino,
-								   v.counted ? 0 : v.gen, &res);
-	if (f->residency_missing == residency_gone) {
-		gone_at_end(c, f, &ctx.key, v.counted ? 0 : v.gen);
-		if (!f->residency_missing) /* found under its new name */
-			f->residency_missing = residency_read(f->name, f->key.dev, f->key.ino, 0,
-							      &res);
-	}
-	if (files_name_calls(f, name_of_id, &ctx))
-		c->error = -ENOMEM;
-	if (f->residency_missing)
-		return;
-	f->res = (struct residency_view){
-		.resident_pages = res.cached_pages,
-		.dirty_pages = res.dirty_pages,
-		.writeback_pages = res.writeback_pages,
-		.evicted_pages = res.evicted_pages,
-		.recently_evicted_pages = res.recently_evicted_pages,
-		.size_bytes = res.size_bytes,
-	};
-	f->residency_partial = res.partial;
+		on_overflow_event(c, e, size);
+	return 0;
 }
 
 /*
@@ -432,7 +431,8 @@ static int attach_files(struct collector *c)
 	tracer_unseen_file_blocks(c->tracer, give_file_block, c);
 	for (size_t i = 0; i < c->nprocs; i++)
 		for (size_t j = 0; j < c->procs[i].nfiles; j++)
-			resolve_file(c, &c->procs[i].files[j]);
+			if (collect_resolve_file(c->names, &c->procs[i].files[j]))
+				c->error = -ENOMEM;
 	return 0;
 }
 
@@ -515,9 +515,10 @@ int collector_finish(struct collector *c, struct run_result *r)
 	struct tracer *t = c->tracer;
 	int err = 0;
 
-	/* Processes whose exit event is missing or still running at the end. */
+	/* Every slot against the table, then the processes still running at the end. */
+	sync_all_slots_final(c);
 	for (size_t i = 0; i < c->nprocs; i++)
-		if (c->procs[i].slot > OVERFLOW_SLOT && tracer_slot_in_use(t, c->procs[i].slot))
+		if (c->procs[i].slot > OVERFLOW_SLOT)
 			retire(c, &c->procs[i]);
 	if (sum_totals(c, r))
 		err = -ENOMEM;

@@ -18,7 +18,16 @@ struct collector *collector_new(void);
 /* Binds the tracer once it is open, before any event is polled; -ENOMEM on failure. */
 int collector_start(struct collector *c, struct tracer *t);
 void collector_free(struct collector *c);
-/* Record for a process iotrace started or attached to itself. */
+/*
+ * A process leaves its slot (it exited, or the run ends): fn(pid, slot) runs before the
+ * slot is given back, while what the kernel keeps per slot is still the process's.
+ */
+typedef void (*collector_retire_fn)(uint32_t pid, uint32_t slot, void *ctx);
+void collector_on_retire(struct collector *c, collector_retire_fn fn, void *ctx);
+/*
+ * Record for a process iotrace started or attached to itself, and its row in the kernel's
+ * slot table: before tracer_watch.
+ */
 int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot,
 		       const char *comm, const char *args, uint64_t start_ns);
 /*

@@ -124,24 +124,30 @@ struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid)
 }
 
 /* A process that came to be traced (forked, or found running). */
-static void on_new(struct top_collector *c, const struct iot_proc_event *e)
+static void note_new(struct top_collector *c, uint32_t pid, uint32_t ppid, uint32_t slot,
+		     uint64_t cgroup, const char *comm)
 {
-	struct tproc *p = new_proc(c, e->pid);
+	struct tproc *p = new_proc(c, pid);
 
 	if (!p)
 		return;
-	p->ppid = e->ppid;
-	p->slot = e->slot;
-	p->cgroup = e->cgroup;
-	memcpy(p->comm, e->comm, sizeof(p->comm));
+	p->ppid = ppid;
+	p->slot = slot;
+	p->cgroup = cgroup;
+	memcpy(p->comm, comm, sizeof(p->comm));
 	p->comm[COMM_LEN - 1] = '\0';
 	/* Past --max-procs its syscalls count in the overflow slot, with others'. */
-	if (e->slot == OVERFLOW_SLOT)
+	if (slot == OVERFLOW_SLOT)
 		c->overflow_used = true;
-	else if (e->slot < MAX_SLOTS)
-		c->slot_pid[e->slot] = e->pid;
-	if (e->cgroup && !c->ncgroups)
-		cgroup_note(e->cgroup);
+	else if (slot < MAX_SLOTS)
+		c->slot_pid[slot] = pid;
+	if (cgroup && !c->ncgroups)
+		cgroup_note(cgroup);
+}
+
+static void on_new(struct top_collector *c, const struct iot_proc_event *e)
+{
+	note_new(c, e->pid, e->ppid, e->slot, e->cgroup, e->comm);
 }
 
 /* The slot's syscall counters as sums (tracer_read_live_slots' callbacks). */
@@ -219,6 +225,38 @@ static void retire(struct top_collector *c, struct tproc *p)
 		c->error = -ENOMEM;
 }
 
+/*
+ * The process in slot as the kernel's slot table has it (bpf/proc.bpf.c): a process the
+ * collector never heard of gets its record, a known one its name and group, and one whose
+ * row says it exited is retired (its last counts, its slot given back). A notice only
+ * says which slot to look at, so notices read late, twice or never (lost while top fell
+ * behind: then every slot is looked at) change nothing.
+ */
+static void sync_slot(uint32_t slot, void *ctx)
+{
+	struct top_collector *c = ctx;
+	struct slot_proc row;
+	struct tproc *p;
+
+	if (tracer_read_slot_proc(c->tracer, slot, &row)) {
+		c->rescan |= tracer_slot_in_use(c->tracer, slot);
+		return;
+	}
+	if (c->slot_pid[slot] != row.pid)
+		note_new(c, row.pid, row.ppid, slot, row.cgroup, row.comm);
+	p = top_find(c, row.pid);
+	if (!p || p->exited || p->slot != slot)
+		return;
+	memcpy(p->comm, row.comm, sizeof(p->comm));
+	if (row.cgroup && row.cgroup != p->cgroup) {
+		p->cgroup = row.cgroup;
+		if (!c->ncgroups)
+			cgroup_note(row.cgroup);
+	}
+	if (row.state == SP_EXITED)
+		retire(c, p);
+}
+
 int top_on_event(void *ctx, void *data, size_t size)
 {
 	struct top_collector *c = ctx;
@@ -231,6 +269,11 @@ int top_on_event(void *ctx, void *data, size_t size)
 		c->room_wanted = true;
 		return 0;
 	}
+	if (e->slot > OVERFLOW_SLOT && e->slot < MAX_SLOTS) {
+		sync_slot(e->slot, c);
+		return 0;
+	}
+	/* The overflow slot has no rows: its processes' events are all top learns of them. */
 	if (e->kind == EV_FORK || e->kind == EV_FOUND) {
 		on_new(c, e);
 		return 0;
@@ -265,6 +308,7 @@ bool top_wants_tick(const struct top_collector *c)
 	return c->room_wanted;
 }
 
+
 int top_tick(struct top_collector *c)
 {
 	size_t n = 0;
@@ -272,6 +316,12 @@ int top_tick(struct top_collector *c)
 	c->room_wanted = false;
 	tracer_tick(c->tracer);
 	tracer_poll_events(c->tracer); /* names first: what is taken below needs them */
+	/* Notices were lost (top fell behind): the slot table says what they said. */
+	if (c->rescan || tracer_notices_lost(c->tracer) != c->notices_lost) {
+		c->rescan = false;
+		c->notices_lost = tracer_notices_lost(c->tracer);
+		tracer_for_each_used_slot(c->tracer, sync_slot, c);
+	}
 	if (tracer_evict_idle(c->tracer, 1, top_give_entry, c, &n))
 		c->error = -ENOMEM;
 	/* As run mode's loader: soon again while files come and go fast. */

@@ -88,6 +88,8 @@ struct top_collector {
 	size_t nname_keys;
 	uint64_t drops[DROP_COUNTERS]; /* at the last refresh */
 	uint64_t last_ns;
+	uint64_t notices_lost; /* the kernel's count of lost notices when the table was read */
+	bool rescan;           /* a slot's row was being written: read the table again */
 	bool room_wanted;
 	int error;
 };

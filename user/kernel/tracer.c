@@ -256,8 +256,72 @@ void tracer_release_slot(struct tracer *t, uint32_t slot)
 {
 	if (slot <= OVERFLOW_SLOT || slot >= t->nr_slots)
 		return;
+	/* Its row says "no process" before the kernel can give the slot to another. */
+	if (t->slot_rows) {
+		t->slot_rows[slot].args_len = 0;
+		__atomic_store_n(&t->slot_rows[slot].state, SP_FREE, __ATOMIC_SEQ_CST);
+	}
 	__atomic_fetch_and(&t->skel->bss->slot_used[slot / 64], ~(1ULL << (slot % 64)),
 			   __ATOMIC_SEQ_CST);
+}
+
+int tracer_start_slot(struct tracer *t, uint32_t slot, const struct slot_proc *row)
+{
+	struct slot_proc *to;
+
+	if (!t->slot_rows || slot <= OVERFLOW_SLOT || slot >= t->nr_slots)
+		return -1;
+	/* Written before the process is watched: no program writes the row meanwhile. */
+	to = &t->slot_rows[slot];
+	memcpy((char *)to + sizeof(to->seq) + sizeof(to->state),
+	       (const char *)row + sizeof(row->seq) + sizeof(row->state),
+	       sizeof(*row) - sizeof(row->seq) - sizeof(row->state));
+	__atomic_store_n(&to->state, SP_LIVE, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/*
+ * A row is read between two even values of its seqcount (bpf/proc.bpf.c). A program writes
+ * it in a few hundred instructions, but an interrupt, or the hypervisor stopping the vCPU,
+ * may hold it odd much longer: then the row is not read at all (-EAGAIN, read it later),
+ * never taken half written.
+ */
+int tracer_read_slot_proc(struct tracer *t, uint32_t slot, struct slot_proc *out)
+{
+	const struct slot_proc *row;
+
+	if (!t->slot_rows || slot <= OVERFLOW_SLOT || slot >= t->nr_slots)
+		return -1;
+	row = &t->slot_rows[slot];
+	for (int tries = 0; tries < 1000; tries++) {
+		uint32_t seq = __atomic_load_n(&row->seq, __ATOMIC_ACQUIRE);
+
+		if (seq & 1)
+			continue;
+		memcpy(out, row, sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&row->seq, __ATOMIC_RELAXED) != seq)
+			continue;
+		out->comm[COMM_LEN - 1] = '\0';
+		if (out->args_len > ARGS_LEN)
+			out->args_len = ARGS_LEN;
+		return out->state == SP_LIVE || out->state == SP_EXITED ? 0 : -1;
+	}
+	return -EAGAIN;
+}
+
+void tracer_for_each_used_slot(struct tracer *t, tracer_slot_fn fn, void *ctx)
+{
+	for (uint32_t w = 0; w < (t->nr_slots + 63) / 64; w++) {
+		uint64_t used = __atomic_load_n(&t->skel->bss->slot_used[w], __ATOMIC_SEQ_CST);
+
+		for (; used; used &= used - 1) {
+			uint32_t slot = w * 64 + __builtin_ctzll(used);
+
+			if (slot > OVERFLOW_SLOT && slot < t->nr_slots)
+				fn(slot, ctx);
+		}
+	}
 }
 
 bool tracer_slot_in_use(struct tracer *t, uint32_t slot)
@@ -268,6 +332,11 @@ bool tracer_slot_in_use(struct tracer *t, uint32_t slot)
 }
 
 /* ---- drops and events ---- */
+
+uint64_t tracer_notices_lost(struct tracer *t)
+{
+	return __atomic_load_n(&t->skel->bss->drops[DROP_RINGBUF], __ATOMIC_SEQ_CST);
+}
 
 void tracer_read_drops(struct tracer *t, uint64_t drops[DROP_COUNTERS])
 {

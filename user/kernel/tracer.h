@@ -125,7 +125,20 @@ const char *tracer_hooks_missing(const struct tracer *t, enum tracer_hooks group
 uint32_t tracer_claim_slot(struct tracer *t);
 /* Marks tgid as traced with slot; pending: count nothing before its execve. */
 int tracer_watch(struct tracer *t, pid_t tgid, uint32_t slot, bool pending);
+/* Gives the slot back (its row in the slot table marked free first). */
 void tracer_release_slot(struct tracer *t, uint32_t slot);
+/*
+ * Run mode's slot table (bpf/proc.bpf.c: what the kernel keeps of each slot's process until
+ * the loader frees the slot). tracer_start_slot writes the row of a process iotrace starts
+ * tracing itself, before tracer_watch; tracer_read_slot_proc copies a row (0), or returns
+ * -1 when the slot holds no process (free, or its fork has not written the row yet), or
+ * -EAGAIN when a program is writing it right now (read it again later).
+ */
+int tracer_start_slot(struct tracer *t, uint32_t slot, const struct slot_proc *row);
+int tracer_read_slot_proc(struct tracer *t, uint32_t slot, struct slot_proc *out);
+/* Calls fn for every slot the kernel holds (besides 0 and the overflow slot). */
+typedef void (*tracer_slot_fn)(uint32_t slot, void *ctx);
+void tracer_for_each_used_slot(struct tracer *t, tracer_slot_fn fn, void *ctx);
 /* Slots the kernel still holds (besides 0 and the overflow slot). */
 bool tracer_slot_in_use(struct tracer *t, uint32_t slot);
 /* serve: never count tgid (iotrace itself; tracer_open does it for serve). */
@@ -134,6 +147,8 @@ void tracer_exclude(struct tracer *t, pid_t tgid);
 int tracer_events_fd(struct tracer *t);
 int tracer_poll_events(struct tracer *t);
 void tracer_read_drops(struct tracer *t, uint64_t drops[DROP_COUNTERS]);
+/* Process events the ring buffer had no room for, so far (cheap: read in place). */
+uint64_t tracer_notices_lost(struct tracer *t);
 /*
  * Counts now the block requests that are over but whose completion no program saw (the
  * kernel skipped it): the sweep of bpf/block.bpf.c. Run before reading the block counters

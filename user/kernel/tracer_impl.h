@@ -42,8 +42,10 @@ struct tracer {
 	struct file_stat *files;      /* mmap of file_stats */
 	struct file_row *rows;        /* mmap of file_rows */
 	uint64_t *trace_ctr;          /* mmap of trace_counters (--trace), or NULL */
+	struct slot_proc *slot_rows;  /* mmap of slot_procs (run mode), or NULL */
 	uint32_t stack_nrs[MAX_SYSCALLS], nstack_nrs; /* --stacks: the syscalls stacked */
 	size_t proc_slot_len, sc_len, io_len, moves_len, files_len, rows_len, trace_ctr_len;
+	size_t slot_rows_len;
 	uint32_t pid_max, ncpus, nr_slots;
 	const char *missing[TRACER_HOOK_GROUPS]; /* why a hook group is off, or NULL */
 };

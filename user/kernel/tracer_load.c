@@ -245,6 +245,8 @@ static void configure(struct tracer *t, const struct tracer_config *cfg)
 		bpf_program__set_autoload(s->progs.handle_sys_enter, false);
 	if (!cfg->serve) /* labels are serve's */
 		bpf_map__set_max_entries(s->maps.label_slots, 1);
+	/* The slot table is run mode's and top's (their loaders' copy of who each slot is). */
+	bpf_map__set_max_entries(s->maps.slot_procs, cfg->serve || cfg->snoop ? 1 : t->nr_slots);
 	s->rodata->top = cfg->top;
 	if (cfg->serve) {
 		/* serve counts labels, never files: no names to follow. */
@@ -452,7 +454,7 @@ static int size_tracer(struct tracer *t, const struct tracer_config *cfg)
 	t->ncpus = ncpus;
 	t->nr_slots = cfg->max_procs ? cfg->max_procs + OVERFLOW_SLOT + 1
 		      : MAX_SLOTS;
-	if (t->nr_slots > MAX_SLOTS) {
+	if (cfg->max_procs > MAX_SLOTS - OVERFLOW_SLOT - 1 || t->nr_slots > MAX_SLOTS) {
 		fprintf(stderr, "iotrace: --max-procs is at most %d\n", MAX_SLOTS - 2);
 		return -1;
 	}
@@ -540,7 +542,10 @@ static int map_counters(struct tracer *t, const struct tracer_config *cfg,
 	t->moves = map_mmap(t->skel->maps.cache_moves, &t->moves_len);
 	t->files = map_mmap(t->skel->maps.file_stats, &t->files_len);
 	t->rows = map_mmap(t->skel->maps.file_rows, &t->rows_len);
-	if (!t->proc_slot || !t->sc || !t->io || !t->moves || !t->files || !t->rows) {
+	if (!cfg->serve && !cfg->snoop)
+		t->slot_rows = map_mmap(t->skel->maps.slot_procs, &t->slot_rows_len);
+	if (!t->proc_slot || !t->sc || !t->io || !t->moves || !t->files || !t->rows ||
+	    (!cfg->serve && !cfg->snoop && !t->slot_rows)) {
 		report_failure("map the BPF counters", -errno);
 		return -1;
 	}
@@ -623,6 +628,8 @@ void tracer_close(struct tracer *t)
 		munmap(t->files, t->files_len);
 	if (t->rows)
 		munmap(t->rows, t->rows_len);
+	if (t->slot_rows)
+		munmap(t->slot_rows, t->slot_rows_len);
 	unmap_trace(t);
 	iotrace_bpf__destroy(t->skel);
 	free(t);

@@ -528,6 +528,13 @@ _Static_assert(0 RA_KIND_FIELDS(RA_KIND_ONE) == RA_KINDS, "RA_KIND_FIELDS lists 
 
 #define DROP_NAME(suffix, name, help) [DROP_##suffix] = #name,
 const char *const drop_names[DROP_COUNTERS] = { DROP_LIST(DROP_NAME) };
+#define DROP_HELP(suffix, name, help) [DROP_##suffix] = help,
+const char *const drop_help[DROP_COUNTERS] = { DROP_LIST(DROP_HELP) };
+
+bool drop_loses(int i)
+{
+	return i != DROP_RINGBUF && i != DROP_BLOCK_UNSEEN && i != DROP_BLOCK_EVENTS;
+}
 
 const char *const block_op_names[BLOCK_OPS] = {
 	[BOP_READ] = "read", [BOP_WRITE] = "write", [BOP_FLUSH] = "flush",

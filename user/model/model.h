@@ -85,5 +85,13 @@ extern const char *const ra_kind_names[RA_KINDS];
 extern const char *const block_op_names[BLOCK_OPS];
 /* Names of the drop counters, as in JSON's "drops" and Prometheus' reason label. */
 extern const char *const drop_names[DROP_COUNTERS];
+/* What each counts (bpf/iotrace.h, DROP_LIST). */
+extern const char *const drop_help[DROP_COUNTERS];
+/*
+ * Whether drop counter i counts something the run did that its numbers lack or hold only
+ * inexactly; not so the notices the slot table stood in for (ringbuf_events), completions
+ * counted late, or snoop's events.
+ */
+bool drop_loses(int i);
 
 #endif /* IOTRACE_MODEL_H */

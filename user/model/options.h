@@ -27,6 +27,7 @@ struct options {
 	uint64_t trace_min_ns;      /* --trace-min: calls that took at least this */
 	uint64_t trace_interval_ns; /* --trace-interval: counter samples */
 	uint64_t trace_max_events;  /* --trace-max-events */
+	bool trace_options_given;   /* one of the three above: they need --trace */
 	const char *stacks;         /* --stacks FILE: folded stacks (docs/stacks.md) */
 	int stacks_by;              /* --stacks-by: enum stacks_by, or -1 (by time if timed) */
 	int stacks_unwind;          /* --stacks-unwind: enum stacks_mode (fp by default) */

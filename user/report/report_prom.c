@@ -3,13 +3,23 @@
  * Run mode's --prom-file: the run's totals as Prometheus metrics, labelled by comm (the
  * processes of one name summed), for node_exporter's textfile collector.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "prom.h"
 #include "report.h"
 
+/*
+ * Names with series of their own, at most: a run may start thousands of processes each
+ * named apart (every series of every metric, once per name). The names after the first
+ * PROM_FILE_COMMS share OTHER_COMMS, a value no process name can take (longer than 15
+ * bytes). docs/prometheus.md, "Bounds".
+ */
+#define PROM_FILE_COMMS 1000
+#define OTHER_COMMS "(other processes)"
+
 struct comm_group {
-	char comm[COMM_LEN];
+	char comm[sizeof(OTHER_COMMS)];
 	struct dense_profile d;
 	struct page_cache_sum pc;
 	bool pc_seen;
@@ -20,8 +30,10 @@ static struct comm_group *group_of(struct comm_group **groups, size_t *n, const 
 	struct comm_group *g;
 
 	for (size_t i = 0; i < *n; i++)
-		if (!strncmp((*groups)[i].comm, comm, COMM_LEN))
+		if (!strncmp((*groups)[i].comm, comm, sizeof(g->comm)))
 			return &(*groups)[i];
+	if (*n >= PROM_FILE_COMMS && strcmp(comm, OTHER_COMMS))
+		return group_of(groups, n, OTHER_COMMS);
 	g = realloc(*groups, (*n + 1) * sizeof(*g));
 	if (!g)
 		return NULL;
@@ -30,7 +42,7 @@ static struct comm_group *group_of(struct comm_group **groups, size_t *n, const 
 	memset(g, 0, sizeof(*g));
 	dense_reset(&g->d);
 	page_cache_reset(&g->pc);
-	strncpy(g->comm, comm, COMM_LEN - 1);
+	snprintf(g->comm, sizeof(g->comm), "%s", comm);
 	return g;
 }
 

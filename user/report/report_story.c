@@ -33,19 +33,58 @@ static const char *unknown(const struct run_result *r, const char *name)
 
 static void print_command(FILE *out, const struct run_result *r)
 {
-	char exit[64], arg[NAME_TEXT_MAX], line[512] = "", cut[NAME_TEXT_MAX];
+	char exit[64], line[512] = "", cut[NAME_TEXT_MAX];
 	size_t len = 0;
 
 	format_exit(exit, sizeof(exit), r->exit_known, r->exit_status);
 	fprintf(out, "iotrace: %zu process%s, %.3f s wall, %s%s\n", r->nprocs,
 		r->nprocs == 1 ? "" : "es", r->wall_ns / 1e9, exit,
 		r->partial ? " — PARTIAL: interrupted before the command ended" : "");
-	for (char **a = r->command; a && *a && len + 1 < sizeof(line); a++) {
-		name_cell(*a, 0, arg, sizeof(arg));
-		len += snprintf(line + len, sizeof(line) - len, "%s%s", len ? " " : "", arg);
-	}
+	/* The words as they are, escaped once, as the line is cut (name_head). */
+	for (char **a = r->command; a && *a && len + 1 < sizeof(line); a++)
+		len += snprintf(line + len, sizeof(line) - len, "%s%s", len ? " " : "", *a);
 	if (len)
 		fprintf(out, "command: %s\n", name_head(line, 91, cut, sizeof(cut)));
+}
+
+/* Lines of the first screen that say what was lost; more kinds share the last. */
+#define STORY_LOST 3
+
+static void print_lost_line(FILE *out, const char *text)
+{
+	char cut[NAME_TEXT_MAX];
+
+	fprintf(out, "%-12s%s\n", "lost:", name_head(text, 88, cut, sizeof(cut)));
+}
+
+/*
+ * What the run's bounded tables dropped (docs/hardening.md), at the top of the first screen
+ * so that no number below is taken for whole: a line per kind of loss, with its key in
+ * JSON's "drops" ("lost: 5,248 events of (process, file) pairs beyond the ledger's entries
+ * [files]"). Nothing when nothing was.
+ */
+static void print_lost(FILE *out, const struct run_result *r)
+{
+	char line[256], n[CELL_MAX];
+	int lost[DROP_COUNTERS], nlost = 0;
+	size_t len;
+
+	for (int i = 0; i < DROP_COUNTERS; i++)
+		if (r->drops[i] && drop_loses(i))
+			lost[nlost++] = i;
+	for (int k = 0; k < nlost && (k < STORY_LOST - 1 || nlost == STORY_LOST); k++) {
+		snprintf(line, sizeof(line), "%s %s [%s]", cell_grouped(r->drops[lost[k]], n),
+			 drop_help[lost[k]], drop_names[lost[k]]);
+		print_lost_line(out, line);
+	}
+	if (nlost <= STORY_LOST)
+		return;
+	len = snprintf(line, sizeof(line), "and");
+	for (int k = STORY_LOST - 1; k < nlost && len < sizeof(line); k++)
+		len += snprintf(line + len, sizeof(line) - len, "%s %s %s",
+				k > STORY_LOST - 1 ? "," : "", drop_names[lost[k]],
+				cell_grouped(r->drops[lost[k]], n));
+	print_lost_line(out, line);
 }
 
 static void print_syscalls(FILE *out, const struct run_result *r)
@@ -219,6 +258,7 @@ void report_process_list(FILE *out, const struct run_result *r, size_t from)
 void report_story(FILE *out, const struct run_result *r, const struct options *o)
 {
 	print_command(out, r);
+	print_lost(out, r);
 	print_syscalls(out, r);
 	print_page_cache(out, r);
 	print_disk(out, r);

@@ -391,7 +391,7 @@ static void print_drops(FILE *out, const struct run_result *r)
 	const uint64_t *d = r->drops;
 	char path[NAME_TEXT_MAX];
 
-	fprintf(out, "\nlost: %llu events (ring buffer full); %llu processes merged (over %u live)",
+	fprintf(out, "\nlost: %llu notices (slot table read); %llu processes merged (over %u live)",
 		(unsigned long long)d[DROP_RINGBUF], (unsigned long long)d[DROP_SLOTS],
 		r->nr_slots - 2);
 	if (r->timing)

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Run mode's collection, inside: the files' names at the end (collect_files.c). */
+#ifndef IOTRACE_COLLECT_IMPL_H
+#define IOTRACE_COLLECT_IMPL_H
+
+#include "model/names.h"
+#include "model/records.h"
+
+/*
+ * A file's name from the names the kernel recorded (or its inode), whether it was
+ * deleted, and its residency now; -ENOMEM when a name could not be kept.
+ */
+int collect_resolve_file(struct names *names, struct file_record *f);
+
+#endif
