@@ -365,3 +365,79 @@ static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
 	st->epoch = ledger_epoch;
 	return st;
 }
+
+/* ---- code a process loaded (docs/run-mode.md, "What the run worked on, what it loaded") ---- */
+
+/*
+ * Entry st is code its process loaded, by way how (enum load_bit). At the first executable
+ * mapping, the reads made of it so far are the loader's (the ELF header and program
+ * headers it reads before it maps the segments); later ones are the program's own data
+ * (a linker reading a library as its input).
+ */
+static __always_inline void mark_loaded(struct file_stat *st, __u32 how)
+{
+	static const __u32 reads[] = { FOP_read, FOP_pread64, FOP_readv, FOP_preadv,
+				       FOP_preadv2 };
+	__u64 calls = 0, bytes = 0;
+
+	if (how == LOAD_MAPPED_EXEC && !(st->loaded & LOAD_MAPPED_EXEC)) {
+		for (int i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+			__u32 row = st->row[reads[i] & (FILE_OP_SLOTS - 1)];
+			struct file_row *r;
+
+			if (!row)
+				continue;
+			row--;
+			r = bpf_map_lookup_elem(&file_rows, &row);
+			if (r) {
+				calls += r->calls;
+				bytes += r->transferred;
+			}
+		}
+		st->load_read_calls = calls;
+		st->load_read_bytes = bytes;
+	}
+	__sync_fetch_and_or(&st->loaded, how);
+}
+
+/* The struct file of the mapping that holds an address (bpf_find_vma's callback). */
+static long vma_file_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct file *file = vma->vm_file;
+
+	/* Global functions take numbers only: the pointer's value copied out as one. */
+	bpf_probe_read_kernel(data, sizeof(__u64), &file);
+	return 0;
+}
+
+static __always_inline void mark_exec_file(__u32 owner, __u64 file_addr)
+{
+	int found = file_index_of_file(owner, file_addr);
+	__u32 idx = found;
+	struct file_stat *st = found >= 0 ? bpf_map_lookup_elem(&file_stats, &idx) : NULL;
+
+	if (st)
+		mark_loaded(st, LOAD_EXECED);
+}
+
+/*
+ * An execve completed in the current task: the kernel itself mapped the program and its
+ * ELF interpreter (the dynamic loader), with no syscall to see. The new image starts at
+ * the interpreter's entry point (the program's, when it has none), so the mapping that
+ * holds the task's instruction pointer names it. Global: verified once, run once per exec.
+ */
+__noinline int note_exec_files(__u64 exe)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 interp = 0;
+
+	if (serve || !exe)
+		return 0;
+	mark_exec_file(task->tgid, exe);
+	if (regs)
+		bpf_find_vma(task, regs->ip, vma_file_of, &interp, 0);
+	if (interp && interp != exe)
+		mark_exec_file(task->tgid, interp);
+	return 0;
+}

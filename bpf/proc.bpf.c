@@ -295,6 +295,8 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	return 0;
 }
 
+__noinline int note_exec_files(__u64 exe); /* ledger.bpf.c */
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
@@ -302,6 +304,8 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	__u16 *entry = slot_entry(p->tgid);
 	struct iot_proc_event *e;
 	unsigned long start, end;
+	struct file *file;
+	__u64 exe = 0;
 	__u32 len;
 
 	if (serve) {
@@ -324,6 +328,10 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	/* A pending slot is the command's own execve, which is just completing. */
 	if (!entry || !*entry || (top && *entry == SLOT_NONE))
 		return 0;
+	/* The program the kernel mapped, as a number for the global function. */
+	file = bprm->file;
+	bpf_probe_read_kernel(&exe, sizeof(exe), &file);
+	note_exec_files(exe);
 	e = reserve_event(EV_EXEC, p, *entry & ~SLOT_PENDING);
 	if (!e)
 		return 0;

@@ -357,6 +357,28 @@ __noinline int count_second_file(__u32 op, __u64 fd)
 	return 0;
 }
 
+/* mmap's prot argument: the mapping may execute (uapi asm-generic/mman-common.h). */
+#define PROT_EXEC 0x4
+
+/*
+ * A successful mmap of fd with PROT_EXEC: code the process loaded (mark_loaded). Global:
+ * verified once, and only those mmaps (a few per library) pay the call.
+ */
+__noinline int note_exec_map(__u64 fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 key = task->pid & inflight_mask, idx;
+	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
+	struct file_stat *st;
+
+	if (!ti || ti->tid != task->pid)
+		return 0;
+	st = entry_of_fd(task, ti, fd, &idx, false);
+	if (st)
+		mark_loaded(st, LOAD_MAPPED_EXEC);
+	return 0;
+}
+
 /* The ledger's side of a call: its row on each file it used (both ends of a copy). */
 static __always_inline void account_files(struct task_struct *task, struct thread_io *ti,
 					  struct pt_regs *regs, __u32 nr, struct call *c)
@@ -375,6 +397,8 @@ static __always_inline void account_files(struct task_struct *task, struct threa
 	count_file(task, ti, op, fd_value(regs, fd_arg[op], c->ret), 0);
 	if (fd2_arg[op])
 		count_second_file(fd2_op[op], fd_value(regs, fd2_arg[op], c->ret));
+	else if (op == FOP_mmap && (fd_value(regs, FD_ARG3, 0) & PROT_EXEC) && c->ret >= 0)
+		note_exec_map(fd_value(regs, fd_arg[op], c->ret));
 }
 
 /* trace_syscall's duration of a call that was not timed (in flight when iotrace started). */
