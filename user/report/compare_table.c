@@ -248,6 +248,47 @@ static double file_value(const cJSON *run, const char *path, const struct file_m
 	return v;
 }
 
+/*
+ * What one run did with the file (totals.files[].use: data, code, startup), or NULL when no
+ * process of it touched the file.
+ */
+static const char *file_use(const cJSON *run, const char *path)
+{
+	char *want = esc_dup(esc_json, path);
+	const char *use = NULL;
+	const cJSON *file;
+
+	cJSON_ArrayForEach(file, totals(run, "files")) {
+		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(file, "path"));
+
+		if (want && p && !strcmp(p, want)) {
+			use = cJSON_GetStringValue(cJSON_GetObjectItem(file, "use"));
+			break;
+		}
+	}
+	free(want);
+	return use;
+}
+
+/*
+ * The variant's: data when any run's is, then code, then startup (as a run joins its
+ * processes'); NULL when no run touched the file.
+ */
+static const char *variant_use(const struct compare_variant *v, int repeat, const char *path)
+{
+	static const char *const order[] = { "data", "code", "startup" };
+	int best = -1;
+
+	for (int i = 0; i < repeat; i++) {
+		const char *u = file_use(v->runs[i], path);
+
+		for (int k = 0; u && k < (int)(sizeof(order) / sizeof(order[0])); k++)
+			if (!strcmp(u, order[k]) && (best < 0 || k < best))
+				best = k;
+	}
+	return best < 0 ? NULL : order[best];
+}
+
 /* ---- medians ---- */
 
 static int cmp_double(const void *a, const void *b)
@@ -498,6 +539,11 @@ static void print_file_rows(FILE *out, const struct comparison *c, const char *p
 	char cut[PATH_MAX], buf[CELL_MAX];
 
 	fprintf(out, "file %s\n", name_cell(path, 95, cut, sizeof(cut)));
+	/* What each variant did with it: worked on it, or loaded it to run (run-mode.md). */
+	print_row_name(out, "  ", "use", AS_COUNT);
+	for (int v = 0; v < c->n; v++)
+		fprintf(out, " %*s", width, variant_use(&c->v[v], c->repeat, path) ?: "-");
+	fputc('\n', out);
 	for (size_t m = 0; m < NFILE_METRICS; m++) {
 		print_row_name(out, "  ", file_metrics[m].name, file_metrics[m].shown);
 		for (int v = 0; v < c->n; v++)
@@ -550,7 +596,10 @@ static cJSON *file_summaries(const struct comparison *c, const struct compare_va
 		cJSON *sum = key ? cJSON_AddObjectToObject(files, key) : NULL;
 
 		free(key);
-
+		if (sum && variant_use(v, c->repeat, c->files[f]))
+			cJSON_AddStringToObject(sum, "use", variant_use(v, c->repeat, c->files[f]));
+		else if (sum)
+			cJSON_AddNullToObject(sum, "use");
 		for (size_t m = 0; sum && m < NFILE_METRICS; m++) {
 			struct spread s = file_metric(v, c->repeat, c->files[f], m);
 
