@@ -82,7 +82,7 @@ const char *name_cell(const char *name, int width, char *buf, size_t len)
 		return text;
 	base = strrchr(t, '/');
 	base = base && base[1] ? base + 1 : t;
-	if (text_width(base) + 1 > width) {
+	if (text_width(base) + 2 > width) { /* not even "…/" and the file name */
 		snprintf(buf, len, ELLIPSIS "%s", tail_of(base, width - 1));
 		free(t);
 		return buf;
