@@ -432,7 +432,7 @@ __noinline int note_exec_files(__u64 exe)
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	__u64 interp = 0;
 
-	if (serve || !exe)
+	if (serve || top || !exe) /* only run mode's report tells loaded code apart */
 		return 0;
 	mark_exec_file(task->tgid, exe);
 	if (regs)
