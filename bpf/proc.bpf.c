@@ -295,7 +295,7 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	return 0;
 }
 
-__noinline int note_exec_files(__u64 exe); /* ledger.bpf.c */
+__noinline int note_exec_files(__u64 exe); /* pagecache.bpf.c */
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
@@ -304,7 +304,7 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	__u16 *entry = slot_entry(p->tgid);
 	struct iot_proc_event *e;
 	unsigned long start, end;
-	struct file *file;
+	struct inode *inode;
 	__u64 exe = 0;
 	__u32 len;
 
@@ -328,9 +328,9 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	/* A pending slot is the command's own execve, which is just completing. */
 	if (!entry || !*entry || (top && *entry == SLOT_NONE))
 		return 0;
-	/* The program the kernel mapped, as a number for the global function. */
-	file = bprm->file;
-	bpf_probe_read_kernel(&exe, sizeof(exe), &file);
+	/* The program the kernel mapped: its inode, as a number for the global function. */
+	inode = bprm->file->f_inode;
+	bpf_probe_read_kernel(&exe, sizeof(exe), &inode);
 	note_exec_files(exe);
 	e = reserve_event(EV_EXEC, p, *entry & ~SLOT_PENDING);
 	if (!e)
