@@ -49,7 +49,7 @@ USER_CFLAGS := $(CPPFLAGS) $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser \
 	-DIOTRACE_VERSION='"$(VERSION)"'
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX_H)) -Ibpf \
 	-Wall -Wno-unused-function $(WERROR) -MMD -MP
-LIBS := -lbpf -ldw -lelf -lz -lcjson -lseccomp -lmicrohttpd -lm $(shell $(PKG_CONFIG) --libs ncursesw)
+LIBS = -lbpf -ldw -lelf -lz -lcjson -lseccomp -lmicrohttpd -lm $(shell $(PKG_CONFIG) --libs ncursesw)
 
 # The tracer's kernel programs: one file per concern, compiled as one unit (bpf/iotrace.bpf.c
 # includes the others; -MMD tracks them).
@@ -212,7 +212,7 @@ $(OUTPUT)/tests/%: tests/c/%.c $(OUTPUT)/probe.skel.h | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(LIBS) -o $@
 
-$(OUTPUT)/bench/cmdtime: bench/cmdtime.c | $(OUTPUT)/bench
+$(OUTPUT)/bench/cmdtime: bench/cmdtime.c $(OUTPUT)/.deps | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 

@@ -430,6 +430,15 @@ struct file_key {
 	__u32 closed; /* 0 in file_index; 1 in an entry its file's rename ended (names.bpf.c) */
 };
 
+/*
+ * How a process loaded a file as code (docs/run-mode.md, "What the run worked on, what it
+ * loaded"): what the kernel saw, not what the path says.
+ */
+enum load_bit {
+	LOAD_MAPPED_EXEC = 1, /* mmap of one of its fds with PROT_EXEC (the dynamic loader) */
+	LOAD_EXECED = 2,      /* the program an execve ran, or its ELF interpreter */
+};
+
 /* A ledger entry: one (owner, file). */
 struct file_stat {
 	struct file_key key;
@@ -454,6 +463,10 @@ struct file_stat {
 	__u64 i_size;
 	__u32 advice;  /* enum advice_bit, OR of all seen */
 	__u32 add_gen; /* bumped by every add: invalidates threads' cached "used" ranges */
+	__u32 loaded;  /* enum load_bit: how the process mapped the file as code, OR of all */
+	__u32 load_pad;
+	/* Read-family calls and bytes before its first executable mapping: the loader's. */
+	__u64 load_read_calls, load_read_bytes;
 	__u64 chunk_end; /* 1 + the highest page-bitmap chunk made for this entry */
 	__u64 window_hist[HIST_BUCKETS]; /* readahead window sizes in pages */
 };

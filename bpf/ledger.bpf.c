@@ -365,3 +365,37 @@ static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
 	st->epoch = ledger_epoch;
 	return st;
 }
+
+/* ---- code a process loaded (docs/run-mode.md, "What the run worked on, what it loaded") ---- */
+
+/*
+ * Entry st is code its process loaded, by way how (enum load_bit). At the first executable
+ * mapping, the reads made of it so far are the loader's (the ELF header and program
+ * headers it reads before it maps the segments); later ones are the program's own data
+ * (a linker reading a library as its input).
+ */
+static __always_inline void mark_loaded(struct file_stat *st, __u32 how)
+{
+	static const __u32 reads[] = { FOP_read, FOP_pread64, FOP_readv, FOP_preadv,
+				       FOP_preadv2 };
+	__u64 calls = 0, bytes = 0;
+
+	if (how == LOAD_MAPPED_EXEC && !(st->loaded & LOAD_MAPPED_EXEC)) {
+		for (int i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+			__u32 row = st->row[reads[i] & (FILE_OP_SLOTS - 1)];
+			struct file_row *r;
+
+			if (!row)
+				continue;
+			row--;
+			r = bpf_map_lookup_elem(&file_rows, &row);
+			if (r) {
+				calls += r->calls;
+				bytes += r->transferred;
+			}
+		}
+		st->load_read_calls = calls;
+		st->load_read_bytes = bytes;
+	}
+	__sync_fetch_and_or(&st->loaded, how);
+}

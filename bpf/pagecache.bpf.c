@@ -769,3 +769,57 @@ int BPF_PROG(handle_iomap_dio_rw_queued, struct inode *inode, loff_t offset, u64
 	direct_io_done(NULL);
 	return 0;
 }
+
+/* ---- the program an exec mapped (docs/run-mode.md, "What the run worked on ...") ---- */
+
+/* The inode of the mapping that holds an address (bpf_find_vma's callback). */
+static long vma_inode_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct file *file = vma->vm_file;
+	struct inode *inode = file ? file->f_inode : NULL;
+
+	/* Global functions take numbers only: the pointer's value copied out as one. */
+	bpf_probe_read_kernel(data, sizeof(__u64), &inode);
+	return 0;
+}
+
+/* The ledger entry of (current process, the inode at inode_addr): code it loaded at exec. */
+static __always_inline void mark_exec_inode(struct task_struct *task, __u64 inode_addr)
+{
+	struct inode *inode = UNTRUSTED(inode, (void *)inode_addr);
+	struct inode_ids id = { .addr = inode_addr, .ino = KREAD(inode, i_ino),
+				.dev = KREAD(inode, i_sb, s_dev),
+				.igen = KREAD(inode, i_generation) };
+	struct file_stat *st;
+	__u32 idx;
+
+	if ((KREAD(inode, i_mode) & S_IFMT) != S_IFREG)
+		return;
+	st = file_stat_lookup(task, &id, &idx);
+	if (st)
+		mark_loaded(st, LOAD_EXECED);
+}
+
+/*
+ * An execve completed in the current task: the kernel itself mapped the program (exe: its
+ * inode's address) and its ELF interpreter (the dynamic loader), with no syscall to see.
+ * The new image starts at the interpreter's entry point (the program's, when it has none),
+ * so the mapping that holds the task's instruction pointer names it. The entries are made
+ * as the page cache's are, by inode: the loader names them (user/model/names.c). Global:
+ * verified once, run once per exec.
+ */
+__noinline int note_exec_files(__u64 exe)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 interp = 0;
+
+	if (serve || top || !exe) /* only run mode's report tells loaded code apart */
+		return 0;
+	mark_exec_inode(task, exe);
+	if (regs)
+		bpf_find_vma(task, USER_PC(regs), vma_inode_of, &interp, 0);
+	if (interp && interp != exe)
+		mark_exec_inode(task, interp);
+	return 0;
+}

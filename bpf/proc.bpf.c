@@ -410,6 +410,8 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	return 0;
 }
 
+__noinline int note_exec_files(__u64 exe); /* pagecache.bpf.c */
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
@@ -418,6 +420,8 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	struct iot_proc_event *e;
 	struct iot_exec_event *x;
 	struct slot_proc *row;
+	struct inode *inode;
+	__u64 exe = 0;
 	__u32 slot, seq;
 
 	if (serve) {
@@ -440,6 +444,10 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	/* A pending slot is the command's own execve, which is just completing. */
 	if (!entry || !*entry || (top && *entry == SLOT_NONE))
 		return 0;
+	/* The program the kernel mapped: its inode, as a number for the global function. */
+	inode = bprm->file->f_inode;
+	bpf_probe_read_kernel(&exe, sizeof(exe), &inode);
+	note_exec_files(exe);
 	slot = *entry & ~SLOT_PENDING;
 	row = slot_row(slot);
 	if (top) {

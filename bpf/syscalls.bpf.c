@@ -313,8 +313,8 @@ static __always_inline __u64 fd_value(struct pt_regs *regs, __u32 arg, long ret)
  * found), in the row of op. Ops before FOP_fsync are the read/write family (ret is bytes).
  * which: the call's first file (0) or a copy's destination (1), for --trace.
  */
-static __always_inline void count_file(struct task_struct *task, struct thread_io *ti,
-				       __u32 op, __u64 fd, __u32 which)
+static __always_inline int count_file(struct task_struct *task, struct thread_io *ti,
+				      __u32 op, __u64 fd, __u32 which)
 {
 	struct file_stat *st;
 	struct call c;
@@ -322,7 +322,7 @@ static __always_inline void count_file(struct task_struct *task, struct thread_i
 
 	op &= FILE_OP_SLOTS - 1;
 	if (!op)
-		return;
+		return -1;
 	if (fd_arg[op] == FD_ENTER) {
 		idx = ti->close_idx - 1;
 		st = ti->close_idx ? entry_at(idx, ti->close_gen) : NULL;
@@ -331,7 +331,7 @@ static __always_inline void count_file(struct task_struct *task, struct thread_i
 		st = entry_of_fd(task, ti, fd, &idx, fd_arg[op] == FD_RET);
 	}
 	if (!st)
-		return;
+		return -1;
 	/* Made here, not before the lookup: live across it, it took room in the frame. */
 	c = (struct call){ .ret = ti->ret, .lat_ns = ti->lat_ns, .timed = ti->lat_ns != 0,
 			   .weight = ti->weight, .req = ti->req, .known = ti->req != REQ_UNKNOWN,
@@ -339,6 +339,7 @@ static __always_inline void count_file(struct task_struct *task, struct thread_i
 	count_row(st, idx, op, &c);
 	if (trace)
 		trace_file_of(&ti->trace_files[which & 1], st->key.dev, st->key.ino, st->key.igen);
+	return idx;
 }
 
 /*
@@ -357,11 +358,29 @@ __noinline int count_second_file(__u32 op, __u64 fd)
 	return 0;
 }
 
+/* mmap's prot argument: the mapping may execute (uapi asm-generic/mman-common.h). */
+#define PROT_EXEC 0x4
+
+/*
+ * A successful mmap with PROT_EXEC of the file whose entry is idx (count_file just found
+ * it): code the process loaded (mark_loaded). Global: verified once, and only those mmaps
+ * (a few per library) pay the call.
+ */
+__noinline int note_exec_map(__u32 idx)
+{
+	struct file_stat *st = bpf_map_lookup_elem(&file_stats, &idx);
+
+	if (st)
+		mark_loaded(st, LOAD_MAPPED_EXEC);
+	return 0;
+}
+
 /* The ledger's side of a call: its row on each file it used (both ends of a copy). */
 static __always_inline void account_files(struct task_struct *task, struct thread_io *ti,
 					  struct pt_regs *regs, __u32 nr, struct call *c)
 {
 	__u32 op = file_op_of[syscall_index(nr)] & (FILE_OP_SLOTS - 1);
+	int idx;
 
 	if (!op)
 		return;
@@ -372,9 +391,12 @@ static __always_inline void account_files(struct task_struct *task, struct threa
 	ti->ret = c->ret;
 	ti->lat_ns = c->timed ? c->lat_ns | !c->lat_ns : 0; /* a timed 0 ns is still timed */
 	ti->req = c->known ? c->req : REQ_UNKNOWN;
-	count_file(task, ti, op, fd_value(regs, fd_arg[op], c->ret), 0);
+	idx = count_file(task, ti, op, fd_value(regs, fd_arg[op], c->ret), 0);
 	if (fd2_arg[op])
 		count_second_file(fd2_op[op], fd_value(regs, fd2_arg[op], c->ret));
+	else if (op == FOP_mmap && (fd_value(regs, FD_ARG3, 0) & PROT_EXEC) && c->ret >= 0 &&
+		 idx >= 0)
+		note_exec_map(idx);
 }
 
 /* trace_syscall's duration of a call that was not timed (in flight when iotrace started). */

@@ -97,7 +97,7 @@ def sysroot_dir(arch):
 
 def depends(suite, arch, packages):
     """The packages that packages depend on (first of each alternative, no virtual ones)."""
-    out = subprocess.run(["apt-cache", *options(suite, arch), "depends", "--no-recommends",
+    out = subprocess.run(["apt-cache", *update(suite, arch), "depends", "--no-recommends",
                           "--no-suggests", "--no-conflicts", "--no-breaks", "--no-replaces",
                           "--no-enhances", *packages], capture_output=True, text=True,
                          check=True).stdout

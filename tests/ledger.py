@@ -39,17 +39,17 @@ def normal(name):
     return f"socket:[{m.group(1)}]" if m and not name.startswith("pipe:") else name
 
 
-def strace_files(log_prefix):
-    """{(file, syscall): [calls, errors, bytes]} from strace -ff -yy -s0 logs."""
-    out = collections.defaultdict(lambda: [0, 0, 0])
+def strace_calls(log_prefix):
+    """(pid, syscall, args, [files], failed, return value) of every ledger call in strace
+    -ff -yy -s0 logs, each log in order: files as strace -yy names them (normal)."""
     for path in glob.glob(f"{log_prefix}.*"):
+        pid = int(path.rsplit(".", 1)[1])
         for line in open(path, errors="replace"):
             m = LINE.match(line.strip())
             if not m or m.group(1) not in FILE_CALLS:
                 continue
             name, args, ret = m.groups()
             value = ret.split()[0]
-            failed = value.startswith("-")
             if name in OPENS:
                 fd = FD.match(ret)
                 files = [fd.group(2)] if fd else []
@@ -61,12 +61,19 @@ def strace_files(log_prefix):
                     files = fds[-1:]
                 else:
                     files = fds[:1]
-            for f in files:
-                row = out[(normal(f), name)]
-                row[0] += 1
-                row[1] += failed
-                if name in DATA and not failed:
-                    row[2] += int(value)
+            yield pid, name, args, [normal(f) for f in files], value.startswith("-"), value
+
+
+def strace_files(log_prefix):
+    """{(file, syscall): [calls, errors, bytes]} from strace -ff -yy -s0 logs."""
+    out = collections.defaultdict(lambda: [0, 0, 0])
+    for _pid, name, _args, files, failed, value in strace_calls(log_prefix):
+        for f in files:
+            row = out[(f, name)]
+            row[0] += 1
+            row[1] += failed
+            if name in DATA and not failed:
+                row[2] += int(value)
     return out
 
 

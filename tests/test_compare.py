@@ -86,3 +86,29 @@ def test_compare_per_file_view(tmp_path):
     text = res.stdout.decode()
     assert re.search(r"^  read_bytes +4,194,304 +4,194,304$", text, re.M), text
     assert f"\nfile {src}\n" in text
+
+
+def test_compare_file_rows_say_what_each_variant_did_with_the_file(tmp_path):
+    """A file named on the commands that one variant reads (cat: data) and the other only
+    loads (true runs with libc mapped: code) gets a `use` row: each variant's, as strace
+    -ff -yy of the same command sees it by run-mode.md's rule."""
+    from ledger import FILE_CALLS
+    from test_story import strace_uses
+    libc = subprocess.run(["sh", "-c", "ldd /bin/true | awk '/libc.so/ {print $3}'"],
+                          capture_output=True, text=True).stdout.strip()
+    libc = subprocess.run(["realpath", libc], capture_output=True, text=True).stdout.strip()
+    cmds = [f"cat {libc} > /dev/null", f"/bin/true {libc}"]
+    out = tmp_path / "cmp.json"
+    res = run([IOTRACE, "compare", "--json", "-o", out, "-l", "cat", "-l", "true", "--", *cmds])
+    assert res.returncode == 0, res.stderr
+    variants = json.loads(out.read_text())["variants"]
+    for i, (v, cmd) in enumerate(zip(variants, cmds)):
+        log = tmp_path / f"st{i}"
+        subprocess.run(["strace", "-f", "-ff", "-s0", "-yy", "-e", "trace=" + ",".join(FILE_CALLS),
+                        "-o", str(log), "sh", "-c", cmd], check=True, capture_output=True)
+        want = strace_uses(str(log))[libc][0]
+        assert v["summary"]["files"][libc]["use"] == want, (v["label"], want)
+        assert [f["use"] for f in v["runs"][0]["totals"]["files"] if f["path"] == libc] == [want]
+    assert [v["summary"]["files"][libc]["use"] for v in variants] == ["data", "code"]
+    text = run([IOTRACE, "compare", "-l", "cat", "-l", "true", "--", *cmds]).stdout.decode()
+    assert re.search(r"^  use +data +code$", text, re.M), text

@@ -29,6 +29,7 @@ from perpid import differing, iotrace_per_process, strace_per_process
 from test_files import all_rows, block_of, entry, per_disk
 from test_identity import assert_renames_followed, renamed
 from test_stacks import WORKERS, folded
+from test_story import strace_uses
 from test_trace import check_format
 from test_uring import issued
 
@@ -315,6 +316,34 @@ def test_files_equal_strace_yy(vm, case):
     theirs = ledger.by_latest_name(ledger.strace_files(str(d / f"{case}.st")), renamed)
     assert sum(v[0] for v in theirs.values()) > 10
     assert not ledger.differences(ours, theirs, pre)
+
+
+@pytest.mark.parametrize("case", ["tar", "sqlite"])
+def test_loaded_code_as_strace_sees_it(vm, case):
+    """What the run loaded (totals.files[].use) is what strace -ff -yy of the same run shows:
+    code where a process mmapped the file PROT_EXEC and read none of it after, the C
+    library's start-up files, the rest data (strace's own process aside); the program and its
+    ELF interpreter, which the kernel maps at exec (no call of the process on them: unnamed
+    on the guest's initramfs, which cannot open a file by its handle), are code too."""
+    d = out(vm, "files")
+    report = json.loads((d / f"{case}.json").read_text())
+    uses = strace_uses(str(d / f"{case}.st"))
+    tracer = {p["pid"] for p in processes(report) if p["comm"] == "strace"}
+    checked, code = 0, set()
+    for f in report["totals"]["files"]:
+        path = ledger.normal(f["path"] or "")
+        if f["use"] == "code":
+            code.add(path.rsplit("/", 1)[-1])
+        if path not in uses or {u["pid"] for u in f["processes"]} <= tracer:
+            continue
+        assert f["use"] == uses[path][0], (path, f["use"], uses[path])
+        checked += 1
+    assert checked > 5 and any(name.startswith("libc.so") for name in code), (checked, code)
+    program = next(p["pid"] for p in processes(report)
+                   if p["comm"] == {"tar": "tar", "sqlite": "sqlite3"}[case])
+    mapped_at_exec = [f for f in report["totals"]["files"] if f["use"] == "code" and
+                      not f["io"] and program in {u["pid"] for u in f["processes"]}]
+    assert len(mapped_at_exec) >= 2, [(f["path"], f["ino"]) for f in mapped_at_exec]
 
 
 def identity_rows(report, below):

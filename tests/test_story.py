@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from helpers import IOTRACE, real_processes, run
-from ledger import DATA, FILE_CALLS, LINE, normal, strace_files
+from ledger import COPIES, DATA, FILE_CALLS, LINE, normal, strace_calls, strace_files
 
 SCREEN_LINES, COLUMNS = 30, 100
 GO = "/usr/local/go/bin/go"
@@ -76,13 +76,13 @@ def strace_log(tmp, n):
     return tmp / f"st{n}"
 
 
-def traced(cmd, tmp, opts=(), json_out=None):
+def traced(cmd, tmp, opts=(), json_out=None, cwd=None):
     """(report text or JSON, strace log prefix): iotrace -- strace -ff -yy -- sh -c CMD."""
     n = len(list(tmp.glob("report.*")))
     out, log = tmp / f"report.{n}", strace_log(tmp, n)
     res = run([str(IOTRACE), *opts, "-o", str(out), "--", "strace", "-f", "-ff", "-s0", "-yy",
                "-e", "trace=" + ",".join(FILE_CALLS), "-o", str(log), "sh", "-c", cmd],
-              timeout=600)
+              timeout=600, cwd=cwd)
     assert res.returncode == 0, res.stderr[-2000:]
     return out.read_text(), str(log)
 
@@ -111,6 +111,70 @@ def strace_file_bytes(log):
     return out
 
 
+# docs/run-mode.md, "What the run worked on, what it loaded" (user/model/file_use.c): the C
+# library's start-up files, and where the system's files are.
+STARTUP = ("/etc/ld.so.cache", "/etc/ld.so.preload", "/etc/locale.alias", "/usr/lib/locale/",
+           "/usr/share/locale/", "/etc/nsswitch.conf", "/etc/localtime", "/usr/share/zoneinfo/")
+SYSTEM = ("/usr/", "/etc/", "/opt/", "/bin/", "/sbin/", "/lib/", "/lib32/", "/lib64/",
+          "/libx32/")
+READS = {"read", "pread64", "readv", "preadv", "preadv2"}
+WRITES = {"write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync", "fdatasync",
+          "sync_file_range", "ftruncate", "fallocate"}
+
+
+def under(path, d):
+    return path.startswith(d) if d.endswith("/") else path == d or path.startswith(d + "/")
+
+
+def strace_uses(log):
+    """{file: (use, bytes, written)} by strace's logs and the rule of docs/run-mode.md: a
+    process's use of a file is code when it mmapped it PROT_EXEC and read none of it after;
+    startup for one of the C library's start-up files it did not write; else data. The run's:
+    data when any process's is, then code, then startup."""
+    per, rank = {}, {"data": 0, "code": 1, "startup": 2}
+    for pid, name, args, files, failed, value in strace_calls(log):
+        for i, f in enumerate(files):
+            st = per.setdefault((pid, f), {"exec": False, "after": 0, "wrote": False,
+                                           "bytes": 0})
+            copy_side = name in COPIES and len(files) == 2
+            if name == "mmap" and "PROT_EXEC" in args and not failed:
+                st["exec"] = True
+            if name in DATA and not failed:
+                st["bytes"] += int(value)
+            if st["exec"] and (name in READS or (copy_side and i == 0)):
+                st["after"] += 1
+            if name in WRITES or (copy_side and i == 1):
+                st["wrote"] = True
+    out = {}
+    for (pid, f), st in per.items():
+        startup = any(under(f, d) for d in STARTUP) or (f.startswith("/usr/lib") and
+                                                        "/gconv/" in f)
+        use = ("data" if st["wrote"] else ("data" if st["after"] else "code") if st["exec"]
+               else "startup" if startup else "data")
+        was = out.get(f, ("startup", 0, False))
+        out[f] = (min(was[0], use, key=rank.get), was[1] + st["bytes"], was[2] or st["wrote"])
+    return out
+
+
+def screen_order(uses, cwd=None, skip=lambda f: False):
+    """The bytes of the files the first screen lists, in its order: those the run worked on,
+    the system's files it only read last, each part by bytes."""
+    def system(f, written):
+        return (not written and any(under(f, d) for d in SYSTEM) and
+                not (cwd and under(f, str(cwd))))
+    data = [(system(f, w), b) for f, (u, b, w) in uses.items() if u == "data" and not skip(f)]
+    return [b for _, b in sorted(data, key=lambda x: (x[0], -x[1]))]
+
+
+def cell_path(cell, cwd=None):
+    """A name cell as a path: relative to the command's working directory when it is."""
+    # " (deleted)": strace -yy's names too (normal); a path's files in one row: "(3 versions)"
+    cell = re.sub(r" \((deleted|\d+ versions(, deleted)?)\)$", "", cell)
+    if cwd and cell == ".":
+        return str(cwd)
+    return cell if cell.startswith("/") or ":" in cell or not cwd else f"{cwd}/{cell}"
+
+
 def shown_matches(shown, path):
     """A name cell ("/usr/…/libc.so.6") is path cut in its middle (or whole)."""
     parts = shown.split("…")
@@ -123,7 +187,8 @@ def screen_tables(screen):
     lines = screen.splitlines()
     fstart = next(i for i, l in enumerate(lines) if l.startswith("files: "))
     pstart = next(i for i, l in enumerate(lines) if l.startswith("processes: "))
-    files = [l[:16].rstrip() for l in lines[fstart + 3:pstart]
+    width = lines[fstart + 2].index("calls") - 2  # the name column, as wide as its names
+    files = [l[:width].rstrip() for l in lines[fstart + 3:pstart]
              if l.strip() and not l.startswith("+ ")]
     pids = [int(l.split()[0]) for l in lines[pstart + 2:] if l.strip() and l.split()[0].isdigit()]
     return files, pids
@@ -133,9 +198,30 @@ def top_values(values, k):
     return sorted(values, reverse=True)[:k]
 
 
+def check_files_shown(screen, log, cwd=None):
+    """The first screen's files are strace's by the rule: what the run worked on (its loaded
+    code and start-up files folded), by bytes, the system's last; the strace logs aside."""
+    files, _ = screen_tables(screen)
+    uses = strace_uses(log)
+    skip = lambda f: f.startswith(log)
+    # strace's own files: its logs, and what it reads of the kernel and its tracees (/proc).
+    shown = [f for f in files if not re.search(r"st\d+\.\d+$", f) and
+             not f.startswith("/proc/")]
+    assert shown, screen
+    values = []
+    for cell in shown:
+        match = [p for p in uses if not skip(p) and shown_matches(cell_path(cell, cwd), p)]
+        assert match, (cell, sorted(uses)[:20])
+        assert all(uses[p][0] == "data" for p in match), (cell, [uses[p] for p in match])
+        values.append(max(uses[p][1] for p in match))
+    assert values == screen_order(uses, cwd, skip)[:len(values)], (shown, values, screen)
+    return shown
+
+
 @pytest.mark.parametrize("name", list(WORKLOADS))
 def test_first_screen_tells_the_story(name, tmp_path):
-    """≤30 lines, ≤100 columns; its files and processes are strace's top ones by bytes."""
+    """≤30 lines, ≤100 columns; its files and processes are strace's top ones by bytes (the
+    files: of those the run worked on, the system's last)."""
     text, log = traced(WORKLOADS[name](tmp_path), tmp_path, ["--no-time"])
     screen = first_screen(text)
     assert len(screen.splitlines()) <= SCREEN_LINES, screen
@@ -150,16 +236,7 @@ def test_first_screen_tells_the_story(name, tmp_path):
     assert ours, (pids, sorted(by_pid))
     assert [by_pid[p] for p in ours] == top_values(by_pid.values(), len(ours)), \
         (ours, by_pid, screen)
-    by_file = {n: b for n, b in strace_file_bytes(log).items() if not n.startswith(log)}
-    shown = [f for f in files if not re.search(r"st\d+\.\d+$", f)]
-    assert shown, screen
-    values = []
-    for cell in shown:
-        cell = re.sub(r" \(deleted\)$", "", cell)  # strace -yy's names too (normal)
-        match = [p for p in by_file if shown_matches(cell, p)]
-        assert match, (cell, sorted(by_file)[:20])
-        values.append(max(by_file[p] for p in match))
-    assert values == top_values(by_file.values(), len(values)), (shown, values, screen)
+    check_files_shown(screen, log)
 
 
 def numbers(a, b, path="", out=None):
@@ -240,6 +317,192 @@ def test_totals_files_add_up_to_the_processes_rows(name, tmp_path):
     reads = sum(v["transferred_bytes"] for k, v in report["totals"]["io"].items()
                 if "read" in k or "write" not in k)
     assert story["read_bytes"] == reads
+
+
+# ---- what the run worked on, what it loaded (issue 40) ----
+
+def make_project(root, n=30):
+    """A project of n C files that all include its header, a static library made with ar
+    from them, and a program linked against it: `make -j2` runs ~3n + 5 processes."""
+    (root / "include").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "include/proj.h").write_text(
+        "#ifndef PROJ_H\n#define PROJ_H\n" +
+        "".join(f"int mod{i}_entry(int x);\n#define PROJ_K{i} {i * 7 + 1}\n" for i in range(n)) +
+        "#endif\n")
+    for i in range(n):
+        (root / f"src/mod{i}.c").write_text(
+            '#include "proj.h"\n' +
+            "".join(f"int mod{i}_f{k}(int x) {{ return x * {k} + PROJ_K{i}; }}\n"
+                    for k in range(80)) +
+            f"int mod{i}_entry(int x) {{ return mod{i}_f1(x) + mod{i}_f7(x); }}\n")
+    (root / "src/main.c").write_text(
+        '#include <stdio.h>\n#include "proj.h"\nint main(void) { int s = 0;\n' +
+        "".join(f"  s += mod{i}_entry({i});\n" for i in range(n)) +
+        '  printf("%d\\n", s); return 0; }\n')
+    objs = " ".join(f"src/mod{i}.o" for i in range(n))
+    (root / "Makefile").write_text(
+        "CFLAGS = -O1 -Iinclude\n"
+        "app: src/main.o libproj.a\n\t$(CC) -o $@ src/main.o -L. -lproj\n"
+        f"libproj.a: {objs}\n\tar rcs $@ $^\n"
+        "src/%.o: src/%.c include/proj.h\n\t$(CC) $(CFLAGS) -c -o $@ $<\n"
+        "clean:\n\trm -f app libproj.a src/*.o\n")
+    return root
+
+
+LOADED_LINE = re.compile(r"^\+ ([\d,]+) (?:libraries and system files|library or system file) "
+                         r"loaded by ([\d,]+) process(?:es)?: (\S+) read, ([\d,]+) faults")
+
+
+def cell_value(cell):
+    """Bytes a cell shows (user/report/cells.c cell_bytes), and how far off it may be."""
+    m = re.fullmatch(r"([\d.]+)([KMGTP]?)", cell)
+    scale = 1024 ** ("KMGTP".index(m.group(2)) + 1) if m.group(2) else 1
+    return float(m.group(1)) * scale, scale * (0.05 if "." in m.group(1) else 0.5)
+
+
+def screen_bytes(screen):
+    """(the bytes of the rows, the rest's line and the loaded line less the read/write line's,
+    and how far off their cells may be): the first screen's files table summed as printed."""
+    lines = screen.splitlines()
+    fstart = next(i for i, l in enumerate(lines) if l.startswith("files: "))
+    header = lines[fstart + 2]
+    width = header.index("calls") - 2
+    cols = header[width:].split()
+    total, slack = 0.0, 0.0
+    for line in lines[fstart + 3:]:
+        if not line.strip() or line.startswith("processes: "):
+            break
+        if line.startswith("+ "):
+            m = LOADED_LINE.match(line)
+            cells = [m.group(3)] if m else re.findall(r"(?:reads|writes) ([\d.]+[KMGTP]?)", line)
+        else:
+            values = line[width:].split()
+            cells = [values[i] for i, c in enumerate(cols) if c == "bytes"]
+        for c in cells:
+            v, e = cell_value(c)
+            total, slack = total + v, slack + e
+    rw = re.search(r"^read/write  read (\S+) in .* wrote (\S+) in", screen, re.M)
+    for c in rw.groups():  # the run's total, as rounded as the rest
+        v, e = cell_value(c)
+        total, slack = total - v, slack + e
+    return total, slack
+
+
+def test_build_names_its_own_files(tmp_path):
+    """make -j2 of a project (30 sources, a header all include, an ar library, a link): the
+    first screen names its own files, relative to where make ran, at most one row of the
+    system's; the libraries and start-up files every process loads fold into one line; the
+    rows, the rest and that line add up to the run's bytes. By JSON, each file is loaded or
+    worked on as strace -ff -yy of the same run says, and the bytes add up exactly."""
+    proj = make_project(tmp_path / "proj")
+    res = run([str(IOTRACE), "-s", "-o", str(tmp_path / "screen"), "--", "make", "-s", "-j2"],
+              cwd=proj, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    screen = (tmp_path / "screen").read_text()
+    assert len(screen.splitlines()) <= SCREEN_LINES and \
+        max(len(l) for l in screen.splitlines()) <= COLUMNS, screen
+    files, _ = screen_tables(screen)
+    # Relative names (ar's temporary archive among them), not pipes (pipe:[…]).
+    own = [f for f in files if not f.startswith("/") and ":" not in f and
+           (proj / re.sub(r" \(deleted\)$", "", f)).parent.is_dir()]
+    system = [f for f in files if any(f.startswith(d) for d in SYSTEM)]
+    assert len(own) >= 6 and len(system) <= 1, screen
+    loaded = [LOADED_LINE.match(l) for l in screen.splitlines() if LOADED_LINE.match(l)]
+    assert len(loaded) == 1 and int(loaded[0].group(2).replace(",", "")) > 60, screen
+    missing, slack = screen_bytes(screen)
+    assert abs(missing) <= slack, (missing, slack, screen)
+
+    run(["make", "-s", "clean"], cwd=proj, check=True)
+    report, log = traced("make -s -j2", tmp_path, ["--json"], cwd=proj)
+    report = json.loads(report)
+    check_uses_against_strace(report, log)
+
+
+def check_uses_against_strace(report, log):
+    """totals.files: each file's use and bytes are strace's (strace's own process and logs
+    aside); what was loaded and what was worked on add up to the run's bytes, strace's."""
+    uses = strace_uses(log)
+    tracer = {p["pid"] for p in real_processes(report) if p["comm"] == "strace"}
+    sums = {"data": 0, "code": 0, "startup": 0}
+    for f in report["totals"]["files"]:
+        path = normal(f["path"] or "")
+        mine = sum(u["bytes"] for u in f["processes"] if u["pid"] not in tracer)
+        if path.startswith(log) or f["kind"] == "metadata":
+            continue
+        sums[f["use"]] += mine
+        if path in uses and {u["pid"] for u in f["processes"]} - tracer:
+            assert (f["use"], mine) == uses[path][:2], (path, f["use"], mine, uses[path])
+        else:
+            assert not mine, (path, f)
+    theirs = {u: sum(b for f, (use, b, _) in uses.items() if use == u and not f.startswith(log))
+              for u in sums}
+    assert sums == theirs and sums["code"] and sums["startup"], (sums, theirs)
+    story = report["totals"]["story"]
+    logs = sum(b for f, (_, b, _) in uses.items() if f.startswith(log))
+    strace_own = sum(p["story"]["read_bytes"] + p["story"]["write_bytes"]
+                     for p in real_processes(report) if p["pid"] in tracer)
+    assert sum(sums.values()) + logs == story["read_bytes"] + story["write_bytes"] - strace_own
+
+
+def one_file_compile(src):
+    (src / "x.c").write_text('#include <stdio.h>\nint main(void) { puts("x"); return 0; }\n')
+    return "cc -o x x.c", ["x.c", "x"]
+
+
+def python_script(src):
+    (src / "in.txt").write_text("a line of text\n" * 2000)
+    return ("/usr/bin/python3 -c \"import json; d = open('in.txt').read(); "
+            "open('out.json', 'w').write(json.dumps(d.upper().split()))\"", ["in.txt", "out.json"])
+
+
+@pytest.mark.parametrize("name", ["cc", "python"])
+def test_own_files_come_first(name, tmp_path):
+    """cc -o x x.c, and a python3 -c script: the first screen shows the command's own files
+    first (by name, relative to its working directory), what the system holds after them,
+    every row as strace -ff -yy of the same run has it."""
+    src = tmp_path / "src"
+    src.mkdir()
+    cmd, own = {"cc": one_file_compile, "python": python_script}[name](src)
+    text, log = traced(cmd, tmp_path, cwd=src)
+    check_files_shown(first_screen(text), log, src)
+    # Without strace, whose logs would take rows of their own.
+    res = run([str(IOTRACE), "-s", "-o", str(tmp_path / "screen"), "--", "sh", "-c", cmd],
+              cwd=src, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    screen = (tmp_path / "screen").read_text()
+    rows, _ = screen_tables(screen)
+    assert set(own) <= set(rows), screen
+    before = rows[:max(rows.index(f) for f in own)]
+    assert not [r for r in before if any(r.startswith(d) for d in SYSTEM)], screen
+
+
+def sqlite_db(tmp):
+    (tmp / "db.sql").write_text(
+        "create table t(id integer primary key, v text);\n"
+        "with recursive c(x) as (select 1 union all select x + 1 from c where x < 20000)\n"
+        "  insert into t(v) select hex(randomblob(40)) from c;\n"
+        "create index tv on t(v);\nselect count(*), sum(length(v)) from t;\n")
+    return f"rm -f {tmp}/t.db; sqlite3 {tmp}/t.db < {tmp}/db.sql"
+
+
+@pytest.mark.parametrize("name", ["tar_gzip", "pipeline", "sqlite3"])
+def test_data_files_are_never_folded(name, tmp_path):
+    """tar | gzip, a pipeline, sqlite3, run where their data is: the first screen lists what
+    strace -ff -yy shows them moving, by bytes, as before the fold; no file strace shows read
+    or written as data is among what was loaded, and each loaded one is loaded by strace."""
+    cmd = {"tar_gzip": tar_gzip, "pipeline": pipeline, "sqlite3": sqlite_db}[name](tmp_path)
+    text, log = traced(cmd, tmp_path, cwd=tmp_path)
+    screen = first_screen(text)
+    shown = check_files_shown(screen, log, tmp_path)
+    uses = strace_uses(log)
+    top = sorted((b, f) for f, (u, b, _) in uses.items() if u == "data" and b and
+                 not f.startswith(log) and not any(under(f, d) for d in SYSTEM))[::-1][:3]
+    assert [cell_path(c, tmp_path) for c in shown[:len(top)]] == [f for _, f in top] or \
+        [uses[cell_path(c, tmp_path)][1] for c in shown[:len(top)]] == [b for b, _ in top], \
+        (top, screen)
+    report, log = traced(cmd, tmp_path, ["--json"], cwd=tmp_path)
+    check_uses_against_strace(json.loads(report), log)
 
 
 def test_summary_is_the_first_screen(tmp_path):

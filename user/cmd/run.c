@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,6 +295,22 @@ static int start_command(struct session *s)
 	return 0;
 }
 
+/* The working directory of the command (ours: it inherits it) or of the -p process. */
+static char *command_cwd(pid_t pid)
+{
+	char path[64], dir[PATH_MAX];
+	ssize_t n;
+
+	if (!pid)
+		return getcwd(NULL, 0);
+	snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
+	n = readlink(path, dir, sizeof(dir) - 1);
+	if (n <= 0)
+		return NULL;
+	dir[n] = '\0';
+	return strdup(dir);
+}
+
 static int attach_pid(struct session *s)
 {
 	char comm[COMM_LEN + 1] = "", stat[512], args[ARGS_LEN + 1] = "", shown[NAME_TEXT_MAX];
@@ -521,6 +538,7 @@ int run_trace(const struct options *o, struct run_result *r)
 	r->command = o->command;
 	r->timing = o->timing;
 	r->files_by_path = o->files_by_path;
+	r->cwd = command_cwd(o->command ? 0 : o->pid);
 	if (o->command && (status = spawn_resolve(o->command[0], &s.child.path)))
 		return status;
 	if (o->user && spawn_set_user(&s.child, o->user)) {

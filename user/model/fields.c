@@ -17,6 +17,7 @@
 #define SC_file_io(...) FIELD_ENTRY(struct file_io, __VA_ARGS__)
 #define SC_page_cache_view(...) FIELD_ENTRY(struct page_cache_view, __VA_ARGS__)
 #define SC_residency_view(...) FIELD_ENTRY(struct residency_view, __VA_ARGS__)
+#define SC_load_view(...) FIELD_ENTRY(struct load_view, __VA_ARGS__)
 #define SC_block_view(...) FIELD_ENTRY(struct block_view, __VA_ARGS__)
 #define SC_disk_stat_view(...) FIELD_ENTRY(struct disk_stat_view, __VA_ARGS__)
 #define SC_uring_view(...) FIELD_ENTRY(struct uring_view, __VA_ARGS__)
@@ -30,6 +31,7 @@ TABLE(io_fields, "io", io_summary, IO_FIELDS);
 TABLE(file_io_fields, "files.io", file_io, FILE_IO_FIELDS);
 TABLE(page_cache_fields, "page_cache", page_cache_view, PAGE_CACHE_FIELDS);
 TABLE(residency_fields, "files", residency_view, RESIDENCY_FIELDS);
+TABLE(file_load_fields, "files", load_view, FILE_LOAD_FIELDS);
 TABLE(block_fields, "block", block_view, BLOCK_FIELDS);
 TABLE(disk_stat_fields, "disk_stat", disk_stat_view, DISK_STAT_FIELDS);
 TABLE(uring_fields, "io_uring", uring_view, URING_FIELDS);
@@ -100,6 +102,10 @@ void fields_print(FILE *out)
 	print_table(out, &page_cache_fields);
 	RA_KIND_FIELDS(RA_KIND_LINE)
 	print_table(out, &residency_fields);
+	print_table(out, &file_load_fields);
+	fputs("files\tuse\t-\t-\tdata, code, startup\ttotals.files: what the run did with the "
+	      "file: data (worked on), code (executables and libraries its processes loaded), "
+	      "startup (the loader's cache, locale and NSS files the C library read)\n", out);
 	print_table(out, &block_fields);
 	BLOCK_TEXT_FIELDS(BLOCK_TEXT_LINE)
 	BLOCK_HISTS(BLOCK_HIST_LINE)

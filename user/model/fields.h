@@ -129,6 +129,16 @@
 	  "Evicted pages that would still be in a larger cache (cachestat)")                       \
 	X(size_bytes, NOCOL, NULL, NULL, NULL, "bytes", 0, "Size of the file at the end")
 
+/*
+ * Code a process loaded from a file (docs/run-mode.md, "What the run worked on, what it
+ * loaded"): the reads that came before it first mapped the file executable.
+ */
+#define FILE_LOAD_FIELDS(X)                                                                        \
+	X(loader_read_calls, NOCOL, NULL, NULL, NULL, "calls", 0,                                  \
+	  "Read-family calls on the file before the process first mapped it executable: the "      \
+	  "dynamic loader reading its ELF headers (0 when never mapped so)")                        \
+	X(loader_read_bytes, NOCOL, NULL, NULL, NULL, "bytes", 0, "Bytes those calls read")
+
 /* Block I/O of one (process, disk, operation). */
 #define BLOCK_FIELDS(X)                                                                            \
 	X(requests, COL("requests", 9), "iotrace_block_io_requests_total", NULL, NULL,             \
@@ -411,7 +421,7 @@ struct field_table {
 };
 
 extern const struct field_table syscall_fields, io_fields, file_io_fields, page_cache_fields,
-	residency_fields, block_fields, disk_stat_fields, uring_fields, trace_fields,
+	residency_fields, file_load_fields, block_fields, disk_stat_fields, uring_fields, trace_fields,
 	stack_site_fields, stacks_fields, story_fields;
 
 /* The uint64_t a field names in a record of its table's struct. */

@@ -277,6 +277,9 @@ int files_merge(struct file_record *dst, struct file_record *const *m, size_t n)
 	page_cache_reset(&pc);
 	for (size_t i = 0; i < n; i++) {
 		dst->advice |= m[i]->advice;
+		dst->loaded |= m[i]->loaded;
+		dst->load.loader_read_calls += m[i]->load.loader_read_calls;
+		dst->load.loader_read_bytes += m[i]->load.loader_read_bytes;
 		dst->added_folios += m[i]->added_folios;
 		dst->chunks_lost |= m[i]->chunks_lost;
 		dst->final &= m[i]->final;

@@ -204,6 +204,9 @@ int files_add_entry(struct proc_record *p, const struct ledger_entry *e)
 		return -1;
 	page_cache_add_raw(&f->pc, &e->st);
 	f->advice |= e->st.advice;
+	f->loaded |= e->st.loaded;
+	f->load.loader_read_calls += e->st.load_read_calls;
+	f->load.loader_read_bytes += e->st.load_read_bytes;
 	f->added_folios += e->st.added_folios;
 	f->chunks_lost |= e->chunks_lost;
 	for (int b = 0; b < HIST_BUCKETS; b++)

@@ -497,6 +497,7 @@ void run_result_free(struct run_result *r)
 		free(r->procs[i].sites);
 	}
 	story_free(r);
+	free(r->cwd);
 	free(r->other_blocks);
 	free(r->uring_totals);
 	files_free(&r->other_files);

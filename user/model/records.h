@@ -92,6 +92,10 @@ struct residency_view {
 	RESIDENCY_FIELDS(FIELD_MEMBER)
 };
 
+struct load_view {
+	FILE_LOAD_FIELDS(FIELD_MEMBER)
+};
+
 /* One syscall on one file (a ledger row), summed over the entries the file had. */
 struct file_io {
 	uint32_t op; /* enum file_op */
@@ -164,6 +168,8 @@ struct file_record {
 	const char *residency_missing; /* NULL, or why residency is unknown */
 	const char *residency_partial; /* NULL, or why only resident pages and size are known */
 	struct residency_view res;
+	uint32_t loaded;       /* enum load_bit: how its process loaded it as code, OR of all */
+	struct load_view load; /* the loader's reads of it, summed over its entries */
 	/* derived */
 	struct page_cache_view pc; /* summed over its entries; unused readahead at the end */
 	struct file_summary sum;
@@ -266,9 +272,22 @@ struct stacks_summary {
 	STACKS_FIELDS(FIELD_MEMBER)
 };
 
+/*
+ * What the run did with a file (docs/run-mode.md, "What the run worked on, what it
+ * loaded"): worked on it, or loaded it to run (code; the C library's start-up files).
+ */
+enum file_use {
+	FU_DATA = 0,
+	FU_CODE,
+	FU_STARTUP,
+	FU_INHERITED, /* a process's row only: no call of its own, faults on another's mapping */
+};
+
 /* A file of the run: the processes' rows of one path (or file) in one, and who used it. */
 struct run_file {
 	struct file_record f; /* the rows summed (its own io, blocks: file_record_free) */
+	enum file_use use;
+	bool system;          /* read only, a file of the system's (/usr, /etc ...): shown last */
 	struct file_user {
 		uint32_t pid;
 		uint64_t bytes; /* its read_bytes + write_bytes on the file */
@@ -286,6 +305,7 @@ struct run_result {
 	int stop_signal; /* the signal (SIGINT, SIGTERM) that made iotrace stop early, or 0 */
 	bool timing;
 	bool files_by_path; /* --files-by path: a process's files of one path in one row */
+	char *cwd;          /* the command's working directory (owned), or NULL */
 	bool sampled; /* timing by the sampling rule (SAMPLE_WARMUP, SAMPLE_PERIOD), not every call */
 	struct proc_record *procs;
 	size_t nprocs;
@@ -316,6 +336,15 @@ struct run_result {
 	struct io_story story;  /* every process's layers summed (disk p99: of all requests) */
 	struct run_file *files; /* every process's files by path (or file), by bytes */
 	size_t nfiles;
+	/*
+	 * The first screen's files: the indexes into files[] of those the run worked on, its
+	 * own first (files[].system last), each part by bytes; and what it loaded, in one.
+	 */
+	size_t *worked, nworked;
+	struct run_loaded {
+		size_t files, procs;
+		uint64_t read_calls, read_bytes, faults, block_read_bytes;
+	} loaded;
 	size_t *ranked; /* indexes of procs[] by I/O time (by bytes without timing) */
 };
 

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "file_use.h"
 #include "files.h"
 #include "model.h"
 #include "story.h"
@@ -175,6 +176,7 @@ static int rank_procs(struct run_result *r)
 
 struct file_ref {
 	const struct file_record *f;
+	const struct proc_record *p;
 	uint32_t pid;
 	bool by_name; /* grouped by its name, else by its (kind, dev, ino, generation) */
 };
@@ -223,7 +225,7 @@ static struct file_ref *collect_refs(const struct run_result *r, size_t *n)
 			const struct file_record *f = &r->procs[i].files[j];
 
 			refs[(*n)++] = (struct file_ref){
-				.f = f, .pid = r->procs[i].pid,
+				.f = f, .p = &r->procs[i], .pid = r->procs[i].pid,
 				.by_name = r->files_by_path && f->name && f->kind != FK_METADATA };
 		}
 	return refs;
@@ -260,15 +262,18 @@ static int add_users(struct run_file *rf, const struct file_ref *refs, size_t n)
 }
 
 /* The group's files in one row; versions: how many distinct files (0: one). */
-static int merge_group(struct run_file *rf, const struct file_ref *refs, size_t n)
+static int merge_group(struct run_file *rf, const struct file_ref *refs, size_t n,
+		       const char *cwd)
 {
 	const struct file_record **m = malloc(n * sizeof(*m));
+	enum file_use use = FU_INHERITED;
 	uint32_t files = 1;
 	int err;
 
 	if (!m)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
+		use = file_use_add(use, file_use_by(refs[i].f, refs[i].p, cwd));
 		m[i] = refs[i].f;
 		if (i && refs[i].by_name && (m[i]->key.dev != m[i - 1]->key.dev ||
 					     m[i]->key.ino != m[i - 1]->key.ino ||
@@ -277,6 +282,8 @@ static int merge_group(struct run_file *rf, const struct file_ref *refs, size_t 
 	}
 	err = files_merge(&rf->f, (struct file_record *const *)m, n);
 	rf->f.versions = files > 1 ? files : 0; /* story_free frees its names list */
+	/* Faults on mappings no traced process was seen making: shown, not folded. */
+	rf->use = use == FU_INHERITED ? FU_DATA : use;
 	free(m);
 	return err || add_users(rf, refs, n) ? -1 : 0;
 }
@@ -317,7 +324,7 @@ static int run_files(struct run_result *r)
 	for (size_t i = 0, j; r->files && i < n && !err; i = j) {
 		for (j = i + 1; j < n && same_group(&refs[i], &refs[j]); j++)
 			;
-		err = merge_group(&r->files[r->nfiles++], refs + i, j - i);
+		err = merge_group(&r->files[r->nfiles++], refs + i, j - i, r->cwd);
 	}
 	free(refs);
 	if (!r->files)
@@ -326,12 +333,86 @@ static int run_files(struct run_result *r)
 	return err;
 }
 
+static int cmp_pids(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* What the run loaded to run, in one: its files, what they read and faulted, by how many. */
+static int sum_loaded(struct run_result *r)
+{
+	struct run_loaded *l = &r->loaded;
+	size_t users = 0, n = 0;
+	uint32_t *pids;
+
+	memset(l, 0, sizeof(*l));
+	for (size_t i = 0; i < r->nfiles; i++)
+		users += r->files[i].use != FU_DATA ? r->files[i].nusers : 0;
+	pids = malloc((users + 1) * sizeof(*pids));
+	if (!pids)
+		return -1;
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const struct run_file *rf = &r->files[i];
+
+		if (rf->use == FU_DATA)
+			continue;
+		l->files++;
+		l->read_calls += rf->f.sum.read_calls;
+		l->read_bytes += rf->f.sum.read_bytes;
+		l->faults += rf->f.pc.faults;
+		l->block_read_bytes += rf->f.sum.block_read_bytes;
+		for (size_t k = 0; k < rf->nusers; k++)
+			pids[n++] = rf->users[k].pid;
+	}
+	qsort(pids, n, sizeof(*pids), cmp_pids);
+	for (size_t i = 0; i < n; i++)
+		l->procs += !i || pids[i] != pids[i - 1];
+	free(pids);
+	return 0;
+}
+
+/*
+ * The first screen's files: what the run worked on, its own first and then the system's
+ * files it only read (files[].system: the headers a compiler read, the libraries a linker
+ * took as input), each part by bytes as files[] is; what it loaded summed apart.
+ */
+static int first_screen_files(struct run_result *r)
+{
+	char **prefixes = calloc(r->nfiles + 1, sizeof(*prefixes));
+	size_t n = 0;
+
+	r->worked = malloc((r->nfiles + 1) * sizeof(*r->worked));
+	r->nworked = 0;
+	if (!r->worked || !prefixes) {
+		free(prefixes);
+		return -1;
+	}
+	for (size_t i = 0; i < r->nfiles; i++)
+		if (r->files[i].use == FU_CODE)
+			n += !!(prefixes[n] = file_install_prefix(&r->files[i].f));
+	for (size_t i = 0; i < r->nfiles; i++)
+		r->files[i].system = r->files[i].use == FU_DATA &&
+				     file_of_system(&r->files[i].f, r->cwd, prefixes, n);
+	while (n--)
+		free(prefixes[n]);
+	free(prefixes);
+	for (int system = 0; system < 2; system++)
+		for (size_t i = 0; i < r->nfiles; i++)
+			if (r->files[i].f.kind != FK_METADATA && r->files[i].use == FU_DATA &&
+			    r->files[i].system == system)
+				r->worked[r->nworked++] = i;
+	return sum_loaded(r);
+}
+
 int story_derive(struct run_result *r)
 {
 	int err = stories(r);
 
 	err |= rank_procs(r);
 	err |= run_files(r);
+	err |= first_screen_files(r);
 	return err ? -1 : 0;
 }
 
@@ -345,6 +426,9 @@ void story_free(struct run_result *r)
 	}
 	free(r->files);
 	free(r->ranked);
+	free(r->worked);
+	r->worked = NULL;
+	r->nworked = 0;
 	r->files = NULL;
 	r->ranked = NULL;
 	r->nfiles = 0;

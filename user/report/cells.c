@@ -76,18 +76,30 @@ static const char *escaped(const char *name, int width, char *buf, size_t len, c
 const char *name_cell(const char *name, int width, char *buf, size_t len)
 {
 	char *t;
-	const char *text = escaped(name, width, buf, len, &t), *base;
-	int keep;
+	const char *text = escaped(name, width, buf, len, &t), *base, *tail;
 
 	if (!t)
 		return text;
 	base = strrchr(t, '/');
 	base = base && base[1] ? base + 1 : t;
-	keep = width - 1 - text_width(base) - 1; /* "…" and "/" */
-	if (keep < 1)
+	if (text_width(base) + 2 > width) { /* not even "…/" and the file name */
 		snprintf(buf, len, ELLIPSIS "%s", tail_of(base, width - 1));
-	else
-		snprintf(buf, len, "%.*s" ELLIPSIS "/%s", head_bytes(t, keep), t, base);
+		free(t);
+		return buf;
+	}
+	/* The file name and as many of its directories as fit whole ('/' is never in an escape). */
+	tail = base > t ? base - 1 : base;
+	while (tail > t) {
+		const char *up = tail - 1;
+
+		while (up > t && *up != '/')
+			up--;
+		if (*up != '/' || text_width(up) + 1 > width)
+			break;
+		tail = up;
+	}
+	snprintf(buf, len, "%.*s" ELLIPSIS "%s", head_bytes(t, width - 1 - text_width(tail)), t,
+		 tail);
 	free(t);
 	return buf;
 }

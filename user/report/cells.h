@@ -22,8 +22,9 @@ void put_padded(FILE *out, const char *text, int width);
 #define NAME_TEXT_MAX (4 * 4096 + 64)
 /*
  * name (bytes, as recorded) escaped for a text report (esc_text: one line, nothing raw for a
- * terminal) and shortened to width columns in its middle, the file name kept whole
- * ("/usr/lib/…/libc.so.6"); a file name longer than the column keeps its end. Whole when
+ * terminal) and shortened to width columns in its middle: the file name and as many of its
+ * last directories as fit kept whole, then the path's start ("/usr/…/12/libgcc.a", what
+ * tells files of one name apart); a file name longer than the column keeps its end. Whole when
  * width is 0. Cuts fall between escapes and characters, never inside one. Written into buf
  * (len at least 4 * width + 8; NAME_TEXT_MAX for width 0), which it returns.
  */

@@ -3,7 +3,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "cells.h"
 #include "compare_table.h"
 #include "json_cells.h"
@@ -248,6 +247,47 @@ static double file_value(const cJSON *run, const char *path, const struct file_m
 	return v;
 }
 
+/*
+ * What one run did with the file (totals.files[].use: data, code, startup), or NULL when no
+ * process of it touched the file.
+ */
+static const char *file_use(const cJSON *run, const char *path)
+{
+	char *want = esc_dup(esc_json, path);
+	const char *use = NULL;
+	const cJSON *file;
+
+	cJSON_ArrayForEach(file, totals(run, "files")) {
+		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(file, "path"));
+
+		if (want && p && !strcmp(p, want)) {
+			use = cJSON_GetStringValue(cJSON_GetObjectItem(file, "use"));
+			break;
+		}
+	}
+	free(want);
+	return use;
+}
+
+/*
+ * The variant's: data when any run's is, then code, then startup (as a run joins its
+ * processes'); NULL when no run touched the file.
+ */
+static const char *variant_use(const struct compare_variant *v, int repeat, const char *path)
+{
+	static const char *const order[] = { "data", "code", "startup" };
+	int best = -1;
+
+	for (int i = 0; i < repeat; i++) {
+		const char *u = file_use(v->runs[i], path);
+
+		for (int k = 0; u && k < (int)(sizeof(order) / sizeof(order[0])); k++)
+			if (!strcmp(u, order[k]) && (best < 0 || k < best))
+				best = k;
+	}
+	return best < 0 ? NULL : order[best];
+}
+
 /* ---- medians ---- */
 
 static int cmp_double(const void *a, const void *b)
@@ -299,67 +339,6 @@ static struct spread file_metric(const struct compare_variant *v, int repeat, co
 	return spread_of(values, repeat);
 }
 
-/* ---- the files named on the commands ---- */
-
-static bool command_position(char *const *words, int i)
-{
-	static const char *const separators[] = { "|", "||", "&&", ";", "&", "(", NULL };
-
-	if (i == 0 || words[i - 1][strlen(words[i - 1]) - 1] == ';')
-		return true;
-	for (const char *const *s = separators; *s; s++)
-		if (!strcmp(words[i - 1], *s))
-			return true;
-	return false;
-}
-
-static void add_named_file(struct comparison *c, const char *word)
-{
-	char path[PATH_MAX], clean[PATH_MAX];
-	size_t len;
-	struct stat st;
-
-	/* "<in", ">out", "2>>log", "'f'": the path inside. */
-	word += strspn(word, "0123456789");
-	word += strspn(word, "<>&'\"");
-	snprintf(clean, sizeof(clean), "%s", word);
-	len = strlen(clean);
-	while (len && strchr("'\";", clean[len - 1]))
-		clean[--len] = 0;
-	if (!len || clean[0] == '-' || !realpath(clean, path) || stat(path, &st) ||
-	    !S_ISREG(st.st_mode))
-		return;
-	for (int i = 0; i < c->nfiles; i++)
-		if (!strcmp(c->files[i], path))
-			return;
-	if (c->nfiles < MAX_NAMED_FILES)
-		c->files[c->nfiles++] = strdup(path);
-}
-
-void compare_find_files(struct comparison *c)
-{
-	for (int v = 0; v < c->n; v++) {
-		char *copy = strdup(c->v[v].command), *words[COMPARE_MAX_WORDS];
-		int n = copy ? compare_split_words(copy, words) : 0;
-
-		for (int i = 0; i < n; i++)
-			if (!command_position(words, i))
-				add_named_file(c, words[i]);
-		free(copy);
-	}
-	/* A failed strdup leaves a NULL: drop it. */
-	for (int i = 0; i < c->nfiles; i++)
-		if (!c->files[i])
-			c->files[i--] = c->files[--c->nfiles];
-}
-
-void compare_free_files(struct comparison *c)
-{
-	for (int i = 0; i < c->nfiles; i++)
-		free(c->files[i]);
-	c->nfiles = 0;
-}
-
 /* ---- the table ---- */
 
 #define ROW_NAME 26
@@ -402,6 +381,11 @@ static void print_file_rows(FILE *out, const struct comparison *c, const char *p
 	char cut[PATH_MAX], buf[CELL_MAX];
 
 	fprintf(out, "file %s\n", name_cell(path, 95, cut, sizeof(cut)));
+	/* What each variant did with it: worked on it, or loaded it to run (run-mode.md). */
+	print_row_name(out, "  ", "use", AS_COUNT);
+	for (int v = 0; v < c->n; v++)
+		fprintf(out, " %*s", width, variant_use(&c->v[v], c->repeat, path) ?: "-");
+	fputc('\n', out);
 	for (size_t m = 0; m < NFILE_METRICS; m++) {
 		print_row_name(out, "  ", file_metrics[m].name, file_metrics[m].shown);
 		for (int v = 0; v < c->n; v++)
@@ -463,7 +447,10 @@ static cJSON *file_summaries(const struct comparison *c, const struct compare_va
 		cJSON *sum = key ? cJSON_AddObjectToObject(files, key) : NULL;
 
 		free(key);
-
+		if (sum && variant_use(v, c->repeat, c->files[f]))
+			cJSON_AddStringToObject(sum, "use", variant_use(v, c->repeat, c->files[f]));
+		else if (sum)
+			cJSON_AddNullToObject(sum, "use");
 		for (size_t m = 0; sum && m < NFILE_METRICS; m++) {
 			struct spread s = file_metric(v, c->repeat, c->files[f], m);
 

@@ -31,11 +31,8 @@ struct comparison {
 	int nfiles;
 };
 
-/* A command's words, split at blanks in place: at most COMPARE_MAX_WORDS of them. */
-#define COMPARE_MAX_WORDS 64
-int compare_split_words(char *s, char **words);
 /*
- * Labels of the variants without one (compare_labels.c): the words in which the commands differ ("-s", "-r",
+ * Labels of the variants without one (compare_commands.c): the words in which the commands differ ("-s", "-r",
  * "(none)" for the command without any), or A, B, C ... when those are not distinct or do
  * not fit a column. The table's legend gives every command in full.
  */

@@ -4,6 +4,7 @@
  * (syscalls, page cache, block I/O), sorted by I/O time (by bytes without timing). Its
  * columns are FILE_SUMMARY_FIELDS (fields.h); the model derived every number.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cells.h"
@@ -42,8 +43,13 @@ static void put_time(FILE *out, uint64_t ns, int width)
 /* --wide: exact numbers, in wider columns. */
 #define WIDE_EXTRA 6
 
+/* Columns shown: bit k for the k-th of FILE_SUMMARY_FIELDS (a counter k in scope). */
+#define ALL_COLUMNS (~0u)
+
 #define SUMMARY_CELL(name, column, width, format, help)                                   \
-	if (s->name == FILE_SUMMARY_NONE)                                                 \
+	if (!(shown & (1u << k++)))                                                       \
+		;                                                                         \
+	else if (s->name == FILE_SUMMARY_NONE)                                            \
 		fprintf(out, " %*s", width + (wide ? WIDE_EXTRA : 0), "-");               \
 	else if (wide)                                                                    \
 		fprintf(out, " %*llu", width + WIDE_EXTRA,                                \
@@ -59,8 +65,10 @@ static void put_time(FILE *out, uint64_t ns, int width)
 	else                                                                              \
 		fprintf(out, " %*llu%%", width - 1, (unsigned long long)s->name);
 
-static void put_summary(FILE *out, const struct file_summary *s, bool wide)
+static void put_summary(FILE *out, const struct file_summary *s, bool wide, unsigned shown)
 {
+	int k = 0;
+
 	FILE_SUMMARY_FIELDS(SUMMARY_CELL)
 }
 
@@ -121,9 +129,10 @@ static const struct column_group groups[] = {
 #define SUMMARY_WIDTH(name, column, width, ...) width,
 static const int widths[] = { FILE_SUMMARY_FIELDS(SUMMARY_WIDTH) };
 #define SUMMARY_COLUMN(name, column, width, ...)                                           \
-	fprintf(out, " %*s", width + (wide ? WIDE_EXTRA : 0), column);
+	if (shown & (1u << k++))                                                           \
+		fprintf(out, " %*s", width + (wide ? WIDE_EXTRA : 0), column);
 
-static void print_group_line(FILE *out, bool wide, int name_column)
+static void print_group_line(FILE *out, bool wide, int name_column, unsigned shown)
 {
 	int f = 0;
 
@@ -131,8 +140,11 @@ static void print_group_line(FILE *out, bool wide, int name_column)
 	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
 		int span = -1, len = strlen(groups[g].label), left;
 
-		for (int k = 0; k < groups[g].fields; k++)
-			span += widths[f++] + 1 + (wide ? WIDE_EXTRA : 0);
+		for (int k = 0; k < groups[g].fields; k++, f++)
+			span += shown & (1u << f) ? widths[f] + 1 + (wide ? WIDE_EXTRA : 0) : 0;
+		if (span < 0)
+			continue; /* none of its columns shown */
+		len = len > span ? 0 : len;
 		left = (span - len) / 2;
 		fputc(' ', out);
 		for (int i = 0; i < span; i++)
@@ -142,14 +154,17 @@ static void print_group_line(FILE *out, bool wide, int name_column)
 	fputc('\n', out);
 }
 
-static void print_header(FILE *out, const char *title, size_t shown, size_t total,
+static void print_header(FILE *out, const char *title, size_t shown_rows, size_t total,
 			 bool by_time, bool wide)
 {
+	unsigned shown = ALL_COLUMNS;
+	int k = 0;
+
 	fprintf(out, "\n%s", title);
 	if (total)
-		fprintf(out, ": %zu of %zu, by %s", shown, total, by_time ? "I/O time" : "bytes");
+		fprintf(out, ": %zu of %zu, by %s", shown_rows, total, by_time ? "I/O time" : "bytes");
 	fputc('\n', out);
-	print_group_line(out, wide, NAME_COLUMN);
+	print_group_line(out, wide, NAME_COLUMN, shown);
 	put_padded(out, "file", NAME_COLUMN);
 	FILE_SUMMARY_FIELDS(SUMMARY_COLUMN)
 	fputc('\n', out);
@@ -199,7 +214,7 @@ static void print_row(FILE *out, const struct file_record *f, bool wide)
 	put_padded(out, text, NAME_COLUMN);
 	if (wide && text_width(text) > NAME_COLUMN)
 		fprintf(out, "\n%*s", NAME_COLUMN, "");
-	put_summary(out, &f->sum, wide);
+	put_summary(out, &f->sum, wide, ALL_COLUMNS);
 	fputc('\n', out);
 	if (wide)
 		print_detail(out, f);
@@ -287,45 +302,138 @@ void report_files(FILE *out, const char *title, const struct proc_record *p,
 
 /* ---- the run's files (the first screen) ---- */
 
-/* The run's table: a narrower name, and how many processes used each file. */
+/* The run table's name column at its narrowest (run_columns widens it). */
 #define RUN_NAME_COLUMN 16
 
-static void print_run_row(FILE *out, const struct run_file *rf)
-{
-	char name[512], shown[NAME_TEXT_MAX];
+#define SUMMARY_OFFSET(name, ...) offsetof(struct file_summary, name),
+static const size_t offsets[] = { FILE_SUMMARY_FIELDS(SUMMARY_OFFSET) };
+#define SUMMARY_BIT(name, ...) COLUMN_##name,
+enum { FILE_SUMMARY_FIELDS(SUMMARY_BIT) COLUMNS };
 
-	put_padded(out, name_cell(row_name(&rf->f, name, sizeof(name)), RUN_NAME_COLUMN, shown,
-				  sizeof(shown)), RUN_NAME_COLUMN);
-	put_summary(out, &rf->f.sum, false);
+/*
+ * Columns the first screen's table may leave out, each with those of its group that mean
+ * nothing alone, the first first: the details and the JSON keep them all.
+ */
+static const unsigned optional_columns[] = {
+	1u << COLUMN_block_p99_ns,
+	1u << COLUMN_readahead_pages | 1u << COLUMN_unused_readahead_pages,
+	1u << COLUMN_sync_calls,
+	1u << COLUMN_hit_pct,
+};
+
+/* A row's name: the path relative to the command's working directory when under it. */
+static const char *run_row_name(const struct run_file *rf, const char *cwd, char *buf,
+				size_t len)
+{
+	const char *name = row_name(&rf->f, buf, len);
+	size_t n = cwd ? strlen(cwd) : 0;
+
+	if (n < 2 || strncmp(name, cwd, n) || (name[n] && name[n] != '/'))
+		return name;
+	return name[n] && name[n + 1] ? name + n + 1 : "."; /* the directory itself: "." */
+}
+
+/* Whether every listed row shows 0 or "-" in the columns. */
+static bool columns_empty(const struct run_result *r, size_t listed, unsigned columns)
+{
+	for (size_t i = 0; i < listed; i++)
+		for (int k = 0; k < COLUMNS; k++) {
+			uint64_t v = *(const uint64_t *)((const char *)&r->files[r->worked[i]].f.sum +
+							 offsets[k]);
+
+			if ((columns & (1u << k)) && v && v != FILE_SUMMARY_NONE)
+				return false;
+		}
+	return true;
+}
+
+/*
+ * The columns the first screen's table shows, and its name column's width (*name_width):
+ * every column and 16 when the listed names fit whole; else optional columns left out
+ * (those empty in every row first) until the widest fits, or none is left, the room they
+ * free going to the names. So a line stays within 100 columns.
+ */
+static unsigned run_columns(const struct run_result *r, size_t listed, int *name_width)
+{
+	size_t n = sizeof(optional_columns) / sizeof(optional_columns[0]);
+	char buf[512], text[NAME_TEXT_MAX];
+	unsigned shown = ALL_COLUMNS;
+	int want = RUN_NAME_COLUMN;
+
+	*name_width = RUN_NAME_COLUMN;
+	for (size_t i = 0; i < listed; i++) {
+		const char *name = run_row_name(&r->files[r->worked[i]], r->cwd, buf, sizeof(buf));
+		int w = text_width(name_cell(name, 0, text, sizeof(text)));
+
+		want = w > want ? w : want;
+	}
+	for (int pass = 0; pass < 2 && *name_width < want; pass++)
+		for (size_t g = 0; g < n && *name_width < want; g++) {
+			if (!(shown & optional_columns[g]) ||
+			    (!pass && !columns_empty(r, listed, optional_columns[g])))
+				continue;
+			shown &= ~optional_columns[g];
+			for (int k = 0; k < COLUMNS; k++)
+				*name_width += optional_columns[g] & (1u << k) ? widths[k] + 1 : 0;
+		}
+	return shown;
+}
+
+static void print_run_row(FILE *out, const struct run_file *rf, const char *cwd, int width,
+			  unsigned shown)
+{
+	char name[512], text[NAME_TEXT_MAX];
+
+	put_padded(out, name_cell(run_row_name(rf, cwd, name, sizeof(name)), width, text,
+				  sizeof(text)), width);
+	put_summary(out, &rf->f.sum, false, shown);
 	fprintf(out, " %5zu\n", rf->nusers);
+}
+
+/*
+ * "+ 41 libraries and system files loaded by 25 processes: 239K read, 1,103 faults", and
+ * what their faults read from the disk when they did.
+ */
+static void print_loaded(FILE *out, const struct run_loaded *l)
+{
+	char a[CELL_MAX], b[CELL_MAX], c[CELL_MAX], d[CELL_MAX];
+
+	if (!l->files)
+		return;
+	fprintf(out, "+ %s %s loaded by %s process%s: %s read, %s faults",
+		cell_grouped(l->files, a),
+		l->files == 1 ? "library or system file" : "libraries and system files",
+		cell_grouped(l->procs, b), l->procs == 1 ? "" : "es", cell_bytes(l->read_bytes, c),
+		cell_grouped(l->faults, d));
+	if (l->block_read_bytes)
+		fprintf(out, ", disk read %s", cell_bytes(l->block_read_bytes, a));
+	fputc('\n', out);
 }
 
 void report_run_files(FILE *out, const struct run_result *r, size_t limit)
 {
-	const struct file_record **rest = malloc((r->nfiles + 1) * sizeof(*rest));
-	size_t listed = 0, nrest = 0, files = 0;
+	size_t listed = r->nworked < limit ? r->nworked : limit;
+	const struct file_record **rest = malloc((r->nworked + 1) * sizeof(*rest));
 	bool wide = false;
+	int width, k = 0;
+	unsigned shown;
 
 	if (!rest)
 		return;
-	for (size_t i = 0; i < r->nfiles; i++)
-		files += r->files[i].f.kind != FK_METADATA;
-	fprintf(out, "\nfiles: %zu of %zu, by bytes, all processes\n", files < limit ? files : limit,
-		files);
-	print_group_line(out, wide, RUN_NAME_COLUMN);
-	put_padded(out, "file", RUN_NAME_COLUMN);
+	shown = run_columns(r, listed, &width);
+	fprintf(out, "\nfiles: %zu of %zu worked on, by bytes, system files last; all processes\n",
+		listed, r->nworked);
+	print_group_line(out, wide, width, shown);
+	put_padded(out, "file", width);
 	FILE_SUMMARY_FIELDS(SUMMARY_COLUMN)
 	fprintf(out, " %5s\n", "procs");
-	for (size_t i = 0; i < r->nfiles; i++) {
-		if (r->files[i].f.kind == FK_METADATA)
-			continue;
-		if (listed < limit) {
-			print_run_row(out, &r->files[i]);
-			listed++;
-		} else {
-			rest[nrest++] = &r->files[i].f;
-		}
+	for (size_t i = 0; i < r->nworked; i++) {
+		if (i < listed)
+			print_run_row(out, &r->files[r->worked[i]], r->cwd, width, shown);
+		else
+			rest[i - listed] = &r->files[r->worked[i]].f;
 	}
-	print_rest(out, rest, nrest);
+	print_rest(out, rest, r->nworked - listed);
+	print_loaded(out, &r->loaded);
 	free(rest);
 }

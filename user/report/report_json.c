@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
 #include "report_kernel.h"
+#include "model/file_use.h"
 #include "model/files.h"
 #include "model/story.h"
 #include "model/names.h"
@@ -272,6 +273,7 @@ static cJSON *file_json(const struct file_record *f, const struct run_result *r)
 			add_page_cache(obj, &f->pc, r);
 		add_u64(obj, "added_folios", f->added_folios);
 		add_residency(obj, f);
+		add_fields(obj, &file_load_fields, &f->load, NULL, NULL);
 		cJSON_AddItemToObject(obj, "io", file_io_json(f, r->timing, false));
 		if (f->nby_name)
 			cJSON_AddItemToObject(obj, "io_by_name", file_io_by_name_json(f));
@@ -382,7 +384,10 @@ static cJSON *story_json(const struct io_story *s, const struct page_cache_view 
 /* A file of the run: a process's file row's members, and the pids that used it. */
 static cJSON *run_file_json(const struct run_file *rf, const struct run_result *r)
 {
-	cJSON *obj = file_json(&rf->f, r), *users = cJSON_AddArrayToObject(obj, "processes");
+	cJSON *obj = file_json(&rf->f, r), *users;
+
+	cJSON_AddStringToObject(obj, "use", file_use_name(rf->use));
+	users = cJSON_AddArrayToObject(obj, "processes");
 
 	for (size_t i = 0; users && i < rf->nusers; i++) {
 		cJSON *u = cJSON_CreateObject();

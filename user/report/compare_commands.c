@@ -1,18 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
-/* compare's variant labels: the words in which the commands differ (see compare_table.h). */
-#include <stdbool.h>
-#include <stdio.h>
+/*
+ * What compare reads off its command lines (see compare_table.h): the labels of the
+ * variants, from the words in which the commands differ, and the files named on them.
+ */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cells.h"
 #include "compare_table.h"
 
-int compare_split_words(char *s, char **words)
+/* ---- labels ---- */
+
+#define MAX_WORDS 64
+
+static int split_words(char *s, char **words)
 {
 	char *save = NULL;
 	int n = 0;
 
-	for (char *w = strtok_r(s, " \t\n", &save); w && n < COMPARE_MAX_WORDS;
+	for (char *w = strtok_r(s, " \t\n", &save); w && n < MAX_WORDS;
 	     w = strtok_r(NULL, " \t\n", &save))
 		words[n++] = w;
 	return n;
@@ -50,9 +57,9 @@ static bool labels_usable(const struct compare_variant *v, int n, char (*derived
 	return n > 1;
 }
 
-static void words_in_common(char *(*words)[COMPARE_MAX_WORDS], const int *nw, int n, int *pre, int *suf)
+static void words_in_common(char *(*words)[MAX_WORDS], const int *nw, int n, int *pre, int *suf)
 {
-	*pre = *suf = COMPARE_MAX_WORDS;
+	*pre = *suf = MAX_WORDS;
 	for (int i = 1; i < n; i++) {
 		int p = 0, s = 0, most = nw[i] < nw[0] ? nw[i] : nw[0];
 
@@ -75,13 +82,13 @@ static void set_label(struct compare_variant *v, const char *label)
 
 void compare_label(struct compare_variant *v, int n)
 {
-	char *copies[MAX_VARIANTS], *words[MAX_VARIANTS][COMPARE_MAX_WORDS];
+	char *copies[MAX_VARIANTS], *words[MAX_VARIANTS][MAX_WORDS];
 	char derived[MAX_VARIANTS][256];
 	int nw[MAX_VARIANTS], pre, suf;
 
 	for (int i = 0; i < n; i++) {
 		copies[i] = strdup(v[i].command);
-		nw[i] = copies[i] ? compare_split_words(copies[i], words[i]) : 0;
+		nw[i] = copies[i] ? split_words(copies[i], words[i]) : 0;
 	}
 	words_in_common(words, nw, n, &pre, &suf);
 	for (int i = 0; i < n; i++)
@@ -97,4 +104,65 @@ void compare_label(struct compare_variant *v, int n)
 	}
 	for (int i = 0; i < n; i++)
 		free(copies[i]);
+}
+
+/* ---- the files named on the commands ---- */
+
+static bool command_position(char *const *words, int i)
+{
+	static const char *const separators[] = { "|", "||", "&&", ";", "&", "(", NULL };
+
+	if (i == 0 || words[i - 1][strlen(words[i - 1]) - 1] == ';')
+		return true;
+	for (const char *const *s = separators; *s; s++)
+		if (!strcmp(words[i - 1], *s))
+			return true;
+	return false;
+}
+
+static void add_named_file(struct comparison *c, const char *word)
+{
+	char path[PATH_MAX], clean[PATH_MAX];
+	size_t len;
+	struct stat st;
+
+	/* "<in", ">out", "2>>log", "'f'": the path inside. */
+	word += strspn(word, "0123456789");
+	word += strspn(word, "<>&'\"");
+	snprintf(clean, sizeof(clean), "%s", word);
+	len = strlen(clean);
+	while (len && strchr("'\";", clean[len - 1]))
+		clean[--len] = 0;
+	if (!len || clean[0] == '-' || !realpath(clean, path) || stat(path, &st) ||
+	    !S_ISREG(st.st_mode))
+		return;
+	for (int i = 0; i < c->nfiles; i++)
+		if (!strcmp(c->files[i], path))
+			return;
+	if (c->nfiles < MAX_NAMED_FILES)
+		c->files[c->nfiles++] = strdup(path);
+}
+
+void compare_find_files(struct comparison *c)
+{
+	for (int v = 0; v < c->n; v++) {
+		char *copy = strdup(c->v[v].command), *words[MAX_WORDS];
+		int n = copy ? split_words(copy, words) : 0;
+
+		for (int i = 0; i < n; i++)
+			if (!command_position(words, i))
+				add_named_file(c, words[i]);
+		free(copy);
+	}
+	/* A failed strdup leaves a NULL: drop it. */
+	for (int i = 0; i < c->nfiles; i++)
+		if (!c->files[i])
+			c->files[i--] = c->files[--c->nfiles];
+}
+
+void compare_free_files(struct comparison *c)
+{
+	for (int i = 0; i < c->nfiles; i++)
+		free(c->files[i]);
+	c->nfiles = 0;
 }
