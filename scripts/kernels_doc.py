@@ -128,7 +128,7 @@ def feature_cell(info, key):
 
 def cost(flavour):
     """tr2u's own time under each tracer in the guest, × untraced (medians of three)."""
-    d = GUEST / flavour / "result" / "out" / "cost"
+    d = GUEST / f"{flavour}-cost" / "result" / "out" / "cost"  # make soak: booted alone
     if not d.exists():
         return None
     ns = {k: statistics.median(int((d / f"{k}.{i}").read_text().split()[0]) for i in (1, 2, 3))
@@ -179,11 +179,9 @@ def main():
             "instruction and every clock read is emulated, each at its own price: a no-op "
             "hook costs almost nothing next to an emulated syscall, and a clock read a lot, "
             "so these ratios say how iotrace behaves there, not what it costs on such a "
-            "machine (the host's figures: [performance.md](performance.md)). The matrix boots two "
-            "guests at once, so a guest's cost runs may share the host's two cores with "
-            "another guest: this run's 6.1 row (its floor under ×1, untraced 331 ms against "
-            "76 ms alone) was taken so and says nothing; running the cost cases alone is to "
-            "do.", ""]
+            "machine (the host's figures: [performance.md](performance.md)). `make soak` boots "
+            "each line alone for these runs (the matrix of `make test` boots two guests at "
+            "once, whose timings would share the host's two cores).", ""]
     rows = []
     for line in guest.KERNELS:
         c = cost(line)

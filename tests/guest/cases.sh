@@ -155,7 +155,13 @@ case_top() {
 	upid=$!
 	wait $upid
 	echo $upid > tr2u.pid
-	sleep 5 # its exit's last counts come with the next refresh
+	# its exit's last counts come with the next refresh: two more lines, then stop
+	n=$(wc -l < top.ndjson)
+	i=0
+	until [ "$(wc -l < top.ndjson)" -ge $((n + 2)) ] || [ $i -ge 120 ]; do
+		sleep 0.25
+		i=$((i + 1))
+	done
 	kill $tpid # TERM: a background job of a script may have SIGINT ignored
 	wait $tpid
 	echo $? > top.rc
