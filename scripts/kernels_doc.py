@@ -81,8 +81,8 @@ against `/sys/block/vda/stat`, O_DIRECT bytes, writeback charged to the dirtier,
 against the workload's own counts, `snoop`, `serve`'s metrics against strace, `compare`,
 `--trace` against the report, `--stacks` (frame pointers and DWARF) against the
 workload's named functions, and on PREEMPT_RT (where the ledger's grace period is
-membarrier's) a 12,000-file tar with nothing lost (50,000 in `make soak`). Under arm64 emulation a syscall traced by
-strace costs ~12 ms, so the arm64 guests run the checks once each (syscalls and files
+membarrier's) a 12,000-file tar with nothing lost (50,000 in `make soak`). Under arm64
+emulation a syscall traced by strace costs ~12 ms, so the arm64 guests run the checks once each (syscalls and files
 against strace, note 004, block, O_DIRECT, io_uring, snoop, top, --stacks, info) and not
 serve, compare, --trace or the identity cases. What a kernel line offers (its build, each
 event's way, what is n/a and why) is stated per line in tests/test_kernels.py (`FACTS`) and

@@ -433,7 +433,8 @@ def test_files_add_up_to_the_disk(tmp_path):
         per_file = [sum(block_of(f, op)[k] for f in files if disk in f["block"].get("disks", {}))
                     for op in ("read", "write") for k in ("requests", "bytes")]
         d = report["totals"]["block"]["disks"].get(disk, {})
-        totals = [d.get(op, {}).get(k, 0) for op in ("read", "write") for k in ("requests", "bytes")]
+        totals = [d.get(op, {}).get(k, 0) for op in ("read", "write")
+                  for k in ("requests", "bytes")]
         delta = [a - b for a, b in zip(after, before)]
         assert per_file == totals
         assert totals[2] >= 200 and totals == [delta[0], delta[1] * 512, delta[2], delta[3] * 512]
