@@ -12,32 +12,7 @@
 #include <stddef.h>
 #include "top_impl.h"
 #include "model/files.h"
-
-static bool is_write_op(uint32_t op)
-{
-	switch (op) {
-	case FOP_write: case FOP_pwrite64: case FOP_writev: case FOP_pwritev: case FOP_pwritev2:
-	case FOP_sendfile_dst: case FOP_copy_file_range_dst: case FOP_splice_dst:
-	case FOP_uring_WRITEV: case FOP_uring_WRITE_FIXED: case FOP_uring_WRITE:
-	case FOP_uring_WRITEV_FIXED:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool is_read_op(uint32_t op)
-{
-	switch (op) {
-	case FOP_read: case FOP_pread64: case FOP_readv: case FOP_preadv: case FOP_preadv2:
-	case FOP_sendfile: case FOP_copy_file_range: case FOP_splice: case FOP_uring_READV:
-	case FOP_uring_READ_FIXED: case FOP_uring_READ: case FOP_uring_READV_FIXED:
-	case FOP_uring_READ_MULTISHOT:
-		return true;
-	default:
-		return false;
-	}
-}
+#include "model/syscall_table.h"
 
 static bool is_uring_op(uint32_t op)
 {
@@ -56,10 +31,10 @@ static void entry_counts(const struct ledger_entry *e, struct top_counts *c)
 		/* io_uring's bytes are not syscalls' (the rows' read/write_bytes): as a process's. */
 		if (is_uring_op(r->op))
 			c->io_uring_ops += r->row.calls;
-		else if (is_read_op(r->op)) {
+		else if (file_op_info(r->op).cls == FOC_READ) {
 			c->read_bytes += r->row.transferred;
 			c->read_calls += r->row.calls;
-		} else if (is_write_op(r->op)) {
+		} else if (file_op_info(r->op).cls == FOC_WRITE) {
 			c->write_bytes += r->row.transferred;
 			c->write_calls += r->row.calls;
 		}

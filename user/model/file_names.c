@@ -14,7 +14,7 @@
 /* The syscalls a name is told for: the ledger's, not io_uring's (no name in strace). */
 static bool by_name_op(uint32_t op)
 {
-	return op && op < FILE_OPS_END && !file_ops[op].uring;
+	return op && op < FILE_OPS_END && !file_op_info(op).uring;
 }
 
 /* f's calls under name id (or under the path name, when name is set), made when new. */

@@ -291,7 +291,7 @@ static void summarize_io(struct file_record *f)
 
 	for (size_t i = 0; i < f->nio; i++) {
 		struct file_io *io = &f->io[i];
-		int cls = io->op < FILE_OPS_END ? file_ops[io->op].cls : FOC_OTHER;
+		int cls = file_op_info(io->op).cls;
 
 		s->io_ns += io->total_ns;
 		s->read_calls += cls == FOC_READ ? io->calls : 0;

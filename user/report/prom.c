@@ -209,7 +209,7 @@ static void io_counters(FILE *out, const struct prom_report *r)
 		family(out, f->metric, "counter", f->help);
 		for (size_t g = 0; g < r->ngroups; g++)
 			for (int k = 1; k < IO_KINDS; k++) {
-				const char *pairs[] = { "syscall", io_kinds[k].name, NULL };
+				const char *pairs[] = { "syscall", io_kind_name(k), NULL };
 
 				if (r->groups[g].d->io_used[k])
 					field_sample(out, f, f->metric, &r->groups[g].lab, pairs,
@@ -232,11 +232,11 @@ static void io_histogram(FILE *out, const struct prom_report *r, const char *nam
 			if (!d->io_used[k] || (latency && nr < 0))
 				continue;
 			if (latency)
-				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
+				histogram(out, name, &r->groups[g].lab, "syscall", io_kind_name(k),
 					  NULL, NULL, HIST_FINE, io->lat_hist,
 					  d->sc[nr].total_ns * 1e-9, true);
 			else
-				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
+				histogram(out, name, &r->groups[g].lab, "syscall", io_kind_name(k),
 					  NULL, NULL, HIST_LOG2, io->size_hist, io->transferred_bytes,
 					  false);
 		}
