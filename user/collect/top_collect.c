@@ -70,7 +70,7 @@ void top_collector_free(struct top_collector *c)
 		return;
 	free(c->procs);
 	free(c->index_of_pid);
-	free(c->files);
+	top_files_free(c);
 	free(c->blocks);
 	free(c->urings);
 	free(c->disks);
