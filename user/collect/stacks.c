@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include "stacks_impl.h"
+#include "util/vec.h"
 
 struct stacks *stacks_new(int mode, int by, stacks_name_fn name_of, void *ctx)
 {
@@ -72,15 +73,13 @@ const char *stacks_vma_path(struct stacks *s, const struct stack_space *sp,
 /* The space of (pid, exec_id), made if new; NULL out of memory. */
 static struct stack_space *space_of(struct stacks *s, uint32_t pid, uint32_t exec_id)
 {
-	struct stack_space *sp = stacks_space(s, pid, exec_id), *grown;
+	struct stack_space *sp = stacks_space(s, pid, exec_id);
 
 	if (sp)
 		return sp;
-	grown = realloc(s->spaces, (s->nspaces + 1) * sizeof(*grown));
-	if (!grown)
+	sp = VEC_PUSH(s->spaces, s->nspaces);
+	if (!sp)
 		return NULL;
-	s->spaces = grown;
-	sp = memset(&s->spaces[s->nspaces++], 0, sizeof(*sp));
 	sp->pid = pid;
 	sp->exec_id = exec_id;
 	return sp;
@@ -128,27 +127,18 @@ static size_t proc_exec_maps(uint32_t pid, struct stack_vma **vmas, char ***path
 {
 	char file[64], line[4200], perms[8], path[4096];
 	unsigned long long start, end, off, ino;
-	size_t n = 0, cap = 0;
+	size_t n = 0, vmas_cap = 0, paths_cap = 0;
 	FILE *f;
 
 	snprintf(file, sizeof(file), "/proc/%u/maps", pid);
 	f = fopen(file, "re");
 	while (f && fgets(line, sizeof(line), f)) {
-		void *v, *p;
-
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %llu %4095[^\n]", &start, &end, perms,
 			   &off, &ino, path) != 6 || perms[2] != 'x' || path[0] != '/')
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 32;
-			v = realloc(*vmas, cap * sizeof(**vmas));
-			p = v ? realloc(*paths, cap * sizeof(**paths)) : NULL;
-			if (v)
-				*vmas = v;
-			if (!p)
-				break;
-			*paths = p;
-		}
+		if (vec_reserve(vmas, &vmas_cap, n + 1, sizeof(**vmas)) ||
+		    vec_reserve(paths, &paths_cap, n + 1, sizeof(**paths)))
+			break;
 		(*paths)[n] = strdup(path);
 		if (!(*paths)[n])
 			break;
@@ -220,7 +210,7 @@ static int grow_index(struct stacks *s)
 static ssize_t agg_of(struct stacks *s, uint32_t pid, uint32_t nr, uint32_t exec_id,
 		      const uint64_t *pcs, uint32_t depth)
 {
-	struct stack_agg *grown, *a;
+	struct stack_agg *a;
 	size_t h;
 
 	if ((s->naggs + 1) * 4 > s->cap * 3 && grow_index(s))
@@ -229,11 +219,9 @@ static ssize_t agg_of(struct stacks *s, uint32_t pid, uint32_t nr, uint32_t exec
 	for (; s->index[h]; h = (h + 1) & (s->cap - 1))
 		if (same(&s->aggs[s->index[h] - 1], pid, nr, exec_id, pcs, depth))
 			return s->index[h] - 1;
-	grown = realloc(s->aggs, (s->naggs + 1) * sizeof(*grown));
-	if (!grown)
+	a = vec_append(&s->aggs, s->naggs, sizeof(*a));
+	if (!a)
 		return -1;
-	s->aggs = grown;
-	a = memset(&s->aggs[s->naggs], 0, sizeof(*a));
 	a->pcs = malloc((depth ? depth : 1) * sizeof(*pcs));
 	if (!a->pcs)
 		return -1;
@@ -247,18 +235,16 @@ static ssize_t agg_of(struct stacks *s, uint32_t pid, uint32_t nr, uint32_t exec
 
 static void remember_last(struct stacks *s, uint32_t pid, uint32_t nr, size_t agg)
 {
-	struct stack_last *grown;
+	struct stack_last *last;
 
 	for (size_t i = 0; i < s->nlast; i++)
 		if (s->last[i].pid == pid && s->last[i].nr == nr) {
 			s->last[i].agg = agg;
 			return;
 		}
-	grown = realloc(s->last, (s->nlast + 1) * sizeof(*grown));
-	if (!grown)
-		return;
-	s->last = grown;
-	s->last[s->nlast++] = (struct stack_last){ pid, nr, agg };
+	last = VEC_PUSH(s->last, s->nlast);
+	if (last)
+		*last = (struct stack_last){ pid, nr, agg };
 }
 
 /* The unwinder of a process's current mappings (built when first needed). */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "files.h"
 #include "syscall_table.h"
+#include "util/vec.h"
 
 /* (dev, ino) -> index + 1 into a process's files[]: open addressing, linear probing. */
 struct file_index {
@@ -66,12 +67,9 @@ struct file_record *files_get(struct proc_record *p, const struct path_key *k)
 	i = slot_of(x, k);
 	if (x->slots[i].idx1)
 		return &p->files[x->slots[i].idx1 - 1];
-	grown = realloc(p->files, (p->nfiles + 1) * sizeof(*grown));
+	grown = VEC_PUSH(p->files, p->nfiles);
 	if (!grown)
 		return NULL;
-	p->files = grown;
-	grown = &p->files[p->nfiles++];
-	memset(grown, 0, sizeof(*grown));
 	grown->key = (struct file_key){ .owner = p->pid, .dev = k->dev, .ino = k->ino,
 					.igen = k->igen };
 	grown->pc.unused_exact = true;
@@ -133,7 +131,7 @@ static int bits_union(struct page_bits *bits, const struct page_bits *add)
 
 static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
 {
-	struct file_io *io = NULL, *grown;
+	struct file_io *io = NULL;
 
 	for (size_t i = 0; i < f->nio && !io; i++)
 		if (f->io[i].op == op)
@@ -141,12 +139,9 @@ static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
 	if (!io) {
 		/* One at a time: most files see three (open, read or write, close), and a
 		 * run may hold 50,000 files. */
-		grown = realloc(f->io, (f->nio + 1) * sizeof(*grown));
-		if (!grown)
+		io = VEC_PUSH(f->io, f->nio);
+		if (!io)
 			return -1;
-		f->io = grown;
-		io = &f->io[f->nio++];
-		memset(io, 0, sizeof(*io));
 		io->op = op;
 	}
 	__u64 lat[HIST_BUCKETS];
@@ -231,7 +226,7 @@ int files_add_block(struct proc_record *p, const struct file_block_key *k,
 	struct path_key file = { .dev = k->ino ? k->fdev : k->disk, .ino = k->ino,
 				 .igen = k->ino ? k->igen : 0 };
 	struct file_record *f = files_get(p, &file);
-	struct file_block *b = NULL, *grown;
+	struct file_block *b = NULL;
 	int err = 0;
 
 	if (!f)
@@ -242,12 +237,9 @@ int files_add_block(struct proc_record *p, const struct file_block_key *k,
 		if (f->blocks[i].disk == k->disk && f->blocks[i].op == k->op)
 			b = &f->blocks[i];
 	if (!b) {
-		grown = realloc(f->blocks, (f->nblocks + 1) * sizeof(*grown));
-		if (!grown)
+		b = VEC_PUSH(f->blocks, f->nblocks);
+		if (!b)
 			return -1;
-		f->blocks = grown;
-		b = &f->blocks[f->nblocks++];
-		memset(b, 0, sizeof(*b));
 		b->disk = k->disk;
 		b->op = k->op;
 	}

@@ -13,6 +13,7 @@
 #include "names.h"
 #include "records.h"
 #include "util/residency.h"
+#include "util/vec.h"
 
 struct names {
 	size_t cap, n;
@@ -227,15 +228,14 @@ static int grow(struct names *n)
 /* A string records may point at, kept until the end; -1 out of memory. */
 static int retire(struct names *n, char *s)
 {
-	char **grown;
+	char **slot;
 
 	if (!s)
 		return 0;
-	grown = realloc(n->retired, (n->nretired + 1) * sizeof(*grown));
-	if (!grown)
+	slot = VEC_PUSH(n->retired, n->nretired);
+	if (!slot)
 		return -1;
-	n->retired = grown;
-	n->retired[n->nretired++] = s;
+	*slot = s;
 	return 0;
 }
 
@@ -291,15 +291,14 @@ static int list_others(struct names *n, struct named *s)
 static int push_earlier(struct named *s)
 {
 	struct named_more *m = more_of(s);
-	struct earlier *grown;
+	struct earlier *e;
 
 	if (!m)
 		return -1;
-	grown = realloc(m->earlier, (m->nearlier + 1) * sizeof(*grown));
-	if (!grown)
+	e = VEC_PUSH(m->earlier, m->nearlier);
+	if (!e)
 		return -1;
-	m->earlier = grown;
-	m->earlier[m->nearlier++] = (struct earlier){ m->id, s->path };
+	*e = (struct earlier){ m->id, s->path };
 	return 0;
 }
 

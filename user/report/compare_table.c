@@ -8,6 +8,7 @@
 #include "json_cells.h"
 #include "model/syscall_table.h"
 #include "util/escape.h"
+#include "util/vec.h"
 
 /* ---- numbers from one run-mode report ---- */
 
@@ -115,19 +116,14 @@ static int cmp_file_pages(const void *a, const void *b)
 static double m_resident(const cJSON *r)
 {
 	const cJSON *proc, *file;
-	struct file_pages *all = NULL, *grown;
+	struct file_pages *all = NULL;
 	size_t n = 0, cap = 0;
 	double sum = 0;
 
 	cJSON_ArrayForEach(proc, cJSON_GetObjectItem(r, "processes")) {
 		cJSON_ArrayForEach(file, cJSON_GetObjectItem(proc, "files")) {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 256;
-				grown = realloc(all, cap * sizeof(*all));
-				if (!grown)
-					goto out;
-				all = grown;
-			}
+			if (VEC_ROOM(all, n, cap))
+				goto out;
 			snprintf(all[n].id, sizeof(all[n].id), "%s/%.0f",
 				 cJSON_GetStringValue(cJSON_GetObjectItem(file, "dev")) ?: "?",
 				 num(file, "ino"));

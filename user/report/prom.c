@@ -18,6 +18,7 @@
 #include "model/uring.h"
 #include "util/escape.h"
 #include "util/residency.h"
+#include "util/vec.h"
 
 #ifndef IOTRACE_VERSION
 #define IOTRACE_VERSION "unknown"
@@ -510,12 +511,9 @@ int prom_add_block(struct prom_block **blocks, size_t *n, struct prom_labels lab
 			return 0;
 		}
 	}
-	b = realloc(*blocks, (*n + 1) * sizeof(*b));
+	b = VEC_PUSH(*blocks, *n);
 	if (!b)
 		return -1;
-	*blocks = b;
-	b = &b[(*n)++];
-	memset(b, 0, sizeof(*b));
 	b->lab = lab;
 	b->rec.key.dev = rec->key.dev;
 	b->rec.key.op = rec->key.op;
@@ -538,12 +536,9 @@ int prom_add_uring(struct prom_uring **urings, size_t *n, struct prom_labels lab
 			return 0;
 		}
 	}
-	u = realloc(*urings, (*n + 1) * sizeof(*u));
+	u = VEC_PUSH(*urings, *n);
 	if (!u)
 		return -1;
-	*urings = u;
-	u = &u[(*n)++];
-	memset(u, 0, sizeof(*u));
 	u->lab = lab;
 	u->rec.key.op = rec->key.op;
 	uring_record_add(&u->rec, rec);

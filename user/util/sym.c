@@ -14,6 +14,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include "sym.h"
+#include "vec.h"
 
 #define MAX_LOADS 16
 
@@ -92,16 +93,14 @@ static void read_loads(struct sym_file *f)
 
 static struct sym_file *file_of(struct sym *y, const char *path)
 {
-	struct sym_file *grown, *f;
+	struct sym_file *f;
 
 	for (size_t i = 0; i < y->nfiles; i++)
 		if (!strcmp(y->files[i].path, path))
 			return &y->files[i];
-	grown = realloc(y->files, (y->nfiles + 1) * sizeof(*grown));
-	if (!grown)
+	f = vec_append(&y->files, y->nfiles, sizeof(*f));
+	if (!f)
 		return NULL;
-	y->files = grown;
-	f = memset(&y->files[y->nfiles], 0, sizeof(*f));
 	f->path = strdup(path);
 	if (!f->path)
 		return NULL;

@@ -10,7 +10,7 @@ _Thread_local bool hash_oom;
 
 int vec_reserve(void *items, size_t *cap, size_t need, size_t elem)
 {
-	size_t want = *cap ? *cap : 8;
+	size_t want = *cap ? *cap : 1;
 	void *old, *grown;
 
 	if (need <= *cap)
@@ -28,4 +28,19 @@ int vec_reserve(void *items, size_t *cap, size_t need, size_t elem)
 	memcpy(items, &grown, sizeof(grown));
 	*cap = want;
 	return 0;
+}
+
+void *vec_append(void *items, size_t n, size_t elem)
+{
+	void *old;
+	char *grown;
+
+	if (!elem || n >= SIZE_MAX / elem - 1)
+		return NULL;
+	memcpy(&old, items, sizeof(old));
+	grown = realloc(old, (n + 1) * elem);
+	if (!grown)
+		return NULL;
+	memcpy(items, &grown, sizeof(grown));
+	return memset(grown + n * elem, 0, elem);
 }

@@ -14,6 +14,22 @@
  */
 int vec_reserve(void *items, size_t *cap, size_t need, size_t elem);
 
+/*
+ * One more zeroed element after the n of *items (size elem each), growing by one (arrays
+ * that stay small: a file's few syscalls); a pointer to it, or NULL when out of memory (the
+ * array unchanged).
+ */
+void *vec_append(void *items, size_t n, size_t elem);
+
+/* VEC_PUSH(array, count): vec_append, and count (of any unsigned type) counted. */
+#define VEC_PUSH(p, n)                                                                             \
+	({                                                                                         \
+		__typeof__(p) elem_ = vec_append(&(p), (n), sizeof(*(p)));                         \
+		if (elem_)                                                                         \
+			(n)++;                                                                     \
+		elem_;                                                                             \
+	})
+
 /* Room for one more element after n: vec_reserve(&p, &cap, n + 1, sizeof(*p)). */
 #define VEC_ROOM(p, n, cap) vec_reserve(&(p), &(cap), (n) + 1, sizeof(*(p)))
 
