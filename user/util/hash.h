@@ -7,6 +7,7 @@
 #ifndef IOTRACE_HASH_H
 #define IOTRACE_HASH_H
 
+#include <errno.h>
 #include <stdbool.h>
 
 /* Set by an add that could not allocate its table's buckets (the element was not added). */
