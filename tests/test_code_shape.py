@@ -127,6 +127,17 @@ def test_no_realloc_outside_the_container_helpers():
     assert not found, found
 
 
+PROBE = re.compile(r"&\s*\(\s*[\w>.-]*cap\s*-\s*1\s*\)")
+
+
+def test_no_hand_made_hash_table():
+    """An open-addressing probe (an index masked by a power-of-two capacity) is uthash's job."""
+    found = [f"{p.relative_to(ROOT)}:{i + 1}" for p in sorted(USER.glob("*/*.[ch]"))
+             for i, line in enumerate(p.read_text().splitlines()) if PROBE.search(line)]
+    assert PROBE.search("h = (h + 1) & (s->cap - 1);")
+    assert not found, found
+
+
 def test_uthash_only_through_its_configuration():
     """util/hash.h makes a failed allocation an error the caller sees, never uthash's exit()."""
     direct = [str(p.relative_to(ROOT)) for p in USER.glob("*/*.[ch]")
