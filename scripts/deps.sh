@@ -8,6 +8,8 @@ PKGS=(
 	# build: BPF compiler, skeleton generator, libbpf and its dependencies
 	clang llvm make gcc pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 	libcjson-dev libseccomp-dev libmicrohttpd-dev libncurses-dev
+	# user/'s one hash table (uthash, headers only: user/util/hash.h)
+	uthash-dev
 	# io_uring workload (liburing) and user-space stack symbolization (libdw)
 	liburing-dev libdw-dev elfutils
 	# tests and references (jq: a second JSON reader of the reports)

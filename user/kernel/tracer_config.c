@@ -67,9 +67,9 @@ static void configure_file_ops(struct iotrace_bpf *s)
 
 		if (nr >= 0)
 			s->rodata->file_op_of[nr] = op;
-		s->rodata->fd_arg[op] = file_ops[op].fd_arg;
-		s->rodata->fd2_arg[op] = file_ops[op].fd2_arg;
-		s->rodata->fd2_op[op] = file_ops[op].fd2_op;
+		s->rodata->fd_arg[op] = file_op_info(op).fd_arg;
+		s->rodata->fd2_arg[op] = file_op_info(op).fd2_arg;
+		s->rodata->fd2_op[op] = file_op_info(op).fd2_op;
 	}
 	/* Renames, links and unlinks: no row, their sys_exit names files again (names.bpf.c). */
 #define NAMING_NR(name) syscall_nr(#name),
@@ -116,7 +116,7 @@ void tracer_configure(struct tracer *t, const struct tracer_config *cfg)
 
 		if (nr >= 0)
 			s->rodata->io_kind_of[nr] = k;
-		s->rodata->io_request_arg[k] = io_kinds[k].request_arg;
+		s->rodata->io_request_arg[k] = io_kind_info(k)->request_arg;
 	}
 	configure_file_ops(s);
 	/* Slot 0 means untraced and 1 is the overflow slot; slots past nr_slots don't exist. */
