@@ -52,11 +52,12 @@ struct {
  * one it had: regs lie in exactly one live thread's stack, and a stack is given to a new
  * thread only after its old task let go of it (release_task_stack sets task->stack to NULL
  * before a freed stack can be taken, on that CPU, with preemption off). Without the cast
- * kfunc (the nokfunc build) every field read would be a helper call: the helper it is.
+ * kfunc (the nokfunc build) every field read would be a helper call, and arm64's JIT makes
+ * the helper one instruction (a read of sp_el0, since 6.11): there the helper it is.
  */
 static __always_inline struct task_struct *syscall_task(struct pt_regs *regs)
 {
-#if HAVE_RDONLY_CAST
+#if HAVE_RDONLY_CAST && defined(__TARGET_ARCH_x86)
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_thread *c = bpf_map_lookup_elem(&cpu_threads, &cpu);
 	struct task_struct *task;
