@@ -15,7 +15,7 @@ PKGS=(
 	# tests and references (jq: a second JSON reader of the reports)
 	strace util-linux coreutils python3 python3-pytest jq
 	# real programs the per-file tests trace (besides tar, cp, git, python3)
-	sqlite3 git
+	sqlite3 git rsync zip xz-utils tmux
 	# Prometheus export: promtool checks the format, a real server scrapes `iotrace serve`
 	prometheus
 	# benchmarks and experiments (xfs loop devices, the Go workload of lab note 003)
