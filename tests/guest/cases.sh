@@ -44,7 +44,7 @@ case_syscalls() {
 	counted readall /dev/null -- $WL/readall -m grow $W/in.bin
 	counted pipeline /dev/null -- /bin/sh -c "cat $W/in.bin | wc -c"
 	counted tar /dev/null -- tar cf /tmp/t.tar -C $W tree
-	$IOT --no-time --json -o notime.json -- $WL/tr2u abc xyz < $W/small.bin > /dev/null
+	$NORAND $IOT --no-time --json -o notime.json -- $WL/tr2u abc xyz < $W/small.bin > /dev/null
 }
 
 # ---- files: strace -ff -yy in the same run ----
