@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <microhttpd.h>
+#include "filters.h"
 #include "util/cgroup.h"
 #include "privdrop.h"
 #include "report/prom.h"
@@ -62,13 +63,16 @@ static const char doc[] =
 	"running before serve, at its first syscall); a move to another cgroup counts from its "
 	"next exec. Metrics are listed in docs/prometheus.md.";
 
-enum { OPT_LISTEN = 0x100, OPT_COMM, OPT_MAX_LABELS, OPT_TIME_ALL };
+enum { OPT_LISTEN = 0x100, OPT_COMM, OPT_CONTAINER, OPT_MAX_LABELS, OPT_TIME_ALL };
 
 static const struct argp_option opts[] = {
 	{ "listen", OPT_LISTEN, "ADDR:PORT", 0,
 	  "Address to serve on (default " DEFAULT_LISTEN "; [::1]:PORT for IPv6)", 0 },
 	{ "cgroup", 'c', "CGROUP", 0,
 	  "Only processes in this cgroup v2 (or below it), labelled with it; up to 8", 0 },
+	{ "container", OPT_CONTAINER, "NAME|ID", 0,
+	  "Only this container's processes, labelled with its cgroup (its name, the start of "
+	  "its ID, or a pod's UID); with -c, up to 8 in all", 0 },
 	{ "comm", OPT_COMM, NULL, 0, "Label by process name (comm) too", 0 },
 	{ "no-time", 'T', NULL, 0, "Do not time syscalls (no latency metrics; cheaper)", 0 },
 	{ "time-all", OPT_TIME_ALL, NULL, 0,
@@ -88,20 +92,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	struct serve_opts *o = state->input;
 	const char *reason;
 	unsigned long v;
-	char why[160];
 
 	switch (key) {
 	case OPT_LISTEN:
 		o->listen = arg;
 		break;
 	case 'c':
-		if (o->cfg.ncgroups == MAX_CGROUP_FILTERS)
-			argp_failure(state, 1, 0, "at most %d -c cgroups", MAX_CGROUP_FILTERS);
-		if (cgroup_resolve(arg, &o->cgroups[o->cfg.ncgroups], why, sizeof(why)))
-			argp_failure(state, 1, 0, "cgroup '%s': %s", arg, why);
-		o->cfg.cgroup_id[o->cfg.ncgroups] = o->cgroups[o->cfg.ncgroups].id;
-		o->cfg.cgroup_level[o->cfg.ncgroups] = o->cgroups[o->cfg.ncgroups].level;
-		o->cfg.ncgroups++;
+	case OPT_CONTAINER:
+		filter_add(state, &o->cfg, o->cgroups, key == OPT_CONTAINER, arg);
 		break;
 	case OPT_COMM:
 		o->cfg.label_comm = true;

@@ -24,6 +24,7 @@
 #include "kernel/tracer.h"
 #include "util/util.h"
 #include "util/cgroup.h"
+#include "filters.h"
 #include "util/container.h"
 #include "util/output.h"
 #include "util/pidinfo.h"
@@ -101,7 +102,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct snoop_opts *o = state->input;
 	unsigned long v;
-	struct cgroup_ref cg;
 	char why[160];
 
 	switch (key) {
@@ -115,13 +115,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'c':
 	case OPT_CONTAINER:
-		if (key == 'c' ? cgroup_resolve(arg, &cg, why, sizeof(why))
-			       : container_cgroup(arg, &cg, why, sizeof(why)))
-			argp_failure(state, 1, 0, "%s '%s': %s", key == 'c' ? "cgroup" : "container",
-				     arg, why);
-		if (tracer_config_add_cgroup(&o->cfg, cg.id, cg.level))
-			argp_failure(state, 1, 0, "at most %d cgroups and containers",
-				     MAX_CGROUP_FILTERS);
+		filter_add(state, &o->cfg, NULL, key == OPT_CONTAINER, arg);
 		break;
 	case 'd':
 		o->disk = arg;
@@ -155,8 +149,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 static const char op_letter[BLOCK_OPS] = { 'R', 'W', 'F', 'D', 'O' };
 
 #define CONTAINER_COLUMN 20 /* as wide as iotrace containers' */
-/* At most this long at start for the runtimes to name the containers already running. */
-#define PRIME_MS 1000
 
 /*
  * The container of the charged process's cgroup (0: not known, e.g. a request the kernel
@@ -355,7 +347,7 @@ int snoop_main(int argc, char **argv)
 	t = tracer_open(&o.cfg, on_block_event, &s);
 	if (!t)
 		return 1;
-	container_prime(PRIME_MS);
+	container_prime(CONTAINER_PRIME_MS);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	s.start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	fprintf(stderr, "iotrace: tracing block I/O%s; Ctrl-C to end\n",

@@ -21,7 +21,9 @@
 #include "top.h"
 #include "collect/top_collect.h"
 #include "report/top_out.h"
+#include "filters.h"
 #include "util/cgroup.h"
+#include "util/container.h"
 #include "util/output.h"
 #include "util/util.h"
 
@@ -49,9 +51,10 @@ static const char doc[] =
 	"  sudo iotrace top\n"
 	"  sudo iotrace top -b -n 5 -o dwrite     five text blocks, biggest disk writers first\n"
 	"  sudo iotrace top -j -d 10 -c system.slice   NDJSON every 10 s, one cgroup\n"
+	"  sudo iotrace top --group container      a row per container (and the host)\n"
 	"Fields and JSON keys: docs/top.md, docs/json.md (iotrace fields).";
 
-enum { OPT_COMM = 0x100, OPT_GROUP, OPT_NO_TIME, OPT_MAX_PROCS, OPT_CPU };
+enum { OPT_COMM = 0x100, OPT_GROUP, OPT_CONTAINER, OPT_NO_TIME, OPT_MAX_PROCS, OPT_CPU };
 
 static const struct argp_option opts[] = {
 	{ "delay", 'd', "SECS", 0, "Seconds between refreshes (default 1)", 0 },
@@ -59,8 +62,12 @@ static const struct argp_option opts[] = {
 	{ "batch", 'b', NULL, 0, "One text block per refresh, for logs (as top -b)", 0 },
 	{ "json", 'j', NULL, 0, "One JSON object per refresh, one a line (NDJSON)", 0 },
 	{ "cgroup", 'c', "CGROUP", 0, "Only processes in this cgroup v2 (or below); up to 8", 0 },
-	{ "group", OPT_GROUP, "BY", 0, "Rows by 'process' (default) or 'cgroup'", 0 },
-	{ "comm", OPT_COMM, NULL, 0, "Rows by process name (with --group cgroup: cgroup and name)", 0 },
+	{ "container", OPT_CONTAINER, "NAME|ID", 0,
+	  "Only this container's processes (its name, the start of its ID, or a pod's UID; "
+	  "iotrace containers lists them); with -c, up to 8 in all", 0 },
+	{ "group", OPT_GROUP, "BY", 0, "Rows by 'process' (default), 'cgroup', 'container' or 'pod'",
+	  0 },
+	{ "comm", OPT_COMM, NULL, 0, "Rows by process name (with --group: the group and name)", 0 },
 	{ "sort", 'o', "KEY", 0, "Sort column: pid name read write hit dread dwrite io uring", 0 },
 	{ "no-time", OPT_NO_TIME, NULL, 0, "Do not time syscalls (IO% is n/a): cheaper", 0 },
 	{ "max-procs", OPT_MAX_PROCS, "N", 0, "Processes with their own counters at once", 0 },
@@ -79,20 +86,6 @@ static long positive(const char *arg, const char *what, struct argp_state *state
 	if (errno || end == arg || *end || v <= 0)
 		argp_failure(state, 1, 0, "invalid %s '%s': expected a positive integer", what, arg);
 	return v;
-}
-
-static void add_cgroup(struct top_opts *o, const char *arg, struct argp_state *state)
-{
-	char why[256];
-	uint32_t n = o->cfg.ncgroups;
-
-	if (n == MAX_CGROUP_FILTERS)
-		argp_failure(state, 1, 0, "at most %d -c cgroups", MAX_CGROUP_FILTERS);
-	if (cgroup_resolve(arg, &o->cgroups[n], why, sizeof(why)))
-		argp_failure(state, 1, 0, "cgroup '%s': %s", arg, why);
-	o->cfg.cgroup_id[n] = o->cgroups[n].id;
-	o->cfg.cgroup_level[n] = o->cgroups[n].level;
-	o->cfg.ncgroups++;
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -118,12 +111,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->json = true;
 		break;
 	case 'c':
-		add_cgroup(o, arg, state);
+	case OPT_CONTAINER:
+		filter_add(state, &o->cfg, o->cgroups, key == OPT_CONTAINER, arg);
 		break;
 	case OPT_GROUP:
-		if (strcmp(arg, "process") && strcmp(arg, "cgroup"))
-			argp_failure(state, 1, 0, "invalid --group '%s': process or cgroup", arg);
-		o->view.group = strcmp(arg, "cgroup") ? TOP_BY_PROCESS : TOP_BY_CGROUP;
+		if (top_group_of(arg) < 0)
+			argp_failure(state, 1, 0,
+				     "invalid --group '%s': process, cgroup, container or pod", arg);
+		o->view.group = top_group_of(arg);
 		break;
 	case OPT_COMM:
 		o->view.by_comm = true;
@@ -349,6 +344,8 @@ static int top_run(struct top_session *s)
 		return 1;
 	}
 	err = top_collector_start(s->coll, s->tracer, s->o->cgroups, s->o->cfg.ncgroups);
+	/* The containers running now are named from the first refresh. */
+	container_prime(CONTAINER_PRIME_MS);
 	if (err)
 		fprintf(stderr, "iotrace: top: out of memory\n");
 	s->loop_cpu = cpu_seconds();

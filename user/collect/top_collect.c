@@ -65,6 +65,16 @@ int top_collector_start(struct top_collector *c, struct tracer *t,
 	return 0;
 }
 
+static void who_free(struct top_collector *c)
+{
+	struct group_who *w, *tmp;
+
+	HASH_ITER(hh, c->who, w, tmp) {
+		HASH_DEL(c->who, w);
+		free(w);
+	}
+}
+
 void top_collector_free(struct top_collector *c)
 {
 	if (!c)
@@ -76,6 +86,7 @@ void top_collector_free(struct top_collector *c)
 	free(c->urings);
 	free(c->disks);
 	names_free(c->names);
+	who_free(c);
 	free(c);
 }
 
@@ -363,12 +374,58 @@ static const char *group_path(struct top_collector *c, uint64_t id)
 	return id ? cgroup_path_of(id) : NULL;
 }
 
+/* The container and pod of a group (path: its cgroup's), asked once a refresh; NULL when
+ * out of memory. */
+static const struct group_who *group_who(struct top_collector *c, uint64_t id, const char *path)
+{
+	struct container_info info;
+	struct group_who *w;
+	int err;
+
+	HASH_FIND(hh, c->who, &id, sizeof(id), w);
+	if (!w) {
+		w = calloc(1, sizeof(*w));
+		if (!w)
+			return NULL;
+		w->cgroup = id;
+		HASH_ADD_OR_FAIL(hh, c->who, cgroup, sizeof(w->cgroup), w, err);
+		if (err) {
+			free(w);
+			return NULL;
+		}
+	}
+	if (w->known && w->refresh == c->refreshes)
+		return w;
+	w->known = true;
+	w->refresh = c->refreshes;
+	container_of_path(path, &info);
+	container_label(&info, w->container, sizeof(w->container));
+	snprintf(w->id, sizeof(w->id), "%s", info.path.id);
+	w->in_pod = true;
+	if (info.meta.pod_name[0])
+		snprintf(w->pod, sizeof(w->pod), "%s/%s", info.meta.pod_namespace,
+			 info.meta.pod_name);
+	else if (info.path.pod_uid[0])
+		snprintf(w->pod, sizeof(w->pod), "pod:%.8s", info.path.pod_uid);
+	else
+		w->in_pod = false;
+	return w;
+}
+
 static void proc_out(struct top_collector *c, const struct tproc *p, struct top_proc *out)
 {
+	const struct group_who *w;
+
 	out->pid = p->pid;
 	out->ppid = p->ppid;
 	memcpy(out->comm, p->comm, sizeof(out->comm));
 	out->cgroup = group_path(c, p->cgroup);
+	w = out->cgroup && p->cgroup ? group_who(c, p->cgroup, out->cgroup) : NULL;
+	if (w) {
+		out->container = w->container;
+		out->container_id = w->id[0] ? w->id : NULL;
+		out->pod = w->in_pod ? w->pod : NULL;
+	}
 	out->exited = p->exited;
 	out->overflow = p->overflow;
 	out->c = p->acc;
@@ -441,6 +498,7 @@ int top_collect(struct top_collector *c, struct top_sample *out)
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
+	c->refreshes++;
 	out->block_until_ns = now_ns();
 	tracer_poll_events(c->tracer); /* exits first: their last counts are this interval's */
 	/* Requests over whose completion the kernel skipped: this interval's, not a later one's. */

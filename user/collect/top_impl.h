@@ -9,6 +9,7 @@
 
 #include "top_collect.h"
 #include "model/names.h"
+#include "util/container.h"
 #include "util/hash.h"
 
 /* Names kept before they are all forgotten (the kernel sends live files' names again). */
@@ -23,6 +24,18 @@ struct tproc {
 	bool overflow;    /* the record of the overflow slot's processes together */
 	uint32_t quiet;   /* refreshes since its exit with nothing counted */
 	struct top_counts acc; /* counted since the last refresh */
+};
+
+/* A group's container and pod as the last refresh showed them (top_proc's). */
+struct group_who {
+	uint64_t cgroup;
+	uint64_t refresh; /* the refresh that asked last: each asks again (answers come late) */
+	bool known;
+	char container[CONTAINER_TEXT_MAX];
+	char id[CONTAINER_ID_LEN + 1];
+	char pod[2 * CONTAINER_TEXT_MAX];
+	bool in_pod;
+	UT_hash_handle hh;
 };
 
 /* What a slot's syscall counters added up to at the last read (counters only grow). */
@@ -84,6 +97,8 @@ struct top_collector {
 	size_t ndisks;
 	struct top_counts total; /* this interval's: processes' syscalls and page cache */
 	struct names *names;
+	struct group_who *who; /* by group cgroup id */
+	uint64_t refreshes;
 	struct path_key name_keys[TOP_NAMES_MAX]; /* the names kept, to forget them */
 	size_t nname_keys;
 	uint64_t drops[DROP_COUNTERS]; /* at the last refresh */

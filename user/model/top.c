@@ -50,6 +50,21 @@ const char *top_sort_name(enum top_sort s)
 	return s < TOP_SORTS ? sort_names[s] : "?";
 }
 
+static const char *const group_names[] = { "process", "cgroup", "container", "pod" };
+
+int top_group_of(const char *text)
+{
+	for (int i = 0; i < (int)(sizeof(group_names) / sizeof(group_names[0])); i++)
+		if (!strcmp(text, group_names[i]))
+			return i;
+	return -1;
+}
+
+const char *top_group_name(enum top_group g)
+{
+	return g <= TOP_BY_POD ? group_names[g] : "?";
+}
+
 const char *top_sort_list(void)
 {
 	static char list[128];
@@ -127,20 +142,46 @@ static int header_of(const struct top_sample *s, struct top_view *v)
 
 /* ---- rows ---- */
 
+/* What a process is grouped by: its cgroup, container or pod; "?" when unknown. */
+static const char *group_key(const struct top_proc *p, enum top_group g)
+{
+	const char *k = g == TOP_BY_CGROUP ? p->cgroup : g == TOP_BY_CONTAINER ? p->container
+		      : p->container ? (p->pod ? p->pod : "(no pod)") : NULL;
+
+	return k ? k : "?";
+}
+
 /* The name a process is shown (and grouped) by. */
 static char *row_name(const struct top_proc *p, const struct top_view_opts *o)
 {
 	char *name = NULL;
-	const char *cg = p->cgroup ? p->cgroup : "?";
 
 	if (p->overflow)
 		return strdup("(overflow)");
-	if (o->group == TOP_BY_CGROUP && o->by_comm) {
-		if (asprintf(&name, "%s %s", cg, p->comm) < 0)
+	if (o->group == TOP_BY_PROCESS)
+		return strdup(p->comm);
+	if (o->by_comm) {
+		if (asprintf(&name, "%s %s", group_key(p, o->group), p->comm) < 0)
 			return NULL;
 		return name;
 	}
-	return strdup(o->group == TOP_BY_CGROUP ? cg : p->comm);
+	return strdup(group_key(p, o->group));
+}
+
+/* A copy of text (NULL stays NULL); false when out of memory. */
+static bool dup_or_null(char **out, const char *text)
+{
+	*out = text ? strdup(text) : NULL;
+	return !text || *out;
+}
+
+static void row_free(struct top_row *r)
+{
+	free(r->name);
+	free(r->cgroup);
+	free(r->container);
+	free(r->container_id);
+	free(r->pod);
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -161,8 +202,7 @@ static size_t fold_groups(struct top_row *rows, size_t n)
 			top_counts_add(&rows[out - 1].c, &rows[i].c);
 			rows[out - 1].procs += rows[i].procs;
 			rows[out - 1].exited &= rows[i].exited;
-			free(rows[i].name);
-			free(rows[i].cgroup);
+			row_free(&rows[i]);
 			continue;
 		}
 		rows[out] = rows[i];
@@ -174,7 +214,7 @@ static size_t fold_groups(struct top_row *rows, size_t n)
 static int proc_rows(const struct top_sample *s, const struct top_view_opts *o,
 		     struct top_view *v)
 {
-	bool grouped = o->group == TOP_BY_CGROUP || o->by_comm;
+	bool grouped = o->group != TOP_BY_PROCESS || o->by_comm;
 
 	v->rows = calloc(s->nprocs ? s->nprocs : 1, sizeof(*v->rows));
 	if (!v->rows)
@@ -185,13 +225,14 @@ static int proc_rows(const struct top_sample *s, const struct top_view_opts *o,
 
 		r->pid = p->overflow ? 0 : p->pid;
 		r->name = row_name(p, o);
-		r->cgroup = p->cgroup ? strdup(p->cgroup) : NULL;
 		r->procs = 1;
 		r->exited = p->exited;
 		r->c = p->c;
-		if (!r->name || (p->cgroup && !r->cgroup)) {
-			free(r->name);
-			free(r->cgroup);
+		if (!r->name || !dup_or_null(&r->cgroup, p->cgroup) ||
+		    !dup_or_null(&r->container, p->container) ||
+		    !dup_or_null(&r->container_id, p->container_id) ||
+		    !dup_or_null(&r->pod, p->pod)) {
+			row_free(r);
 			return -1;
 		}
 		v->nrows++;
@@ -332,10 +373,8 @@ int top_view_build(const struct top_sample *s, const struct top_view_opts *o,
 
 void top_view_free(struct top_view *v)
 {
-	for (size_t i = 0; i < v->nrows; i++) {
-		free(v->rows[i].name);
-		free(v->rows[i].cgroup);
-	}
+	for (size_t i = 0; i < v->nrows; i++)
+		row_free(&v->rows[i]);
 	for (size_t i = 0; i < v->nfiles; i++)
 		free(v->files[i].name);
 	free(v->rows);

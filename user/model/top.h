@@ -38,6 +38,11 @@ struct top_proc {
 	uint32_t pid, ppid;
 	char comm[COMM_LEN];
 	const char *cgroup; /* its group's cgroup path (the -c cgroup it is in); NULL: unknown */
+	/*
+	 * Its group's container (container_label: a name, a short ID, a unit, "host") and pod
+	 * ("namespace/name", "pod:UID8"; NULL: in none); NULL: unknown. Valid with the sample.
+	 */
+	const char *container, *container_id, *pod;
 	bool exited;        /* it exited: these are its last counts (late writeback may follow) */
 	bool overflow;      /* the processes over --max-procs, together */
 	struct top_counts c;
@@ -89,7 +94,11 @@ bool top_counts_any(const struct top_counts *c);
 
 /* ---- the view ---- */
 
-enum top_group { TOP_BY_PROCESS, TOP_BY_CGROUP };
+enum top_group { TOP_BY_PROCESS, TOP_BY_CGROUP, TOP_BY_CONTAINER, TOP_BY_POD };
+/* The grouping named by text ("container"), or -1. */
+int top_group_of(const char *text);
+/* Its name: "process", "cgroup", "container", "pod". */
+const char *top_group_name(enum top_group g);
 
 /* The columns a view may be sorted by: "pid", "name", then TOP_RATE_FIELDS' in order. */
 #define TOP_SORT_KEYS(X)                                                                           \
@@ -116,6 +125,7 @@ struct top_row {
 	uint32_t pid;   /* processes: its pid; groups: 0 */
 	char *name;     /* comm, "cgroup" or "cgroup comm" with --comm, a file's path (owned) */
 	char *cgroup;   /* the process's group's cgroup path, or NULL (owned) */
+	char *container, *container_id, *pod; /* processes: as top_proc's, or NULL (owned) */
 	uint32_t procs; /* groups: processes in it; files: processes that used it */
 	bool exited;
 	struct top_counts c;

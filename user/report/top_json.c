@@ -37,6 +37,14 @@ static void add_disk(cJSON *o, const struct top_disk_rates *d)
 	TOP_DISK_FIELDS(TOP_JSON_DISK)
 }
 
+static void add_name_or_null(cJSON *o, const char *key, const char *name)
+{
+	if (name)
+		add_name(o, key, name);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
 static cJSON *row_json(const struct top_view *v, const struct top_row *r, bool file)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -45,9 +53,17 @@ static cJSON *row_json(const struct top_view *v, const struct top_row *r, bool f
 		return NULL;
 	if (!file && r->pid)
 		add_u64(o, "pid", r->pid);
-	add_name(o, file ? "file" : v->o.group == TOP_BY_CGROUP ? "group" : "comm", r->name);
+	add_name(o, file ? "file" : v->o.group != TOP_BY_PROCESS ? "group" : "comm", r->name);
 	if (!file && r->cgroup && v->o.group == TOP_BY_PROCESS)
 		add_name(o, "cgroup", r->cgroup);
+	/* A process's container and pod; a container's ID (a group by container, not by name). */
+	if (!file && (r->pid || (v->o.group == TOP_BY_CONTAINER && !v->o.by_comm))) {
+		if (r->pid)
+			add_name_or_null(o, "container", r->container);
+		add_name_or_null(o, "container_id", r->container_id);
+		if (r->pid)
+			add_name_or_null(o, "pod", r->pod);
+	}
 	if (file || !r->pid)
 		add_u64(o, "processes", r->procs);
 	if (!file)
@@ -98,9 +114,10 @@ int top_print_json(FILE *out, const struct top_view *v, uint64_t unix_ms)
 	add_u64(o, "block_until_ns", v->block_until_ns);
 	add_u64(o, "processes_live", v->h.live);
 	cJSON_AddStringToObject(o, "sort", top_sort_name(v->o.sort));
+	cJSON_AddStringToObject(o, "group_by", top_group_name(v->o.group));
 	cJSON_AddItemToObject(o, "machine", header_json(v));
 	cJSON_AddItemToObject(o,
-			      v->o.group == TOP_BY_CGROUP || v->o.by_comm ? "groups" : "processes",
+			      v->o.group != TOP_BY_PROCESS || v->o.by_comm ? "groups" : "processes",
 			      rows_json(v, v->shown, v->nshown, false));
 	cJSON_AddItemToObject(o, "files", rows_json(v, v->shown_files, v->nshown_files, true));
 	for (int i = 0; i < DROP_COUNTERS; i++)

@@ -73,8 +73,9 @@ void top_row_line(const struct top_view *v, const struct top_row *r, bool files,
 void top_title_line(const struct top_view *v, bool files, int width, char *buf, size_t len)
 {
 	int namew = top_name_width(width), i = 0;
-	const char *first = files ? "PROCS" : v->o.group == TOP_BY_CGROUP ? "PROCS" : "PID";
-	const char *name = files ? "FILE" : v->o.group == TOP_BY_CGROUP ? "CGROUP" : "COMM";
+	static const char *const group_titles[] = { "COMM", "CGROUP", "CONTAINER", "POD" };
+	const char *first = files || v->o.group != TOP_BY_PROCESS ? "PROCS" : "PID";
+	const char *name = files ? "FILE" : group_titles[v->o.group];
 	char head[32];
 	size_t n;
 

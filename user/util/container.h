@@ -49,6 +49,8 @@ void container_settle(int max_ms);
  * most max_ms), so that a stream's first lines name the containers already there.
  */
 void container_prime(int max_ms);
+/* How long a stream's start waits for them: the runtimes' answers take milliseconds. */
+#define CONTAINER_PRIME_MS 1000
 /*
  * The container in a few characters, for a column: its name; else its ID's first 12
  * digits, the machine's or unit's name, "pod:" and the pod UID's first 8; or "host".
