@@ -476,3 +476,44 @@ def test_top_container_filter_and_process_identity(tmp_path):
                 assert {(p["container"], p["container_id"]) for p in dd_b} == {(b.name, b.id)}
                 assert sum(p["disk_writes"] for p in dd_b) == 17
                 assert {p["container_id"] for p in by_pid[host.pid]} == {None}
+
+
+# ---- serve's container labels (phase 2) ----
+
+@needs_podman
+def test_serve_container_labels(tmp_path):
+    """serve while container A (running before serve: named as podman ps names it), B
+    (started after: its short ID, runtimes are not asked once serve dropped its privileges)
+    and the host write with O_DIRECT (29, 13 and 7 x 64 KiB): the block write series
+    labelled container=A add up to A's dd's 29 requests of 64 KiB, B's to 13, and every
+    series of A's cgroup carries A's label; promtool accepts the scrape."""
+    from test_prom import Serve, parse, promtool_check, select
+    vol = tmp_path / "vol"
+    vol.mkdir()
+    with Podman() as pm:
+        a = pm.run("a", volume=vol)
+        serve = Serve()
+        try:
+            b = pm.run("b", volume=vol)
+            execs, writers = gated_writers([(a, 29), (b, 13)], vol)
+            assert len(writers) == 2, writers
+            (vol / "go").touch()
+            host = run(["dd", "if=/dev/zero", f"of={tmp_path}/host.out", "bs=64k",
+                        "count=7", "oflag=direct"])
+            outs = [p.communicate(timeout=60)[0] for p in execs]
+            assert [direct_writes(o) for o in outs] == [29, 13] and host.returncode == 0
+            text = serve.scrape()
+        finally:
+            assert serve.stop() == 0
+    (tmp_path / "scrape.prom").write_text(text)
+    promtool_check(tmp_path / "scrape.prom")
+    samples = parse(text)
+    for c, label, n in ((a, a.name, 29), (b, b.id[:12], 13)):
+        assert sum(select(samples, "iotrace_block_io_requests_total", container=label,
+                          op="write")) == n
+        assert sum(select(samples, "iotrace_block_io_bytes_total", container=label,
+                          op="write")) == n * 65536
+        cgroups = {l["cgroup"] for _, l, _ in samples if l.get("container") == label}
+        assert len(cgroups) == 1 and c.id in cgroups.pop()
+    assert not [l for _, l, _ in samples for c in (a, b)
+                if c.id in l.get("cgroup", "") and l.get("container") is None]

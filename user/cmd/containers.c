@@ -73,11 +73,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static bool in_container(const struct container_info *c)
-{
-	return c->path.runtime >= CT_DOCKER && c->path.runtime <= CT_NSPAWN;
-}
-
 static void read_comm(pid_t pid, char *comm, size_t len)
 {
 	char path[64];
@@ -199,7 +194,7 @@ int containers_main(int argc, char **argv)
 			}
 			continue;
 		}
-		if (!given && !o.all && !in_container(&c))
+		if (!given && !o.all && !container_is_one(&c))
 			continue;
 		read_comm(o.pids[i], comm, sizeof(comm));
 		if (o.json)

@@ -23,6 +23,7 @@
 #include <microhttpd.h>
 #include "filters.h"
 #include "util/cgroup.h"
+#include "util/container.h"
 #include "privdrop.h"
 #include "report/prom.h"
 #include "serve.h"
@@ -416,6 +417,12 @@ int serve_main(int argc, char **argv)
 		tracer_close(c.t);
 		return 1;
 	}
+	/*
+	 * The containers running now are named (their runtimes asked as root); later ones by
+	 * their short ID: nothing asks a runtime once the seccomp filter is on.
+	 */
+	container_prime(CONTAINER_PRIME_MS);
+	container_stop_asking();
 	if (privdrop_apply(&o.as, why, sizeof(why))) {
 		fprintf(stderr, "iotrace serve: dropping privileges: %s\n", why);
 		MHD_stop_daemon(d);

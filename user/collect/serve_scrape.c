@@ -9,11 +9,13 @@
 #include <string.h>
 #include "model/files.h"
 #include "serve_scrape.h"
+#include "util/container.h"
 #include "util/vec.h"
 
 struct label {
 	uint32_t slot;
 	char *cgroup;
+	char *container, *pod, *namespace; /* NULL: none */
 	char comm[COMM_LEN];
 	struct dense_profile d;
 };
@@ -41,6 +43,33 @@ static const char *filter_path(const struct scrape_config *cfg, uint64_t id)
 	return cgroup_path_of(id);
 }
 
+/* A copy of text, or NULL when text is empty; false when out of memory. */
+static bool dup_text(char **out, const char *text)
+{
+	*out = *text ? strdup(text) : NULL;
+	return !*text || *out;
+}
+
+/*
+ * The container, pod and namespace labels of a label's cgroup, asked again at each scrape
+ * (a runtime's answer may have come since: until then the container is its short ID).
+ */
+static bool label_container(struct label *l)
+{
+	struct container_info info;
+	char buf[CONTAINER_TEXT_MAX];
+
+	container_of_path(l->cgroup, &info);
+	if (!container_is_one(&info) || info.path.monitor)
+		return true;
+	if (info.path.id[0] || info.path.runtime == CT_NSPAWN) {
+		if (!dup_text(&l->container, container_label(&info, buf, sizeof(buf))))
+			return false;
+	}
+	return dup_text(&l->pod, info.meta.pod_name[0] ? info.meta.pod_name : info.path.pod_uid) &&
+	       dup_text(&l->namespace, info.meta.pod_namespace);
+}
+
 /* Appends a label for slot; false when out of memory. */
 static bool new_label(struct scrape *s, uint32_t slot, const char *cgroup, const char *comm)
 {
@@ -51,7 +80,7 @@ static bool new_label(struct scrape *s, uint32_t slot, const char *cgroup, const
 	l->slot = slot;
 	memcpy(l->comm, comm, strnlen(comm, COMM_LEN - 1));
 	l->cgroup = strdup(cgroup);
-	return l->cgroup != NULL;
+	return l->cgroup && (slot == OVERFLOW_SLOT || label_container(l));
 }
 
 static void add_label(const struct label_key *key, uint32_t slot, void *arg)
@@ -87,6 +116,9 @@ static void read_counters(struct scrape *s)
 		tracer_read_slot(s->cfg->tracer, l->slot, &l->d, false);
 		dense_finish_io(&l->d);
 		g->lab.cgroup = l->cgroup;
+		g->lab.container = l->container;
+		g->lab.pod = l->pod;
+		g->lab.namespace = l->namespace;
 		g->lab.comm = s->cfg->label_comm ? l->comm : NULL;
 		g->d = &l->d;
 		page_cache_reset(&g->pc);
@@ -234,8 +266,12 @@ void scrape_free(struct scrape *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nlabels; i++)
+	for (size_t i = 0; i < s->nlabels; i++) {
 		free(s->labels[i].cgroup);
+		free(s->labels[i].container);
+		free(s->labels[i].pod);
+		free(s->labels[i].namespace);
+	}
 	free(s->labels);
 	free(s->groups);
 	free(s->blocks);

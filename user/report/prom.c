@@ -6,6 +6,7 @@
  * (0, 1, 3, 7, ... 2^b - 1), so no observation is counted under the wrong bound.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,35 +40,31 @@ static void put_value(FILE *out, const char *v)
 /* run mode's run="NAME" on every series, so files in one textfile directory never clash. */
 static const char *run_label;
 
+/* name="value" pairs of a NULL-terminated list; a NULL value is no label. */
+static void put_pairs(FILE *out, const char *const *pairs, size_t n, bool *first)
+{
+	for (size_t i = 0; pairs && i + 1 < n && pairs[i]; i += 2) {
+		if (!pairs[i + 1])
+			continue;
+		fprintf(out, "%s%s=\"", *first ? "" : ",", pairs[i]);
+		put_value(out, pairs[i + 1]);
+		fputc('"', out);
+		*first = false;
+	}
+}
+
 static void put_labels(FILE *out, const struct prom_labels *lab, const char *const *pairs)
 {
+	const struct prom_labels none = { 0 };
+	const struct prom_labels *l = lab ? lab : &none;
+	const char *const named[] = { "run", run_label, "cgroup", l->cgroup,
+				      "container", l->container, "pod", l->pod,
+				      "namespace", l->namespace, "comm", l->comm };
 	bool first = true;
 
 	fputc('{', out);
-	if (run_label) {
-		fputs("run=\"", out);
-		put_value(out, run_label);
-		fputc('"', out);
-		first = false;
-	}
-	if (lab && lab->cgroup) {
-		fputs(first ? "cgroup=\"" : ",cgroup=\"", out);
-		put_value(out, lab->cgroup);
-		fputc('"', out);
-		first = false;
-	}
-	if (lab && lab->comm) {
-		fputs(first ? "comm=\"" : ",comm=\"", out);
-		put_value(out, lab->comm);
-		fputc('"', out);
-		first = false;
-	}
-	for (; pairs && pairs[0]; pairs += 2) {
-		fprintf(out, "%s%s=\"", first ? "" : ",", pairs[0]);
-		put_value(out, pairs[1]);
-		fputc('"', out);
-		first = false;
-	}
+	put_pairs(out, named, sizeof(named) / sizeof(named[0]), &first);
+	put_pairs(out, pairs, SIZE_MAX, &first);
 	fputc('}', out);
 }
 

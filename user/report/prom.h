@@ -13,6 +13,9 @@
 /* The labels of one group of series; NULL leaves that label out. */
 struct prom_labels {
 	const char *cgroup;
+	/* serve: the cgroup's container, pod and pod's namespace (docs/containers.md); NULL:
+	 * none. Functions of cgroup: labels equal in cgroup are equal in these. */
+	const char *container, *pod, *namespace;
 	const char *comm;
 };
 

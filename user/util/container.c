@@ -35,7 +35,8 @@ static pthread_cond_t wake = PTHREAD_COND_INITIALIZER, settled = PTHREAD_COND_IN
 static void *tree;
 static struct meta_entry *queue[QUEUE_LEN];
 static unsigned qhead, qtail; /* entries qhead..qtail-1 wait */
-static bool working, thread_started;
+static bool working, thread_started, asking_stopped;
+#define NOT_ASKED "not asked: the runtimes are asked only before privileges are dropped"
 
 static time_t now_s(void)
 {
@@ -83,6 +84,12 @@ static void ask(struct meta_entry *e)
 {
 	pthread_t t;
 
+	if (asking_stopped) {
+		e->state = META_UNANSWERED;
+		e->meta.source = NOT_ASKED;
+		e->asked = now_s();
+		return;
+	}
 	if (qtail - qhead == QUEUE_LEN)
 		return;
 	if (!thread_started) {
@@ -183,6 +190,22 @@ void container_prime(int max_ms)
 	container_settle(max_ms);
 }
 
+void container_stop_asking(void)
+{
+	pthread_mutex_lock(&lock);
+	asking_stopped = true;
+	while (qhead != qtail) {
+		struct meta_entry *e = queue[qhead++ % QUEUE_LEN];
+
+		e->state = META_UNANSWERED;
+		e->meta.source = NOT_ASKED;
+		e->asked = now_s();
+	}
+	while (working)
+		pthread_cond_wait(&settled, &lock);
+	pthread_mutex_unlock(&lock);
+}
+
 void container_settle(int max_ms)
 {
 	struct timespec until;
@@ -199,6 +222,11 @@ void container_settle(int max_ms)
 	       pthread_cond_timedwait(&settled, &lock, &until) != ETIMEDOUT)
 		;
 	pthread_mutex_unlock(&lock);
+}
+
+bool container_is_one(const struct container_info *c)
+{
+	return c->path.runtime >= CT_DOCKER && c->path.runtime <= CT_NSPAWN;
 }
 
 const char *container_label(const struct container_info *c, char *buf, size_t len)

@@ -49,8 +49,17 @@ void container_settle(int max_ms);
  * most max_ms), so that a stream's first lines name the containers already there.
  */
 void container_prime(int max_ms);
+/*
+ * No runtime is asked from now on (serve, before it drops its privileges and loads its
+ * seccomp filter): what is queued is dropped, the question being asked is waited for, and
+ * a container not answered yet is shown by what its path says (META_UNANSWERED).
+ */
+void container_stop_asking(void);
 /* How long a stream's start waits for them: the runtimes' answers take milliseconds. */
 #define CONTAINER_PRIME_MS 1000
+/* Whether it is a container or a pod (a runtime's, or an nspawn machine), not the host or
+ * a systemd unit. */
+bool container_is_one(const struct container_info *c);
 /*
  * The container in a few characters, for a column: its name; else its ID's first 12
  * digits, the machine's or unit's name, "pod:" and the pod UID's first 8; or "host".
