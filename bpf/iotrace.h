@@ -275,7 +275,8 @@ struct slot_proc {
 	__s32 exit_code; /* wait(2)-style status, SP_EXITED */
 	__u32 args_len;  /* bytes of args[] used; a child that has not exec'd has its parent's */
 	__u64 start_ns, end_ns; /* CLOCK_MONOTONIC: fork (or attach) and exit */
-	__u64 cgroup;           /* top: its group's cgroup id (0: none) */
+	/* top: its group's cgroup id (0: none); run mode: its own, at fork, exec and exit */
+	__u64 cgroup;
 	char comm[COMM_LEN];
 	char args[ARGS_LEN];    /* NUL-separated argv, cut at ARGS_LEN */
 };

@@ -338,6 +338,8 @@ static __always_inline void row_start(__u32 slot, struct task_struct *child, __u
 	row->exit_code = 0;
 	row->start_ns = bpf_ktime_get_ns();
 	row->end_ns = 0;
+	/* Run mode: its cgroup (this runs in the parent, whose cgroup it starts in). */
+	row->cgroup = bpf_get_current_cgroup_id();
 	bpf_probe_read_kernel_str(row->comm, sizeof(row->comm), child->comm);
 	row->args_len = 0;
 	if (parent) {
@@ -467,6 +469,8 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	if (row) {
 		seq = row_begin(row);
 		bpf_probe_read_kernel_str(row->comm, sizeof(row->comm), p->comm);
+		/* Moved since its fork (a container's process joins its cgroup, then execs). */
+		row->cgroup = bpf_get_current_cgroup_id();
 		row->args_len = read_args(p, row->args);
 		row_end(row, seq);
 		e = reserve_event(EV_EXEC, p, slot);
@@ -559,6 +563,9 @@ static __always_inline void process_exited(struct task_struct *p)
 		seq = row_begin(row);
 		row->exit_code = p->exit_code;
 		row->end_ns = bpf_ktime_get_ns();
+		/* Run mode: the cgroup it ended in (top's is its group's, set at fork and exec). */
+		if (!top)
+			row->cgroup = bpf_get_current_cgroup_id();
 		row->state = SP_EXITED;
 		row_end(row, seq);
 	}

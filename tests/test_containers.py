@@ -517,3 +517,39 @@ def test_serve_container_labels(tmp_path):
         assert len(cgroups) == 1 and c.id in cgroups.pop()
     assert not [l for _, l, _ in samples for c in (a, b)
                 if c.id in l.get("cgroup", "") and l.get("container") is None]
+
+
+# ---- run mode (phase 2) ----
+
+@needs_podman
+def test_run_mode_names_each_process_container(tmp_path):
+    """iotrace --json -- podman exec A dd ... (O_DIRECT, 9 x 64 KiB): the dd process's
+    container is A (podman ps's name, podman inspect's ID) with exactly its 9 writes; podman,
+    conmon and runc are in none; the run's containers list A once with its count of
+    processes; the text report's first screen says so."""
+    vol = tmp_path / "vol"
+    vol.mkdir()
+    dd = ["dd", "if=/dev/zero", "of=/data/x", "bs=64k", "count=9", "oflag=direct"]
+    with Podman() as pm:
+        a = pm.run("a", volume=vol)
+        names = pm.names()
+        res = run([IOTRACE, "--json", "-o", tmp_path / "r.json", "--", "podman", "exec",
+                   a.name, *dd], env=containers.ENV)
+        assert res.returncode == 0, res.stderr
+        txt = run([IOTRACE, "-o", tmp_path / "r.txt", "--", "podman", "exec", a.name, *dd],
+                  env=containers.ENV)
+        assert txt.returncode == 0, txt.stderr
+    d = json.loads((tmp_path / "r.json").read_text())
+    (c,) = d["containers"]
+    assert (c["container"], c["container_id"], c["name"]) == (names[a.id], a.id, a.name)
+    assert c["runtime"] == "podman" and c["image"] == a.image and a.id in c["cgroup"]
+    procs = d["processes"][:-1]  # the last is "(other I/O)"
+    inside = [p for p in procs if p["container_id"] == a.id]
+    assert [p["comm"] for p in inside] == ["dd"] and inside[0]["container"] == a.name
+    assert inside[0]["block"]["write"]["requests"] == 9
+    assert inside[0]["block"]["write"]["bytes"] == 9 * 65536
+    assert c["processes"] == 1 and d["host_processes"] == len(procs) - 1
+    assert all(p["container"] is None for p in procs if p["container_id"] != a.id)
+    assert {p["comm"] for p in procs} >= {"podman", "conmon"}
+    lines = (tmp_path / "r.txt").read_text().splitlines()
+    assert f"containers: {a.name} (1 process), host (" in "\n".join(lines[:4]), lines[:4]

@@ -87,35 +87,15 @@ static void read_comm(pid_t pid, char *comm, size_t len)
 		fclose(f);
 }
 
-static void add_text(cJSON *obj, const char *key, const char *v)
-{
-	if (v && *v)
-		add_name(obj, key, v);
-	else
-		cJSON_AddNullToObject(obj, key);
-}
-
 static void print_json(pid_t pid, const char *comm, const struct container_info *c)
 {
-	const struct container_path *p = &c->path;
 	cJSON *obj = cJSON_CreateObject();
 	struct ns_ids ns;
 	char *text;
 
 	cJSON_AddNumberToObject(obj, "pid", pid);
 	add_name(obj, "comm", comm);
-	cJSON_AddStringToObject(obj, "runtime", container_runtime_names[p->runtime]);
-	add_text(obj, "container_id", p->id);
-	add_text(obj, "name", c->meta.name[0] ? c->meta.name : p->name);
-	add_text(obj, "image", c->meta.image);
-	add_text(obj, "pod_uid", p->pod_uid);
-	add_text(obj, "pod_name", c->meta.pod_name);
-	add_text(obj, "pod_namespace", c->meta.pod_namespace);
-	add_text(obj, "qos", pod_qos_names[p->qos]);
-	cJSON_AddBoolToObject(obj, "monitor", p->monitor);
-	add_text(obj, "source", c->meta.source);
-	cJSON_AddBoolToObject(obj, "answered", c->state != META_UNANSWERED &&
-					      c->state != META_PENDING);
+	add_container(obj, c);
 	if (!proc_namespaces(pid, &ns)) {
 		cJSON_AddNumberToObject(obj, "mnt_ns", ns.mnt);
 		cJSON_AddNumberToObject(obj, "pid_ns", ns.pid);

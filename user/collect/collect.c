@@ -9,6 +9,7 @@
 #include "model/files.h"
 #include "model/names.h"
 #include "model/uring.h"
+#include "util/cgroup.h"
 #include "util/vec.h"
 
 struct collector {
@@ -129,7 +130,9 @@ static void set_args(struct proc_record *p, const char *args, size_t len)
 int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot,
 		       const char *comm, const char *args, uint64_t start_ns)
 {
-	struct slot_proc row = { .pid = pid, .ppid = ppid, .start_ns = start_ns };
+	/* Its cgroup now: -p's process may never exec or exit while traced. */
+	struct slot_proc row = { .pid = pid, .ppid = ppid, .start_ns = start_ns,
+				 .cgroup = cgroup_id_of_pid(pid) };
 	struct proc_record *p = new_record(c, pid, ppid, slot);
 
 	if (!p)
@@ -138,6 +141,9 @@ int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot
 	if (args)
 		set_args(p, args, strlen(args));
 	p->start_ns = start_ns;
+	p->cgroup = row.cgroup;
+	if (row.cgroup)
+		cgroup_note(row.cgroup);
 	/* The kernel's row too: children forked before an exec take their command line. */
 	memcpy(row.comm, p->comm, sizeof(row.comm));
 	row.args_len = args ? strlen(args) : 0;
@@ -334,6 +340,10 @@ static void sync_slot(struct collector *c, uint32_t slot)
 	}
 	memcpy(p->comm, row.comm, sizeof(p->comm));
 	update_args(p, row.args, row.args_len);
+	if (row.cgroup && row.cgroup != p->cgroup) {
+		p->cgroup = row.cgroup;
+		cgroup_note(row.cgroup); /* its path, while the cgroup exists */
+	}
 	if (row.state == SP_EXITED)
 		exited(c, p, row.exit_code, row.end_ns);
 }
@@ -535,7 +545,7 @@ int collector_finish(struct collector *c, struct run_result *r)
 	c->names = NULL;
 	c->procs = NULL;
 	c->nprocs = c->cap = 0;
-	if (model_derive(r))
+	if (collect_containers(r) || model_derive(r))
 		err = -ENOMEM;
 	return err ? err : c->error;
 }

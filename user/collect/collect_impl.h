@@ -11,5 +11,10 @@
  * deleted, and its residency now; -ENOMEM when a name could not be kept.
  */
 int collect_resolve_file(struct names *names, struct file_record *f);
+/*
+ * The containers of r's processes (from each one's cgroup id, whose path was noted while it
+ * existed): r->containers and each process's index; -1 when out of memory.
+ */
+int collect_containers(struct run_result *r);
 
 #endif

@@ -491,6 +491,9 @@ void run_result_free(struct run_result *r)
 		free(r->procs[i].sites);
 	}
 	story_free(r);
+	for (size_t i = 0; i < r->ncontainers; i++)
+		free(r->containers[i].cgroup);
+	free(r->containers);
 	free(r->cwd);
 	free(r->other_blocks);
 	free(r->uring_totals);

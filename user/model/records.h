@@ -14,6 +14,7 @@
 #include "iotrace.h"
 #include "fields.h"
 #include "hist.h"
+#include "util/container.h"
 #include "util/residency.h"
 #include "kernel_report.h"
 
@@ -212,6 +213,8 @@ struct proc_record {
 	int exit_status;     /* wait(2) status when exit_seen */
 	bool overflow;       /* counted in the shared overflow slot, not here */
 	uint32_t slot;       /* live kernel slot, 0 once harvested */
+	uint64_t cgroup;     /* its cgroup v2 id at its last fork, exec or exit; 0: unknown */
+	uint32_t container;  /* run_result.containers[container - 1]; 0: in none (the host) */
 	struct profile prof;
 	struct file_record *files;
 	size_t nfiles;
@@ -279,6 +282,13 @@ struct run_file {
 	size_t nusers;
 };
 
+/* A container (or a pod) some of the run's processes were in (collect/collect_containers.c). */
+struct run_container {
+	struct container_info info; /* what its cgroup's path and its runtime say */
+	char *cgroup;               /* the cgroup path of its first process (owned) */
+	uint32_t procs;             /* processes in it */
+};
+
 struct run_result {
 	char **command;
 	uint64_t wall_ns;
@@ -292,6 +302,9 @@ struct run_result {
 	bool sampled; /* timing by the sampling rule (SAMPLE_WARMUP, SAMPLE_PERIOD), not every call */
 	struct proc_record *procs;
 	size_t nprocs;
+	struct run_container *containers; /* by first process; a process's is procs[].container */
+	size_t ncontainers;
+	uint32_t host_procs; /* processes in no container (a known cgroup) */
 	struct profile overflow;  /* processes beyond the slot limit, merged */
 	bool overflow_used;
 	struct profile totals;

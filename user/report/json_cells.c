@@ -28,6 +28,33 @@ void add_name(cJSON *obj, const char *key, const char *name)
 	cJSON_AddItemToObject(obj, key, json_name(name));
 }
 
+/* A text, or null when it is empty. */
+static void add_text(cJSON *obj, const char *key, const char *v)
+{
+	if (v && *v)
+		add_name(obj, key, v);
+	else
+		cJSON_AddNullToObject(obj, key);
+}
+
+void add_container(cJSON *obj, const struct container_info *c)
+{
+	const struct container_path *p = &c->path;
+
+	cJSON_AddStringToObject(obj, "runtime", container_runtime_names[p->runtime]);
+	add_text(obj, "container_id", p->id);
+	add_text(obj, "name", c->meta.name[0] ? c->meta.name : p->name);
+	add_text(obj, "image", c->meta.image);
+	add_text(obj, "pod_uid", p->pod_uid);
+	add_text(obj, "pod_name", c->meta.pod_name);
+	add_text(obj, "pod_namespace", c->meta.pod_namespace);
+	add_text(obj, "qos", pod_qos_names[p->qos]);
+	cJSON_AddBoolToObject(obj, "monitor", p->monitor);
+	add_text(obj, "source", c->meta.source);
+	cJSON_AddBoolToObject(obj, "answered", c->state != META_UNANSWERED &&
+					      c->state != META_PENDING);
+}
+
 void add_null_reason(cJSON *obj, const char *key, const char *reason)
 {
 	char name[64];

@@ -16,6 +16,11 @@ void add_u64(cJSON *obj, const char *key, uint64_t v);
  */
 cJSON *json_name(const char *name);
 void add_name(cJSON *obj, const char *key, const char *name);
+/*
+ * A container's fields (docs/containers.md, iotrace containers -j): runtime, container_id,
+ * name, image, pod_uid, pod_name, pod_namespace, qos, monitor, source, answered.
+ */
+void add_container(cJSON *obj, const struct container_info *c);
 /* "key": null, "key_reason": reason. */
 void add_null_reason(cJSON *obj, const char *key, const char *reason);
 /* {"count", "min", "max" (when kept), "p50", "p90", "p99", "buckets": [{"lo", "hi", "count"}]}. */

@@ -436,6 +436,24 @@ static cJSON *sites_json(const struct proc_record *p)
 	return arr;
 }
 
+/* "container" (its name, or short ID) and "container_id": null in none (the host). */
+static void add_process_container(cJSON *obj, const struct proc_record *p,
+				  const struct run_result *r)
+{
+	const struct container_info *c = p->container ? &r->containers[p->container - 1].info
+						       : NULL;
+	char label[CONTAINER_TEXT_MAX];
+
+	if (c)
+		add_name(obj, "container", container_label(c, label, sizeof(label)));
+	else
+		cJSON_AddNullToObject(obj, "container");
+	if (c && c->path.id[0])
+		add_name(obj, "container_id", c->path.id);
+	else
+		cJSON_AddNullToObject(obj, "container_id");
+}
+
 static cJSON *process_json(const struct proc_record *p, const struct run_result *r)
 {
 	cJSON *obj = cJSON_CreateObject();
@@ -453,6 +471,7 @@ static cJSON *process_json(const struct proc_record *p, const struct run_result 
 		cJSON_AddNullToObject(obj, "duration_ns");
 	cJSON_AddItemToObject(obj, "exit", exit_json(p->exit_seen, p->exit_status));
 	cJSON_AddBoolToObject(obj, "in_overflow", p->overflow);
+	add_process_container(obj, p, r);
 	cJSON_AddItemToObject(obj, "story", story_json(&p->story, &p->pc.v, r));
 	add_profile(obj, &p->prof, r->timing);
 	add_urings(obj, p->urings, p->nurings, r);
@@ -526,6 +545,25 @@ static cJSON *timing_json(const struct run_result *r)
 	return t;
 }
 
+/* The containers the processes were in, each with its processes' count. */
+static cJSON *containers_json(const struct run_result *r)
+{
+	cJSON *arr = cJSON_CreateArray();
+	char label[CONTAINER_TEXT_MAX];
+
+	for (size_t i = 0; arr && i < r->ncontainers; i++) {
+		const struct run_container *c = &r->containers[i];
+		cJSON *obj = cJSON_CreateObject();
+
+		add_name(obj, "container", container_label(&c->info, label, sizeof(label)));
+		add_container(obj, &c->info);
+		add_name(obj, "cgroup", c->cgroup);
+		add_u64(obj, "processes", c->procs);
+		cJSON_AddItemToArray(arr, obj);
+	}
+	return arr;
+}
+
 /* The run's own members: command, exit, wall time, flags. */
 static cJSON *run_json(const struct run_result *r)
 {
@@ -539,6 +577,8 @@ static cJSON *run_json(const struct run_result *r)
 	cJSON_AddBoolToObject(root, "partial", r->partial);
 	cJSON_AddItemToObject(root, "timing", timing_json(r));
 	cJSON_AddBoolToObject(root, "synced", r->synced);
+	cJSON_AddItemToObject(root, "containers", containers_json(r));
+	add_u64(root, "host_processes", r->host_procs);
 	return root;
 }
 

@@ -47,6 +47,30 @@ static void print_command(FILE *out, const struct run_result *r)
 		fprintf(out, "command: %s\n", name_head(line, 91, cut, sizeof(cut)));
 }
 
+/*
+ * Which containers the processes were in, when any was in one: "containers: web (3
+ * processes), db (1), host (2)"; a container not named by its runtime by its short ID.
+ */
+static void print_containers(FILE *out, const struct run_result *r)
+{
+	char label[CONTAINER_TEXT_MAX], cell[NAME_TEXT_MAX];
+
+	if (!r->ncontainers)
+		return;
+	fputs("containers:", out);
+	for (size_t i = 0; i < r->ncontainers; i++) {
+		const struct run_container *c = &r->containers[i];
+
+		fprintf(out, "%s %s (%u%s)", i ? "," : "",
+			name_head(container_label(&c->info, label, sizeof(label)), 40, cell,
+				  sizeof(cell)),
+			c->procs, i ? "" : c->procs == 1 ? " process" : " processes");
+	}
+	if (r->host_procs)
+		fprintf(out, ", host (%u)", r->host_procs);
+	fputc('\n', out);
+}
+
 /* Lines of the first screen that say what was lost; more kinds share the last. */
 #define STORY_LOST 3
 
@@ -258,6 +282,7 @@ void report_process_list(FILE *out, const struct run_result *r, size_t from)
 void report_story(FILE *out, const struct run_result *r, const struct options *o)
 {
 	print_command(out, r);
+	print_containers(out, r);
 	print_lost(out, r);
 	print_syscalls(out, r);
 	print_page_cache(out, r);

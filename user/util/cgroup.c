@@ -157,6 +157,41 @@ const char *cgroup_path_of(uint64_t id)
 	return gone;
 }
 
+int cgroup_path_of_pid(pid_t pid, char *buf, size_t len)
+{
+	char file[64], *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int err = -1;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+	f = fopen(file, "re");
+	if (!f)
+		return -1;
+	/* "0::/path": the v2 hierarchy's line (hierarchy 0, no controllers named). */
+	while ((n = getline(&line, &cap, f)) > 0)
+		if (!strncmp(line, "0::", 3)) {
+			line[n - 1] = line[n - 1] == '\n' ? 0 : line[n - 1];
+			snprintf(buf, len, "%s", line + 3);
+			err = 0;
+			break;
+		}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+uint64_t cgroup_id_of_pid(pid_t pid)
+{
+	struct cgroup_ref ref;
+	char path[PATH_MAX], why[64];
+
+	if (cgroup_path_of_pid(pid, path, sizeof(path)) || cgroup_resolve(path, &ref, why, sizeof(why)))
+		return 0;
+	return ref.id;
+}
+
 void cgroup_note(uint64_t id)
 {
 	if (!cached(id))

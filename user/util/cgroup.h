@@ -4,6 +4,7 @@
 #define IOTRACE_CGROUP_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Mount point of the cgroup v2 hierarchy (the one BPF's cgroup ids come from), or NULL. */
 const char *cgroup_root(void);
@@ -25,6 +26,10 @@ int cgroup_resolve(const char *arg, struct cgroup_ref *out, char *why, size_t wh
 const char *cgroup_path_of(uint64_t id);
 /* Walks the cgroup tree afresh: a path removed and made again is a new id. */
 void cgroup_rescan(void);
+/* A process's cgroup v2 path ("/a/b", from /proc/PID/cgroup's "0::" line); -1 if gone. */
+int cgroup_path_of_pid(pid_t pid, char *buf, size_t len);
+/* ... and that cgroup's id; 0 if it is gone or not found. */
+uint64_t cgroup_id_of_pid(pid_t pid);
 /* Makes sure id's path is known (rescanning if it is new), while the cgroup exists. */
 void cgroup_note(uint64_t id);
 

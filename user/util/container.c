@@ -149,27 +149,12 @@ void container_of_path(const char *cgroup_path, struct container_info *out)
 
 int container_of_pid(pid_t pid, struct container_info *out)
 {
-	char file[64], *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int err = -1;
-	FILE *f;
+	char path[PATH_MAX];
 
-	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
-	f = fopen(file, "re");
-	if (!f)
+	if (cgroup_path_of_pid(pid, path, sizeof(path)))
 		return -1;
-	/* "0::/path": the v2 hierarchy's line (hierarchy 0, no controllers named). */
-	while ((n = getline(&line, &cap, f)) > 0)
-		if (!strncmp(line, "0::", 3)) {
-			line[n - 1] = line[n - 1] == '\n' ? 0 : line[n - 1];
-			container_of_path(line + 3, out);
-			err = 0;
-			break;
-		}
-	free(line);
-	fclose(f);
-	return err;
+	container_of_path(path, out);
+	return 0;
 }
 
 void container_prime(int max_ms)
