@@ -11,9 +11,9 @@ _iotrace_opts_snoop='-p --pid -c --cgroup --container -d --disk -Q --queue -j --
 	-? --help --usage -V --version'
 _iotrace_opts_compare='-D --drop-caches -n --repeat -l --label -j --json -o --output -? --help
 	--usage -V --version'
-_iotrace_opts_serve='--listen -c --cgroup --comm -T --no-time --time-all --max-labels -u --user -v
+_iotrace_opts_serve='--listen -c --cgroup --container --comm -T --no-time --time-all --max-labels -u --user -v
 	--verbose -? --help --usage -V --version'
-_iotrace_opts_top='-d --delay -n --iterations -b --batch -j --json -c --cgroup --group --comm -o
+_iotrace_opts_top='-d --delay -n --iterations -b --batch -j --json -c --cgroup --container --group --comm -o
 	--sort --no-time --max-procs -v --verbose -? --help --usage -V --version'
 _iotrace_opts_info='-j --json -v --verbose -? --help --usage -V --version'
 _iotrace_opts_containers='-a --all -j --json -? --help --usage -V --version'
@@ -22,8 +22,8 @@ _iotrace_args_run='-o --output -p --pid -u --user --max-procs --prom-file --file
 	--trace-min --trace-interval --trace-max-events --stacks --stacks-by --stacks-unwind'
 _iotrace_args_snoop='-p --pid -c --cgroup --container -d --disk'
 _iotrace_args_compare='-n --repeat -l --label -o --output'
-_iotrace_args_serve='--listen -c --cgroup --max-labels -u --user'
-_iotrace_args_top='-d --delay -n --iterations -c --cgroup --group -o --sort --max-procs'
+_iotrace_args_serve='--listen -c --cgroup --container --max-labels -u --user'
+_iotrace_args_top='-d --delay -n --iterations -c --cgroup --container --group -o --sort --max-procs'
 _iotrace_args_info=''
 _iotrace_args_containers=''
 
@@ -154,7 +154,7 @@ _iotrace()
 			return 0
 			;;
 		--group)
-			mapfile -t COMPREPLY < <(compgen -W 'process cgroup' -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W 'process cgroup container pod' -- "$cur")
 			return 0
 			;;
 		-d | --delay | -n | --iterations | --max-procs)
