@@ -40,5 +40,9 @@ void add_urings(cJSON *obj, const struct uring_record *recs, size_t n,
 /* --trace, --stacks: the file and what it holds; null without it (report_json_io.c). */
 cJSON *trace_json(const struct run_result *r);
 cJSON *stacks_json(const struct run_result *r);
+/* A process's "container" (its name, or short ID) and "container_id", null in none. */
+void add_process_container(cJSON *obj, const struct proc_record *p, const struct run_result *r);
+/* The run's containers, each with its processes' count (report_json_io.c). */
+cJSON *containers_json(const struct run_result *r);
 
 #endif

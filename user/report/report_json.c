@@ -436,24 +436,6 @@ static cJSON *sites_json(const struct proc_record *p)
 	return arr;
 }
 
-/* "container" (its name, or short ID) and "container_id": null in none (the host). */
-static void add_process_container(cJSON *obj, const struct proc_record *p,
-				  const struct run_result *r)
-{
-	const struct container_info *c = p->container ? &r->containers[p->container - 1].info
-						       : NULL;
-	char label[CONTAINER_TEXT_MAX];
-
-	if (c)
-		add_name(obj, "container", container_label(c, label, sizeof(label)));
-	else
-		cJSON_AddNullToObject(obj, "container");
-	if (c && c->path.id[0])
-		add_name(obj, "container_id", c->path.id);
-	else
-		cJSON_AddNullToObject(obj, "container_id");
-}
-
 static cJSON *process_json(const struct proc_record *p, const struct run_result *r)
 {
 	cJSON *obj = cJSON_CreateObject();
@@ -543,25 +525,6 @@ static cJSON *timing_json(const struct run_result *r)
 	add_u64(t, "calls", r->totals.calls);
 	add_u64(t, "timed_calls", r->totals.timed_calls);
 	return t;
-}
-
-/* The containers the processes were in, each with its processes' count. */
-static cJSON *containers_json(const struct run_result *r)
-{
-	cJSON *arr = cJSON_CreateArray();
-	char label[CONTAINER_TEXT_MAX];
-
-	for (size_t i = 0; arr && i < r->ncontainers; i++) {
-		const struct run_container *c = &r->containers[i];
-		cJSON *obj = cJSON_CreateObject();
-
-		add_name(obj, "container", container_label(&c->info, label, sizeof(label)));
-		add_container(obj, &c->info);
-		add_name(obj, "cgroup", c->cgroup);
-		add_u64(obj, "processes", c->procs);
-		cJSON_AddItemToArray(arr, obj);
-	}
-	return arr;
 }
 
 /* The run's own members: command, exit, wall time, flags. */

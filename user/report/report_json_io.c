@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The JSON report's block I/O and io_uring objects (docs/block.md, docs/io_uring.md), and
- * its --trace and --stacks objects.
+ * The JSON report's block I/O and io_uring objects (docs/block.md, docs/io_uring.md), its
+ * --trace and --stacks objects, and its containers (docs/containers.md).
  */
 #include <stdlib.h>
 #include "json_cells.h"
@@ -159,4 +159,42 @@ cJSON *trace_json(const struct run_result *r)
 	cJSON_AddBoolToObject(t, "truncated", r->trace.not_written != 0);
 	cJSON_AddBoolToObject(t, "written", !r->trace_failed);
 	return t;
+}
+
+/* ---- containers ---- */
+
+/* "container" (its name, or short ID) and "container_id": null in none (the host). */
+void add_process_container(cJSON *obj, const struct proc_record *p, const struct run_result *r)
+{
+	const struct container_info *c = p->container ? &r->containers[p->container - 1].info
+						       : NULL;
+	char label[CONTAINER_TEXT_MAX];
+
+	if (c)
+		add_name(obj, "container", container_label(c, label, sizeof(label)));
+	else
+		cJSON_AddNullToObject(obj, "container");
+	if (c && c->path.id[0])
+		add_name(obj, "container_id", c->path.id);
+	else
+		cJSON_AddNullToObject(obj, "container_id");
+}
+
+/* The containers the processes were in, each with its processes' count. */
+cJSON *containers_json(const struct run_result *r)
+{
+	cJSON *arr = cJSON_CreateArray();
+	char label[CONTAINER_TEXT_MAX];
+
+	for (size_t i = 0; arr && i < r->ncontainers; i++) {
+		const struct run_container *c = &r->containers[i];
+		cJSON *obj = cJSON_CreateObject();
+
+		add_name(obj, "container", container_label(&c->info, label, sizeof(label)));
+		add_container(obj, &c->info);
+		add_name(obj, "cgroup", c->cgroup);
+		add_u64(obj, "processes", c->procs);
+		cJSON_AddItemToArray(arr, obj);
+	}
+	return arr;
 }
