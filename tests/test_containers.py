@@ -15,6 +15,7 @@ import pytest
 import containers
 from containers import CgroupTree, Docker, Podman, kubelet_shapes, random_id
 from helpers import IOTRACE, ROOT, run
+from test_block import disk_of
 
 CONTAINER_TEST = ROOT / ".output" / "tests" / "container_test"
 
@@ -239,7 +240,7 @@ def check_snoop_column(a, b, vol, tmp_path, tool="podman", env=containers.ENV):
     for fmt in ("-j", None):
         (vol / "go").unlink(missing_ok=True)
         snoop = subprocess.Popen([str(IOTRACE), "snoop", *([fmt] if fmt else []), "-d",
-                                  disk_of_dir(vol), "8"], env=env, stdout=subprocess.PIPE,
+                                  disk_of(vol), "8"], env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE)
         assert b"tracing block I/O" in snoop.stderr.readline()
         execs, writers = gated_writers([(a, 13), (b, 7)], vol, tool, env)
@@ -269,15 +270,6 @@ def check_snoop_column(a, b, vol, tmp_path, tool="podman", env=containers.ENV):
                 (cell,) = by_pid[writers[c.name]]
                 assert cell == c.name or (len(c.name) > 20 and cell[0] == "…" and
                                           c.name.endswith(cell[1:])), (cell, c.name)
-
-
-def disk_of_dir(path):
-    """The whole disk holding path (snoop -d)."""
-    dev = os.stat(path).st_dev
-    sys_dir = os.path.realpath(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
-    if os.path.exists(os.path.join(sys_dir, "partition")):
-        sys_dir = os.path.dirname(sys_dir)
-    return os.path.basename(sys_dir)
 
 
 @needs_podman
