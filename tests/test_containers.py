@@ -34,8 +34,14 @@ def resolve(*pids, env=None):
 
 
 def lsns(pid, kind):
-    out = run(["lsns", "-n", "-o", "NS", "-t", kind, "-p", str(pid)]).stdout.decode()
-    return int(out.split()[0])
+    """lsns's namespace of pid; lsns reads every process and may print nothing when one it
+    read ends under it (other tests' processes): asked again."""
+    for _ in range(5):
+        res = run(["lsns", "-n", "-o", "NS", "-t", kind, "-p", str(pid)])
+        if res.stdout.split():
+            return int(res.stdout.split()[0])
+        time.sleep(0.1)
+    raise AssertionError(f"lsns gave nothing for {pid}: {res.stderr!r}")
 
 
 # ---- the parser: every shape (its fuzzer: test_hardening.py) ----
