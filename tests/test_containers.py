@@ -551,3 +551,30 @@ def test_run_mode_names_each_process_container(tmp_path):
     assert {p["comm"] for p in procs} >= {"podman", "conmon"}
     lines = (tmp_path / "r.txt").read_text().splitlines()
     assert f"containers: {a.name} (1 process), host (" in "\n".join(lines[:4]), lines[:4]
+
+
+@pytest.mark.parametrize("shape", [0, 4])  # systemd's driver (burstable), cgroupfs (guaranteed)
+def test_top_group_by_pod(tmp_path, shape):
+    """top -j --group pod while a writer in each of two kubelet-shaped pods and one on the
+    host write with O_DIRECT (21 and 12 x 64 KiB, and 5): each pod's row ("pod:" and its
+    UID's first 8, no runtime knowing these made-up pods) has exactly its writer's requests
+    over the run; --group container the same under the container IDs' first 12 digits."""
+    gate = tmp_path / "go"
+    wait = f"while [ ! -e {gate} ]; do sleep 0.01; done; exec dd if=/dev/zero " \
+           f"of={tmp_path}/out.$$ bs=64k count=$0 oflag=direct status=none"
+    for group in ("pod", "container"):
+        gate.unlink(missing_ok=True)
+        pods = [(str(uuid.uuid4()), random_id(), n) for n in (21, 12)]
+        with CgroupTree(f"pods-{group}") as tree:
+            top = top_json_lines(["--group", group])
+            writers = [tree.spawn_in(kubelet_shapes(pod, cid)[shape][0],
+                                     ["sh", "-c", wait, str(n)]) for pod, cid, n in pods]
+            gate.touch()
+            host = run(["dd", "if=/dev/zero", f"of={tmp_path}/host.out", "bs=64k",
+                        "count=5", "oflag=direct", "status=none"])
+            assert [w.wait(timeout=60) for w in writers] == [0, 0] and host.returncode == 0
+            lines = top_lines_of(top)
+        sums = group_sums(lines, "disk_writes")
+        for pod, cid, n in pods:
+            name = f"pod:{pod[:8]}" if group == "pod" else cid[:12]
+            assert sums.get(name) == n, (name, sums)
