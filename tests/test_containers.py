@@ -578,3 +578,27 @@ def test_top_group_by_pod(tmp_path, shape):
         for pod, cid, n in pods:
             name = f"pod:{pod[:8]}" if group == "pod" else cid[:12]
             assert sums.get(name) == n, (name, sums)
+
+
+@needs_podman
+def test_run_mode_follows_a_containers_main_process(tmp_path):
+    """iotrace -p on a container's main process (podman inspect's State.Pid): its children
+    are followed; every process is in the container (its ID); its dd's 7 writes of 64 KiB
+    are dd's own count."""
+    vol = tmp_path / "vol"
+    vol.mkdir()
+    script = "while [ ! -e /data/go ]; do usleep 20000; done; " \
+             "dd if=/dev/zero of=/data/x bs=64k count=7 oflag=direct; sleep 1"
+    with Podman() as pm:
+        a = pm.run("a", "sh", "-c", script, volume=vol)
+        it = subprocess.Popen([str(IOTRACE), "--json", "-o", str(tmp_path / "r.json"), "-p",
+                               str(a.pid)], stderr=subprocess.PIPE)
+        assert b"attached" in it.stderr.readline()
+        (vol / "go").touch()
+        assert it.wait(timeout=60) == 0, it.stderr.read()
+    d = json.loads((tmp_path / "r.json").read_text())
+    procs = d["processes"][:-1]
+    assert [c["container_id"] for c in d["containers"]] == [a.id] and d["host_processes"] == 0
+    assert {p["container_id"] for p in procs} == {a.id} and procs[0]["pid"] == a.pid
+    (dd,) = [p for p in procs if p["comm"] == "dd"]
+    assert (dd["block"]["write"]["requests"], dd["block"]["write"]["bytes"]) == (7, 7 * 65536)
