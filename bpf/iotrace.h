@@ -277,6 +277,7 @@ struct slot_proc {
 	__u64 start_ns, end_ns; /* CLOCK_MONOTONIC: fork (or attach) and exit */
 	/* top: its group's cgroup id (0: none); run mode: its own, at fork, exec and exit */
 	__u64 cgroup;
+	__u32 mnt_ns, pid_ns; /* run mode: its namespaces' inode numbers at fork and exec */
 	char comm[COMM_LEN];
 	char args[ARGS_LEN];    /* NUL-separated argv, cut at ARGS_LEN */
 };
@@ -301,7 +302,7 @@ _Static_assert(sizeof(struct io_stat) == 8 * (7 + HIST_BUCKETS + FINE_BUCKETS), 
 _Static_assert(sizeof(struct thread_io) == 192 + 32 * FD_CACHE, "thread_io layout");
 _Static_assert(sizeof(struct iot_proc_event) == 40 + COMM_LEN, "proc_event layout");
 _Static_assert(sizeof(struct iot_exec_event) == 40 + COMM_LEN + ARGS_LEN, "exec_event layout");
-_Static_assert(sizeof(struct slot_proc) == 48 + COMM_LEN + ARGS_LEN, "slot_proc layout");
+_Static_assert(sizeof(struct slot_proc) == 56 + COMM_LEN + ARGS_LEN, "slot_proc layout");
 
 /* ---- the per-file ledger (bpf/ledger.bpf.c) ---- */
 

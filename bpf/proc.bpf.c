@@ -324,6 +324,23 @@ static __always_inline void row_end(struct slot_proc *row, __u32 seq)
  * only after this tracepoint): no other writer yet. Until it execs, a child runs its
  * parent's program: it gets its parent's command line.
  */
+/*
+ * Run mode: the mount and pid namespaces task is in (the inode numbers lsns and
+ * /proc/PID/ns show): its pid namespace is the one its pid was made in, at its level.
+ */
+static __always_inline void row_namespaces(struct slot_proc *row, struct task_struct *t)
+{
+	struct pid *pid = BPF_CORE_READ(t, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	struct upid up = {};
+
+	row->mnt_ns = BPF_CORE_READ(t, nsproxy, mnt_ns, ns.inum);
+	bpf_probe_read_kernel(&up, sizeof(up),
+			      (void *)pid + bpf_core_field_offset(struct pid, numbers) +
+				      (__u64)(level & 63) * bpf_core_type_size(struct upid));
+	row->pid_ns = BPF_CORE_READ(up.ns, ns.inum);
+}
+
 static __always_inline void row_start(__u32 slot, struct task_struct *child, __u32 ppid,
 				      __u32 parent_slot)
 {
@@ -340,6 +357,7 @@ static __always_inline void row_start(__u32 slot, struct task_struct *child, __u
 	row->end_ns = 0;
 	/* Run mode: its cgroup (this runs in the parent, whose cgroup it starts in). */
 	row->cgroup = bpf_get_current_cgroup_id();
+	row_namespaces(row, child);
 	bpf_probe_read_kernel_str(row->comm, sizeof(row->comm), child->comm);
 	row->args_len = 0;
 	if (parent) {
@@ -471,6 +489,7 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 		bpf_probe_read_kernel_str(row->comm, sizeof(row->comm), p->comm);
 		/* Moved since its fork (a container's process joins its cgroup, then execs). */
 		row->cgroup = bpf_get_current_cgroup_id();
+		row_namespaces(row, p);
 		row->args_len = read_args(p, row->args);
 		row_end(row, seq);
 		e = reserve_event(EV_EXEC, p, slot);

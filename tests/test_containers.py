@@ -523,14 +523,16 @@ def test_serve_container_labels(tmp_path):
 def test_run_mode_names_each_process_container(tmp_path):
     """iotrace --json -- podman exec A dd ... (O_DIRECT, 9 x 64 KiB): the dd process's
     container is A (podman ps's name, podman inspect's ID) with exactly its 9 writes; podman,
-    conmon and runc are in none; the run's containers list A once with its count of
-    processes; the text report's first screen says so."""
+    conmon and runc are in none; its mount and pid namespaces are A's (lsns); the run's
+    containers list A once with its count of processes; the text report's first screen says
+    so."""
     vol = tmp_path / "vol"
     vol.mkdir()
     dd = ["dd", "if=/dev/zero", "of=/data/x", "bs=64k", "count=9", "oflag=direct"]
     with Podman() as pm:
         a = pm.run("a", volume=vol)
         names = pm.names()
+        mnt_a, pid_a = lsns(a.pid, "mnt"), lsns(a.pid, "pid")
         res = run([IOTRACE, "--json", "-o", tmp_path / "r.json", "--", "podman", "exec",
                    a.name, *dd], env=containers.ENV)
         assert res.returncode == 0, res.stderr
@@ -545,6 +547,9 @@ def test_run_mode_names_each_process_container(tmp_path):
     inside = [p for p in procs if p["container_id"] == a.id]
     assert [p["comm"] for p in inside] == ["dd"] and inside[0]["container"] == a.name
     assert inside[0]["block"]["write"]["requests"] == 9
+    # its namespaces: the container's (lsns of its main process), not the host's
+    assert (inside[0]["mnt_ns"], inside[0]["pid_ns"]) == (mnt_a, pid_a) != \
+        (lsns(os.getpid(), "mnt"), lsns(os.getpid(), "pid"))
     assert inside[0]["block"]["write"]["bytes"] == 9 * 65536
     assert c["processes"] == 1 and d["host_processes"] == len(procs) - 1
     assert all(p["container"] is None for p in procs if p["container_id"] != a.id)

@@ -10,6 +10,7 @@
 #include "model/names.h"
 #include "model/uring.h"
 #include "util/cgroup.h"
+#include "util/container.h"
 #include "util/vec.h"
 
 struct collector {
@@ -130,6 +131,7 @@ static void set_args(struct proc_record *p, const char *args, size_t len)
 int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot,
 		       const char *comm, const char *args, uint64_t start_ns)
 {
+	struct ns_ids ns;
 	/* Its cgroup now: -p's process may never exec or exit while traced. */
 	struct slot_proc row = { .pid = pid, .ppid = ppid, .start_ns = start_ns,
 				 .cgroup = cgroup_id_of_pid(pid) };
@@ -144,6 +146,10 @@ int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot
 	p->cgroup = row.cgroup;
 	if (row.cgroup)
 		cgroup_note(row.cgroup);
+	if (!proc_namespaces(pid, &ns)) {
+		p->mnt_ns = row.mnt_ns = ns.mnt;
+		p->pid_ns = row.pid_ns = ns.pid;
+	}
 	/* The kernel's row too: children forked before an exec take their command line. */
 	memcpy(row.comm, p->comm, sizeof(row.comm));
 	row.args_len = args ? strlen(args) : 0;
@@ -340,6 +346,10 @@ static void sync_slot(struct collector *c, uint32_t slot)
 	}
 	memcpy(p->comm, row.comm, sizeof(p->comm));
 	update_args(p, row.args, row.args_len);
+	if (row.mnt_ns) {
+		p->mnt_ns = row.mnt_ns;
+		p->pid_ns = row.pid_ns;
+	}
 	if (row.cgroup && row.cgroup != p->cgroup) {
 		p->cgroup = row.cgroup;
 		cgroup_note(row.cgroup); /* its path, while the cgroup exists */

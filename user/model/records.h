@@ -215,6 +215,7 @@ struct proc_record {
 	uint32_t slot;       /* live kernel slot, 0 once harvested */
 	uint64_t cgroup;     /* its cgroup v2 id at its last fork, exec or exit; 0: unknown */
 	uint32_t container;  /* run_result.containers[container - 1]; 0: in none (the host) */
+	uint32_t mnt_ns, pid_ns; /* its namespaces' inode numbers at its last fork or exec; 0 */
 	struct profile prof;
 	struct file_record *files;
 	size_t nfiles;

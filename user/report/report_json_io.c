@@ -163,7 +163,10 @@ cJSON *trace_json(const struct run_result *r)
 
 /* ---- containers ---- */
 
-/* "container" (its name, or short ID) and "container_id": null in none (the host). */
+/*
+ * "container" (its name, or short ID) and "container_id": null in none (the host);
+ * "mnt_ns", "pid_ns": its namespaces (null when not seen: the overflow's processes).
+ */
 void add_process_container(cJSON *obj, const struct proc_record *p, const struct run_result *r)
 {
 	const struct container_info *c = p->container ? &r->containers[p->container - 1].info
@@ -178,6 +181,13 @@ void add_process_container(cJSON *obj, const struct proc_record *p, const struct
 		add_name(obj, "container_id", c->path.id);
 	else
 		cJSON_AddNullToObject(obj, "container_id");
+	if (p->mnt_ns) {
+		add_u64(obj, "mnt_ns", p->mnt_ns);
+		add_u64(obj, "pid_ns", p->pid_ns);
+	} else {
+		cJSON_AddNullToObject(obj, "mnt_ns");
+		cJSON_AddNullToObject(obj, "pid_ns");
+	}
 }
 
 /* The containers the processes were in, each with its processes' count. */
