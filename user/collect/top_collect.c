@@ -441,10 +441,19 @@ int top_collect(struct top_collector *c, struct top_sample *out)
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
+	/*
+	 * The bound of this sample's block counts (docs/json.md), read before anything is: a
+	 * request whose completion was stamped before it added to the generation of per-file
+	 * records that top_read_file_blocks switches away from (a completion reads the
+	 * generation before the clock, bpf/block.bpf.c), and that switch waits until every CPU
+	 * has left any program; the per-process and per-disk records are read in place after
+	 * it (top_read_blocks), so they hold it too.
+	 */
 	out->block_until_ns = now_ns();
 	tracer_poll_events(c->tracer); /* exits first: their last counts are this interval's */
 	/* Requests over whose completion the kernel skipped: this interval's, not a later one's. */
 	tracer_sweep_blocks(c->tracer);
+	/* In this order: top_read_blocks after top_read_file_blocks' wait (above). */
 	if (read_slots(c) || top_read_files(c) || top_read_file_blocks(c) || top_read_blocks(c) ||
 	    top_read_urings(c) || procs_out(c, out) || top_files_out(c, out))
 		err = -ENOMEM;
