@@ -105,11 +105,27 @@ static struct tproc *new_proc(struct top_collector *c, uint32_t pid)
 	return p;
 }
 
+static void sync_slot(uint32_t slot, void *ctx);
+
 struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid)
 {
 	struct tproc *p = top_find(c, pid);
+	uint32_t slot;
 
-	if (p || !(p = new_proc(c, pid)))
+	if (p)
+		return p;
+	/*
+	 * Records of a live process whose notice top has not taken in yet (fio's first reads
+	 * of a refresh went to a nameless row now and then, under load): the slot table
+	 * names it.
+	 */
+	slot = tracer_slot_of(c->tracer, pid);
+	if (slot > OVERFLOW_SLOT && slot < MAX_SLOTS) {
+		sync_slot(slot, c);
+		if ((p = top_find(c, pid)))
+			return p;
+	}
+	if (!(p = new_proc(c, pid)))
 		return p;
 	/* Its records outlived what the collector keeps of it: exited, name unknown. */
 	strcpy(p->comm, "?");
