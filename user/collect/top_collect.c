@@ -105,11 +105,13 @@ static struct tproc *new_proc(struct top_collector *c, uint32_t pid)
 	return p;
 }
 
-static void sync_slot(uint32_t slot, void *ctx);
+static void note_new(struct top_collector *c, uint32_t pid, uint32_t ppid, uint32_t slot,
+		     uint64_t cgroup, const char *comm);
 
 struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid)
 {
 	struct tproc *p = top_find(c, pid);
+	struct slot_proc row;
 	uint32_t slot;
 
 	if (p)
@@ -117,11 +119,13 @@ struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid)
 	/*
 	 * Records of a live process whose notice top has not taken in yet (fio's first reads
 	 * of a refresh went to a nameless row now and then, under load): the slot table
-	 * names it.
+	 * names it. Only its record is made here; its notice, or the rescan, retires it (not
+	 * from inside a reader's callback).
 	 */
 	slot = tracer_slot_of(c->tracer, pid);
-	if (slot > OVERFLOW_SLOT && slot < MAX_SLOTS) {
-		sync_slot(slot, c);
+	if (slot > OVERFLOW_SLOT && slot < MAX_SLOTS &&
+	    !tracer_read_slot_proc(c->tracer, slot, &row) && row.pid == pid) {
+		note_new(c, row.pid, row.ppid, slot, row.cgroup, row.comm);
 		if ((p = top_find(c, pid)))
 			return p;
 	}
