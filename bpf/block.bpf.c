@@ -70,8 +70,19 @@ struct {
 	__type(value, struct file_block_stat);
 } file_blocks SEC(".maps");
 
-/* The generation (0 or 1) of file_blocks keys being filled; flipped by the loader. */
+/*
+ * The generation (0 or 1) of file_blocks keys being filled; flipped by the loader. A
+ * completion reads it before it reads the clock (completion_epoch): then every request whose
+ * completion time is before the loader's flip is in the generation it takes next, which is
+ * what makes top's block_until_ns a bound (user/collect/top_collect.c).
+ */
 __u32 block_epoch = 0;
+
+static __always_inline __u32 completion_epoch(void)
+{
+	return *(volatile __u32 *)&block_epoch;
+}
+
 /*
  * Keys file_blocks gained since the loader last switched generations; a quarter of the table
  * wakes it to read them now (cold reads of many files make keys fast).
@@ -190,6 +201,7 @@ struct done {
 	int error;
 	__u32 fdev; /* the file it is charged to (ino 0: none) */
 	__u32 igen;
+	__u32 epoch; /* block_epoch, read before now (completion_epoch) */
 	__u64 ino;
 	bool keys_only; /* make the keys, count nothing (prepare_keys) */
 };
@@ -275,7 +287,8 @@ static void count_late(__u64 rqk, struct block_rq_info *old)
 	struct block_key key = { .owner = old->charge != CHARGE_NONE || snoop ? old->tgid : 0,
 				 .dev = old->dev, .op = old->op };
 	struct done d = { .sector = old->sector, .flags = old->flags, .bytes = old->bytes,
-			  .fdev = old->fdev, .ino = old->ino, .igen = old->igen };
+			  .fdev = old->fdev, .ino = old->ino, .igen = old->igen,
+			  .epoch = completion_epoch() };
 
 	if (!take(old))
 		return; /* counted by another program */
@@ -408,7 +421,7 @@ static __always_inline void prepare_keys(const struct block_rq_info *info)
 	struct block_key key = { .owner = info->charge != CHARGE_NONE ? info->tgid : 0,
 				 .dev = info->dev, .op = info->op };
 	struct done d = { .fdev = info->fdev, .ino = info->ino, .igen = info->igen,
-			  .keys_only = true };
+			  .epoch = completion_epoch(), .keys_only = true };
 
 	account(&key, (struct block_rq_info *)info, &d);
 }
@@ -628,7 +641,7 @@ static void account(struct block_key *key, struct block_rq_info *info, struct do
 	struct file_block_key fk = {
 		.owner = key->owner, .fdev = d->ino ? d->fdev : 0, .ino = d->ino,
 		.igen = d->ino ? d->igen : 0, .disk = key->dev, .op = key->op,
-		.epoch = block_epoch & 1,
+		.epoch = d->epoch & 1,
 	};
 
 	if (st && !d->keys_only) {
@@ -752,6 +765,7 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 	info = take_request(rq, rqk, &bio, &lost);
 	if (lost)
 		return 0;
+	d.epoch = completion_epoch(); /* before the clock: see block_epoch */
 	d.now = bpf_ktime_get_ns();
 	/* block_getrq's note knows the submitter, not yet the request's disk and sector. */
 	d.sector = info && !bio ? info->sector : rq->__sector;

@@ -229,6 +229,17 @@ class Lines:
             time.sleep(0.02)
         assert len(self.lines) >= n, self.proc.stderr.read()
 
+    def wait_past(self, ns, timeout=30):
+        """Waits for a line of top -j whose block_until_ns is past ns (CLOCK_MONOTONIC): every
+        request completed before ns is in it or an earlier line (docs/json.md), however late
+        a loaded machine lets top refresh."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.lines and json.loads(self.lines[-1])["block_until_ns"] > ns:
+                return
+            time.sleep(0.02)
+        pytest.fail(f"no line of top past {ns} ns within {timeout} s")
+
     def stop(self):
         self.proc.send_signal(signal.SIGINT)
         assert self.proc.wait(timeout=20) == 0, self.proc.stderr.read()
@@ -238,7 +249,8 @@ class Lines:
 
 def top_window(cmd, disk):
     """top -j's disk counts of every interval that can hold the workload's requests, and the
-    disk's delta over the workload: top starts first, ends two refreshes after."""
+    disk's delta over the workload: top starts first, ends after a line whose
+    block_until_ns is past the workload's end."""
     quiet(disk)
     top = subprocess.Popen([IOTRACE, "top", "-j", "-d", "0.25"], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
@@ -248,7 +260,7 @@ def top_window(cmd, disk):
     before = sysfs_stat(disk)
     subprocess.run(cmd, check=True, capture_output=True)
     after = sysfs_stat(disk)
-    time.sleep(0.6)
+    lines.wait_past(time.clock_gettime_ns(time.CLOCK_MONOTONIC))
     objs = [json.loads(x) for x in lines.stop()[first:]]
     return objs, delta(after, before)
 
@@ -323,11 +335,16 @@ def fio_log(path):
 def test_top_against_fio_per_io_log(tmp_path):
     """top -j against fio's log of each of its reads (random 4 KiB O_DIRECT at queue depth
     64, full speed, 1 s; times on CLOCK_MONOTONIC), 10 runs. After every line, the reads top
-    has shown for fio's file so far include every read fio logged before the line's
-    block_until_ns (fio stamps a read when it reaps it, after the disk completed it: a
-    sound lower bound, to its millisecond); all lines together hold every read, in the
-    file's row and the header's disk (which equals the disk's own delta); fio's process rows
-    hold them too (and whatever fio read from other disks)."""
+    has shown so far for fio's file, fio's process and the header's disk include every read
+    fio reaped before the line's block_until_ns. fio stamps a read when it reaps it, after the
+    kernel completed it and iotrace counted it; a stamp t is the job's start in whole
+    milliseconds plus the whole milliseconds since (fio 3.33's stat.c, add_log_sample: two
+    values rounded down, each by up to 1 ms), so the read was reaped before t + 2 ms: the
+    bound below, sound and no looser. fio measures the time since its start on
+    CLOCK_MONOTONIC too (clocksource=clock_gettime, not its own TSC calibration). All lines
+    together hold every read, in the file's row and the header's disk (which equals the
+    disk's own delta); fio's process rows hold them too (and whatever fio read from other
+    disks)."""
     with loop_disk(tmp_path, "mq-deadline", "ext4") as (dev, disk, mnt):
         prepare("randrw", dev, mnt)
         for run in range(10):
@@ -341,22 +358,26 @@ def test_top_against_fio_per_io_log(tmp_path):
             subprocess.run(fio("--name=r", f"--filename={mnt}/rr", "--size=64M",
                                "--iodepth=64", "--rw=randread", "--runtime=1", "--time_based",
                                f"--write_lat_log={log}", "--log_avg_msec=0",
-                               "--log_alternate_epoch=1", "--log_alternate_epoch_clock_id=1"),
+                               "--log_alternate_epoch=1", "--log_alternate_epoch_clock_id=1",
+                               "--clocksource=clock_gettime"),
                            check=True)
             theirs = delta(sysfs_stat(disk), before)
-            time.sleep(0.5)
+            lines.wait_past(time.clock_gettime_ns(time.CLOCK_MONOTONIC))
             objs = [json.loads(x) for x in lines.stop()[first:]]
             reads = fio_log(f"{log}_clat.1.log")
             per_proc = file_reads = head_reads = head_bytes = 0
-            for o in objs:
+            for i, o in enumerate(objs):
                 file_reads += sum(f["disk_reads"] for f in o["files"] if f["file"] == f"{mnt}/rr")
-                until_ms = o["block_until_ns"] / 1e6
-                done = sum(1 for t, _ in reads if t + 1 <= until_ms)
-                assert done <= file_reads, (run, until_ms, done, file_reads)
                 per_proc += sum(p["disk_reads"] for p in o["processes"] if p["comm"] == "fio")
                 d = next((x for x in o["machine"]["disks"] if x["disk"] == disk), None)
                 head_reads += d["disk_reads"] if d else 0
                 head_bytes += d["disk_read_bytes"] if d else 0
+                until_ms = o["block_until_ns"] / 1e6
+                done = sum(1 for t, _ in reads if t + 2 <= until_ms)
+                assert done <= min(file_reads, per_proc, head_reads), \
+                    str((run, i, until_ms, done, file_reads, per_proc, head_reads,
+                         [(p.get("pid"), p["comm"], p["disk_reads"]) for p in o["processes"]
+                          if p["disk_reads"]]))
             assert file_reads == len(reads) and per_proc >= len(reads), \
                 (run, file_reads, per_proc, len(reads))
             assert (head_reads, head_bytes // 512) == (theirs["read_ios"], theirs["read_sectors"])

@@ -116,11 +116,31 @@ static struct tproc *new_proc(struct top_collector *c, uint32_t pid)
 	return p;
 }
 
+static void note_new(struct top_collector *c, uint32_t pid, uint32_t ppid, uint32_t slot,
+		     uint64_t cgroup, const char *comm);
+
 struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid)
 {
 	struct tproc *p = top_find(c, pid);
+	struct slot_proc row;
+	uint32_t slot;
 
-	if (p || !(p = new_proc(c, pid)))
+	if (p)
+		return p;
+	/*
+	 * Records of a live process whose notice top has not taken in yet (fio's first reads
+	 * of a refresh went to a nameless row now and then, under load): the slot table
+	 * names it. Only its record is made here; its notice, or the rescan, retires it (not
+	 * from inside a reader's callback).
+	 */
+	slot = tracer_slot_of(c->tracer, pid);
+	if (slot > OVERFLOW_SLOT && slot < MAX_SLOTS &&
+	    !tracer_read_slot_proc(c->tracer, slot, &row) && row.pid == pid) {
+		note_new(c, row.pid, row.ppid, slot, row.cgroup, row.comm);
+		if ((p = top_find(c, pid)))
+			return p;
+	}
+	if (!(p = new_proc(c, pid)))
 		return p;
 	/* Its records outlived what the collector keeps of it: exited, name unknown. */
 	strcpy(p->comm, "?");
@@ -499,10 +519,19 @@ int top_collect(struct top_collector *c, struct top_sample *out)
 
 	memset(out, 0, sizeof(*out));
 	c->refreshes++;
+	/*
+	 * The bound of this sample's block counts (docs/json.md), read before anything is: a
+	 * request whose completion was stamped before it added to the generation of per-file
+	 * records that top_read_file_blocks switches away from (a completion reads the
+	 * generation before the clock, bpf/block.bpf.c), and that switch waits until every CPU
+	 * has left any program; the per-process and per-disk records are read in place after
+	 * it (top_read_blocks), so they hold it too.
+	 */
 	out->block_until_ns = now_ns();
 	tracer_poll_events(c->tracer); /* exits first: their last counts are this interval's */
 	/* Requests over whose completion the kernel skipped: this interval's, not a later one's. */
 	tracer_sweep_blocks(c->tracer);
+	/* In this order: top_read_blocks after top_read_file_blocks' wait (above). */
 	if (read_slots(c) || top_read_files(c) || top_read_file_blocks(c) || top_read_blocks(c) ||
 	    top_read_urings(c) || procs_out(c, out) || top_files_out(c, out))
 		err = -ENOMEM;

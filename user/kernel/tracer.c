@@ -240,6 +240,13 @@ uint32_t tracer_claim_slot(struct tracer *t)
 	return 0;
 }
 
+uint32_t tracer_slot_of(const struct tracer *t, pid_t tgid)
+{
+	if (tgid <= 0 || (uint32_t)tgid >= t->pid_max)
+		return 0;
+	return __atomic_load_n(&t->proc_slot[tgid], __ATOMIC_RELAXED);
+}
+
 int tracer_watch(struct tracer *t, pid_t tgid, uint32_t slot, bool pending)
 {
 	if (tgid <= 0 || (uint32_t)tgid >= t->pid_max)

@@ -141,6 +141,11 @@ typedef void (*tracer_slot_fn)(uint32_t slot, void *ctx);
 void tracer_for_each_used_slot(struct tracer *t, tracer_slot_fn fn, void *ctx);
 /* Slots the kernel still holds (besides 0 and the overflow slot). */
 bool tracer_slot_in_use(struct tracer *t, uint32_t slot);
+/*
+ * The kernel's entry for tgid (bpf/proc.bpf.c, proc_slot): its slot, OVERFLOW_SLOT, 0 when
+ * it has none yet, SLOT_NONE when it is not traced; SLOT_PENDING set until its execve.
+ */
+uint32_t tracer_slot_of(const struct tracer *t, pid_t tgid);
 /* serve: never count tgid (iotrace itself; tracer_open does it for serve). */
 void tracer_exclude(struct tracer *t, pid_t tgid);
 
