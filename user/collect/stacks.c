@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include "stacks_impl.h"
+#include "kernel/tracer.h"
 #include "util/hash.h"
 #include "util/vec.h"
 
@@ -301,9 +302,17 @@ int stacks_on_event(struct stacks *s, const void *data, size_t size)
 	if (size < sizeof(kind))
 		return 0;
 	memcpy(&kind, data, sizeof(kind));
-	if (kind == SE_MAPS && size >= offsetof(struct stack_maps, vmas))
+	if (kind == SE_MAPS && size >= offsetof(struct stack_maps, vmas)) {
 		on_maps(s, data);
-	else if (kind == SE_MAPS_PROC && size >= offsetof(struct stack_maps, vmas))
+		/*
+		 * The samples after these mappings are unwound with their files, named by the
+		 * loader's opens, whose names the kernel sent before the mappings, to another
+		 * ring: read them first. (A library on a filesystem that cannot be opened by
+		 * handle, as an initramfs's, has no other name; read after the samples, it left
+		 * the unwinder without the library's call-frame information.)
+		 */
+		return s->mode == STACKS_DWARF ? TRACER_EVENTS_AGAIN : 0;
+	} else if (kind == SE_MAPS_PROC && size >= offsetof(struct stack_maps, vmas))
 		on_maps_proc(s, data);
 	else if (kind == SE_SAMPLE && size >= sizeof(struct stack_sample))
 		on_sample(s, data);

@@ -367,5 +367,10 @@ int tracer_events_fd(struct tracer *t)
 
 int tracer_poll_events(struct tracer *t)
 {
-	return ring_buffer__consume(t->events);
+	int n;
+
+	/* Each round reads one record at least: a callback that stops it has taken its own. */
+	while ((n = ring_buffer__consume(t->events)) == TRACER_EVENTS_AGAIN)
+		;
+	return n;
 }

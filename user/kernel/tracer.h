@@ -8,6 +8,7 @@
 #ifndef IOTRACE_TRACER_H
 #define IOTRACE_TRACER_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -56,8 +57,12 @@ struct tracer_config {
 	bool trace;
 	uint64_t trace_min_ns;
 	tracer_event_fn on_trace;
-	/* --stacks: enum stacks_mode; the DWARF mode's samples and every mode's mappings
-	 * (struct stack_maps, struct stack_sample: first __u32 an enum stack_event_kind). */
+	/*
+	 * --stacks: enum stacks_mode; the DWARF mode's samples and every mode's mappings
+	 * (struct stack_maps, struct stack_sample: first __u32 an enum stack_event_kind).
+	 * on_stack returns TRACER_EVENTS_AGAIN to read the other rings before the next record
+	 * of this one (tracer_poll_events).
+	 */
 	int stacks;
 	tracer_event_fn on_stack;
 };
@@ -150,6 +155,13 @@ uint32_t tracer_slot_of(const struct tracer *t, pid_t tgid);
 void tracer_exclude(struct tracer *t, pid_t tgid);
 
 int tracer_events_fd(struct tracer *t);
+/*
+ * A callback's return that stops reading its ring: the rings are read again from the
+ * first (the processes', then the names'), so that what was sent before the next record of
+ * its ring is read before it (libbpf reads a ring to its end, however long that takes).
+ */
+#define TRACER_EVENTS_AGAIN (-EAGAIN)
+/* Reads every ring buffer's records; negative on error. */
 int tracer_poll_events(struct tracer *t);
 void tracer_read_drops(struct tracer *t, uint64_t drops[DROP_COUNTERS]);
 /* Process events the ring buffer had no room for, so far (cheap: read in place). */
