@@ -175,13 +175,7 @@ struct thread_io {
 		__u64 ino;
 		__u32 dev, igen;
 	} trace_files[2];
-	__u32 linked;
-	/*
-	 * Where the kernel may skip sys_enter or sys_exit for this thread (syscalls.bpf.c,
-	 * handle_sys_enter_again): the runs of each, 7 bits, and the count the second program
-	 * last saw, its top bit set while that program runs the first in its place.
-	 */
-	__u8 enters, enters_seen, exits, exits_seen;
+	__u32 linked, pad2;
 	/*
 	 * --stacks (frame pointers): a recent call's user registers, the word on top of its
 	 * stack, and the stack they gave; the same registers and word again are the same

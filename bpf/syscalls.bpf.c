@@ -20,8 +20,6 @@
 #define MAX_ERRNO 4095
 /* iovec entries read to size a readv/writev request; longer arrays count as unknown. */
 #define IOV_READ_MAX 8
-/* thread_io's enters_seen, exits_seen: the second program runs the first (handle_*_again). */
-#define RUN_AGAIN 0x80
 
 struct iovec_user {
 	void *base;
@@ -89,20 +87,6 @@ static __always_inline struct task_struct *syscall_task(struct pt_regs *regs)
 #else
 	return bpf_get_current_task_btf();
 #endif
-}
-
-/*
- * A run of sys_enter or sys_exit for the thread, counted for the second program of its
- * tracepoint (handle_sys_exit_again, below); true when that program is running it again.
- */
-static __always_inline bool run_counted(__u8 *runs, __u8 *seen)
-{
-	bool again = *seen & RUN_AGAIN;
-
-	*runs = (*runs + 1) & ~RUN_AGAIN;
-	if (again)
-		*seen = *runs;
-	return again;
 }
 
 /* Traced slot of the current task, or 0. */
@@ -217,7 +201,6 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	ti = thread_io_of(task);
 	if (!ti)
 		return 0;
-	run_counted(&ti->enters, &ti->enters_seen);
 	ti->close_idx = 0;
 	if (!serve && !(slot & SLOT_PENDING) && (__u64)id < MAX_SYSCALLS &&
 	    fd_arg[file_op_of[syscall_index(id)] & (FILE_OP_SLOTS - 1)] == FD_ENTER)
@@ -285,7 +268,6 @@ struct call {
 	__u32 weight; /* calls the timed one stands for (time_this_call) */
 	__u64 req; /* bytes asked for, or REQ_UNKNOWN */
 	bool data; /* a read/write-family call (ret is a byte count) */
-	bool again; /* run by handle_sys_exit_again: into the totals, not this CPU's rows */
 };
 
 /*
@@ -323,7 +305,7 @@ static __always_inline void account_io(struct call *c, __u32 cpu, __u32 slot, __
 
 	if (!row)
 		return;
-	if (c->again || (row->tag != tag && io_row_take(cpu, key, tag))) {
+	if (row->tag != tag && io_row_take(cpu, key, tag)) {
 		io_count_totals(tag, ret, req, lat_ns, c->weight);
 		return;
 	}
@@ -536,7 +518,7 @@ static __always_inline void after_call(void *ctx, struct task_struct *task, stru
 		account_files(task, ti, regs, nr, c);
 	if (trace)
 		trace_syscall(nr, slot, c->ret, c->lat_ns ?: TRACE_UNTIMED);
-	if (stacks && stack_nr[nr & (MAX_SYSCALLS - 1)] && !c->again) /* per-CPU scratch */
+	if (stacks && stack_nr[nr & (MAX_SYSCALLS - 1)])
 		stack_call(ctx, task, ti, regs, slot, nr, c->ret,
 			   c->lat_ns * c->weight);
 }
@@ -555,7 +537,7 @@ static __always_inline int count_call(__u32 cpu, __u32 slot, __u32 nr, struct ca
 
 	if (!row)
 		return -1;
-	if (c->again || (row->tag != tag && sc_row_take(cpu, key, tag))) {
+	if (row->tag != tag && sc_row_take(cpu, key, tag)) {
 		sc_count_totals(tag, error, c->lat_ns * c->weight, c->lat_ns != 0);
 		return 0;
 	}
@@ -620,7 +602,6 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	ti = thread_io_of(task);
 	if (!ti) /* never: its key is masked into the array */
 		return 0;
-	c.again = run_counted(&ti->exits, &ti->exits_seen);
 	if (timing) {
 		ti->lat_ns = 0;
 		if (ti->start_ns) {
@@ -655,90 +636,5 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		account_io(&c, cpu, slot, kind);
 	}
 	after_call(ctx, task, ti, regs, slot, nr, &c, start_ns);
-	return 0;
-}
-
-/*
- * Where the kernel runs the syscall programs preemptibly (7.x: design.md, "Programs that may
- * be preempted"), it skips sys_enter or sys_exit for every task of a CPU while one task is
- * preempted inside it. A second program on each tracepoint, attached after the first and
- * only on such kernels (user/kernel/tracer_hooks.c), runs the first as a tail call (which
- * the kernel does not skip) when the thread's count of the first's runs did not move since
- * the second last ran for it: the first was skipped for this call. The run so made counts
- * into the totals with atomics, not into this CPU's rows, which the preempted run may be
- * writing. Left behind only when both are skipped for one call (the second is skipped only
- * while another task is preempted in its few instructions); the kernel's skips of the
- * first, less the runs made again (runs_again), are what drops.nested_runs says was lost.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} sys_enter_prog SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} sys_exit_prog SEC(".maps");
-
-__u64 runs_again = 0;
-
-/* The thread's state when the first program would count this call, else NULL. */
-static __always_inline struct thread_io *again_state(struct pt_regs *regs, long ret,
-						     bool exiting)
-{
-	struct task_struct *task = syscall_task(regs);
-	long id = SC_NR(regs);
-	__u16 *entry;
-	__u32 slot = current_slot(task, &entry);
-
-	if (!slot || ((serve || top) && slot == SLOT_NONE))
-		return NULL;
-	if (exiting && !ret && (id == nr_clone || id == nr_clone3 || id == nr_fork ||
-				id == nr_vfork))
-		return NULL;
-	if (exiting && (slot & SLOT_PENDING) && id != nr_execve && id != nr_execveat)
-		return NULL;
-	return thread_io_of(task);
-}
-
-SEC("tp_btf/sys_enter")
-int BPF_PROG(handle_sys_enter_again, struct pt_regs *regs, long id)
-{
-	struct thread_io *ti = again_state(regs, 0, false);
-
-	if (!ti)
-		return 0;
-	if (ti->enters != (ti->enters_seen & ~RUN_AGAIN)) {
-		ti->enters_seen = ti->enters; /* the first ran */
-		return 0;
-	}
-	ti->enters_seen |= RUN_AGAIN;
-	__sync_fetch_and_add(&runs_again, 1);
-	bpf_tail_call(ctx, &sys_enter_prog, 0);
-	ti->enters_seen &= ~RUN_AGAIN; /* no program in the array */
-	__sync_fetch_and_add(&runs_again, -1);
-	return 0;
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(handle_sys_exit_again, struct pt_regs *regs, long ret)
-{
-	struct thread_io *ti = again_state(regs, ret, true);
-
-	if (!ti)
-		return 0;
-	if (ti->exits != (ti->exits_seen & ~RUN_AGAIN)) {
-		ti->exits_seen = ti->exits; /* the first ran */
-		return 0;
-	}
-	ti->exits_seen |= RUN_AGAIN;
-	__sync_fetch_and_add(&runs_again, 1);
-	bpf_tail_call(ctx, &sys_exit_prog, 0);
-	ti->exits_seen &= ~RUN_AGAIN;
-	__sync_fetch_and_add(&runs_again, -1);
 	return 0;
 }

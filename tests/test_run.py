@@ -91,29 +91,6 @@ def test_counts_equal_strace(case, tmp_path, small_input):
     assert report["totals"]["syscalls"]["execve"]["calls"] >= 1
 
 
-@pytest.mark.parametrize("case", ["tr2u", "copy-rw-8k", "pipeline", "fork-exec"])
-def test_calls_run_again_count_as_the_first(case, tmp_path, small_input, monkeypatch):
-    """Where the kernel skips sys_enter or sys_exit for a task while another is preempted
-    inside it (7.x), a second program on the tracepoint runs the first again
-    (bpf/syscalls.bpf.c, handle_sys_exit_again). With the second programs attached alone
-    (IOTRACE_SYSCALLS_AGAIN=only) every call is counted that way: still strace -f -c's
-    counts, timed, each file's rows whole, and nothing said lost."""
-    monkeypatch.setenv("IOTRACE_SYSCALLS_AGAIN", "only")
-    args, stdin = WORKLOAD_CASES[case](tmp_path)
-    args = [str(a) for a in args]
-    report = compare_with_strace(args, tmp_path, stdin, fresh=[tmp_path / "o"],
-                                 restarted=["wait4"], signal_timed=args[0] == "/bin/sh")
-    drops = report["drops"]
-    assert (drops["nested_runs"], drops["untimed_calls"]) == (0, 0), drops
-    assert report["totals"]["syscalls"]["read"]["timed_calls"] > 0
-    if case == "tr2u":
-        n = small_input.stat().st_size
-        tr2u = next(p for p in real_processes(report) if p["comm"] == "tr2u")
-        stdin_rows = next(f["io"] for f in tr2u["files"] if f["path"] == str(small_input))
-        assert (stdin_rows["read"]["calls"], stdin_rows["read"]["transferred_bytes"]) == \
-            (n + 1, n)
-
-
 def test_counts_equal_strace_without_timing(tmp_path, small_input):
     report = compare_with_strace([wl("tr2u"), "a", "b"], tmp_path, small_input,
                                  options=["--no-time"])

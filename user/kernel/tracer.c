@@ -338,27 +338,19 @@ uint64_t tracer_notices_lost(struct tracer *t)
 void tracer_read_drops(struct tracer *t, uint64_t drops[DROP_COUNTERS])
 {
 	struct bpf_program *prog;
-	uint64_t again;
 
 	for (int i = 0; i < DROP_COUNTERS; i++)
 		drops[i] = __atomic_load_n(&t->skel->bss->drops[i], __ATOMIC_SEQ_CST);
-	/*
-	 * The kernel counts the runs it skipped itself, per program (bpftool prog show), less
-	 * those the second program of sys_enter or sys_exit made again (bpf/syscalls.bpf.c;
-	 * its own skips lose nothing but when the first's was skipped too, counted there).
-	 */
+	/* The kernel counts the runs it skipped itself, per program (bpftool prog show). */
 	drops[DROP_NESTED] = 0;
 	bpf_object__for_each_program(prog, t->skel->obj) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
 
-		if (fd >= 0 && !strstr(bpf_program__name(prog), "_again") &&
-		    !bpf_obj_get_info_by_fd(fd, &info, &len))
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
 			drops[DROP_NESTED] += info.recursion_misses;
 	}
-	again = __atomic_load_n(&t->skel->bss->runs_again, __ATOMIC_SEQ_CST);
-	drops[DROP_NESTED] -= again < drops[DROP_NESTED] ? again : drops[DROP_NESTED];
 }
 
 int tracer_events_fd(struct tracer *t)

@@ -364,59 +364,6 @@ static void set_loading(struct tracer *t, const struct hook_def *h, const struct
 }
 
 /*
- * The second programs of sys_enter and sys_exit (bpf/syscalls.bpf.c, handle_sys_*_again),
- * which run the first when the kernel skipped it: loaded where the kernel runs the syscall
- * tracepoints' programs preemptibly, which its BTF tells by trace_call_bpf_faultable (the
- * 7.x kernels: design.md, "Programs that may be preempted"); elsewhere they would only cost
- * every syscall on the machine a program run. IOTRACE_SYSCALLS_AGAIN=1 or 0 decides instead
- * (tests, cost A/B); =only attaches the second programs alone, so that the first runs only
- * as theirs, for every call (tests: what it counts so must equal the first's own counts).
- */
-static void choose_again(struct tracer *t, const struct btf_index *btf)
-{
-	const char *forced = getenv("IOTRACE_SYSCALLS_AGAIN");
-	bool again = forced ? strcmp(forced, "0") != 0
-			    : btf && btf_index_find(btf, "trace_call_bpf_faultable", true) >= 0;
-	struct bpf_program *enter = prog_of(t, "handle_sys_enter");
-
-	bpf_program__set_autoload(prog_of(t, "handle_sys_enter_again"),
-				  again && bpf_program__autoload(enter));
-	bpf_program__set_autoload(prog_of(t, "handle_sys_exit_again"),
-				  again && bpf_program__autoload(prog_of(t, "handle_sys_exit")));
-	bpf_program__set_autoattach(prog_of(t, "handle_sys_enter_again"), false);
-	bpf_program__set_autoattach(prog_of(t, "handle_sys_exit_again"), false);
-}
-
-static struct bpf_link **link_slot(struct tracer *t, struct bpf_program *prog);
-
-/* A second program in place: its first in the array it tail-calls, then attached after it. */
-static int attach_again(struct tracer *t, const char *name, const char *first,
-			struct bpf_map *array)
-{
-	struct bpf_program *prog = prog_of(t, name);
-	struct bpf_link **slot = link_slot(t, prog), **first_slot;
-	int fd = bpf_program__fd(prog_of(t, first)), zero = 0;
-	struct bpf_link *link;
-	const char *forced;
-
-	if (!bpf_program__autoload(prog))
-		return 0;
-	if (fd < 0 || !slot || bpf_map_update_elem(bpf_map__fd(array), &zero, &fd, BPF_ANY))
-		return -EINVAL;
-	forced = getenv("IOTRACE_SYSCALLS_AGAIN");
-	if (forced && !strcmp(forced, "only") && (first_slot = link_slot(t, prog_of(t, first))) &&
-	    *first_slot) {
-		bpf_link__destroy(*first_slot);
-		*first_slot = NULL;
-	}
-	link = bpf_program__attach(prog);
-	if (!link)
-		return -errno;
-	*slot = link;
-	return 0;
-}
-
-/*
  * Finds every hook's ways (btf NULL: the first way of each, unchecked) and loads only
  * theirs; the way itself is settled when attaching (attach_hooks). A hook whose primary
  * program the mode switched off (snoop, --no-time) stays off. Returns -1 when a hook of a
@@ -445,7 +392,6 @@ int probe_hooks(struct tracer *t, const struct btf_index *btf)
 	for (int i = 0; i < NR_HOOKS; i++)
 		if (t->missing[hook_defs[i].group]) /* half a story: the group's other hooks off */
 			set_loading(t, &hook_defs[i], &(struct hook_choice){ .ncands = 0 });
-	choose_again(t, btf);
 	return 0;
 }
 
@@ -529,13 +475,7 @@ int attach_hooks(struct tracer *t)
 			unlink_way(t, &hook_defs[i].ways[t->hooks[i].way]);
 			t->hooks[i].way = -1;
 		}
-	if (required_missing(t))
-		return first_err;
-	/* After the first programs: a tracepoint runs its programs in the order attached. */
-	return attach_again(t, "handle_sys_enter_again", "handle_sys_enter",
-			    t->skel->maps.sys_enter_prog) ?:
-	       attach_again(t, "handle_sys_exit_again", "handle_sys_exit",
-			    t->skel->maps.sys_exit_prog);
+	return required_missing(t) ? first_err : 0;
 }
 
 void tracer_hook_info(const struct tracer *t, int i, struct tracer_hook_info *out)
