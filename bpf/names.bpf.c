@@ -64,13 +64,65 @@ struct {
 	__uint(max_entries, 1 << 22);
 } name_events SEC(".maps");
 
-/* A name being made (too big for the BPF stack); only the bytes used are sent. */
+/*
+ * Names being made (too big for the BPF stack); only the bytes used are sent. Several per
+ * CPU, each taken by one program at a time (name_scratch_used): where the syscall
+ * tracepoints run their programs preemptibly (7.x, PREEMPT_RT), sys_enter, sys_exit and
+ * exec of different tasks may each be making a name on one CPU at once, and one scratch
+ * for all of them sent a name another had half overwritten.
+ */
+#define NAME_SCRATCHES 4
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NAME_SCRATCHES);
+	__type(key, __u32);
+	__type(value, struct file_name);
+} name_scratch SEC(".maps");
+
+/* Per CPU, a bit per scratch: taken. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct file_name);
-} name_scratch SEC(".maps");
+	__type(value, __u32);
+} name_scratch_used SEC(".maps");
+
+struct scratch {
+	struct file_name *n;
+	__u32 *used, bit;
+};
+
+/*
+ * A scratch of this CPU's no other program is using; s->n NULL when all are (the name is
+ * lost, and counted). A program runs on one CPU from start to end, so it gives the scratch
+ * back on the CPU it took it on.
+ */
+static __always_inline void scratch_take(struct scratch *s)
+{
+	__u32 zero = 0;
+
+	s->n = NULL;
+	s->used = bpf_map_lookup_elem(&name_scratch_used, &zero);
+	if (!s->used)
+		return;
+	for (__u32 i = 0; i < NAME_SCRATCHES; i++) {
+		s->bit = 1u << i;
+		if (__sync_fetch_and_or(s->used, s->bit) & s->bit)
+			continue;
+		s->n = bpf_map_lookup_elem(&name_scratch, &i);
+		if (!s->n)
+			__sync_fetch_and_and(s->used, ~s->bit);
+		return;
+	}
+	__sync_fetch_and_add(&drops[DROP_PATHS], 1);
+}
+
+static __always_inline void scratch_give(struct scratch *s)
+{
+	if (s->n)
+		__sync_fetch_and_and(s->used, ~s->bit);
+}
 
 /* The name a file had when last sent (name_id_of), and whether it was deleted then. */
 struct sent_name {
@@ -445,8 +497,9 @@ static __always_inline __u64 send_name(struct path_key *pk, struct inode *inode,
 {
 	struct sent_name now = {}, *sent = bpf_map_lookup_elem(&named, pk);
 	__u64 d = name_dentry(inode, file);
-	struct file_name *n;
-	__u32 zero = 0, size;
+	struct scratch s;
+	__u32 size, counted;
+	long err;
 
 	if (!sent && how == NAME_AGAIN)
 		return 0;
@@ -454,26 +507,29 @@ static __always_inline __u64 send_name(struct path_key *pk, struct inode *inode,
 	now.deleted = !KREAD(inode, __i_nlink);
 	if (sent && sent->id == now.id && (sent->deleted == now.deleted || how == NAME_OWN))
 		return now.id;
-	n = bpf_map_lookup_elem(&name_scratch, &zero);
-	if (!n)
+	scratch_take(&s);
+	if (!s.n)
 		return now.id;
-	size = fill_name(n, pk, inode, file, d, how == NAME_AGAIN);
-	if (size > sizeof(*n))
-		size = sizeof(*n);
+	size = fill_name(s.n, pk, inode, file, d, how == NAME_AGAIN);
+	if (size > sizeof(*s.n))
+		size = sizeof(*s.n);
 	/*
 	 * Drained by the loader's clock; a buffer past a quarter full wakes it. With --trace,
 	 * in the trace's ring, so that a file's name reaches the loader before the events
 	 * that name it.
 	 */
-	if (trace ? trace_output(n, size)
-		  : bpf_ringbuf_output(&name_events, n, size,
-				       bpf_ringbuf_query(&name_events, BPF_RB_AVAIL_DATA) > (1 << 20)
-					       ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+	err = trace ? trace_output(s.n, size)
+		    : bpf_ringbuf_output(&name_events, s.n, size,
+					 bpf_ringbuf_query(&name_events, BPF_RB_AVAIL_DATA) > (1 << 20)
+						 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	counted = s.n->counted;
+	scratch_give(&s);
+	if (err) {
 		__sync_fetch_and_add(&drops[DROP_PATHS], 1);
 		return now.id;
 	}
 	bpf_map_update_elem(&named, pk, &now, BPF_ANY);
-	if (d && n->counted)
+	if (d && counted)
 		name_taken(now.id, pk);
 	return now.id;
 }
@@ -633,12 +689,14 @@ struct noted_walk {
 static void record_gone(struct path_key *pk)
 {
 	struct sent_name *sent = bpf_map_lookup_elem(&named, pk);
+	struct scratch s;
 	struct file_name *n;
-	__u32 zero = 0;
+	long err;
 
 	if (!sent || sent->deleted)
 		return;
-	n = bpf_map_lookup_elem(&name_scratch, &zero);
+	scratch_take(&s);
+	n = s.n;
 	if (!n)
 		return;
 	__builtin_memset(n, 0, __builtin_offsetof(struct file_name, buf));
@@ -649,9 +707,11 @@ static void record_gone(struct path_key *pk)
 	n->deleted = 1;
 	n->again = 1;
 	n->from_alias = 1;
-	if (trace ? trace_output(n, __builtin_offsetof(struct file_name, buf))
-		  : bpf_ringbuf_output(&name_events, n, __builtin_offsetof(struct file_name, buf),
-				       0)) {
+	err = trace ? trace_output(n, __builtin_offsetof(struct file_name, buf))
+		    : bpf_ringbuf_output(&name_events, n, __builtin_offsetof(struct file_name, buf),
+					 0);
+	scratch_give(&s);
+	if (err) {
 		__sync_fetch_and_add(&drops[DROP_PATHS], 1);
 		return;
 	}

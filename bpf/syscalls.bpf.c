@@ -27,15 +27,13 @@ struct iovec_user {
 };
 
 /*
- * Per CPU, the thread whose syscall it saw last: the pt_regs the hooks are given (the top of
- * that thread's kernel stack), the task and its stack. A thread making calls in a row is
- * found here by its regs, with no helper call (bpf_get_current_task_btf is not inlined on
- * x86 before 6.19, and a call costs ~50 ns with AMD's SRSO mitigation). ncpus rows (set at
- * load), one cache line each.
+ * Per CPU, the task whose syscall it saw last, found again with no helper call
+ * (bpf_get_current_task_btf is not inlined on x86 before 6.19, and a call costs ~50 ns with
+ * AMD's SRSO mitigation). ncpus rows (set at load), one cache line each.
  */
 struct cpu_thread {
-	__u64 regs, task, stack;
-	__u64 pad[5];
+	__u64 task;
+	__u64 pad[7];
 };
 _Static_assert(sizeof(struct cpu_thread) == 64, "one cache line per CPU");
 
@@ -47,13 +45,23 @@ struct {
 } cpu_threads SEC(".maps");
 
 /*
+ * Where a task's syscall registers lie in its kernel stack (task_pt_regs: the stack's size
+ * less the pt_regs and the padding above them), the same for every task of a kernel; learnt
+ * at the first miss.
+ */
+__u64 regs_in_stack = 0;
+
+/*
  * The current task, as an untrusted pointer (its fields are read with fault-safe loads).
- * The cached task is current when its regs are the ones given and its stack is still the
- * one it had: regs lie in exactly one live thread's stack, and a stack is given to a new
- * thread only after its old task let go of it (release_task_stack sets task->stack to NULL
- * before a freed stack can be taken, on that CPU, with preemption off). Without the cast
- * kfunc (the nokfunc build) every field read would be a helper call, and arm64's JIT makes
- * the helper one instruction (a read of sp_el0, since 6.11): there the helper it is.
+ * The cached task is current when its own stack holds the registers the hook was given:
+ * a stack belongs to one live task, and release_task_stack sets task->stack to NULL before
+ * a freed stack can be taken again on that CPU. Nothing but that test is trusted, not the
+ * row: where the syscall tracepoints run their programs preemptibly (7.x, PREEMPT_RT),
+ * another task's hook may rewrite the row between this one's reads, or between its writes
+ * (a row of one task's registers and another's pointer once charged a child's calls to an
+ * untraced task until it migrated). Without the cast kfunc (the nokfunc build) every field
+ * read would be a helper call, and arm64's JIT makes the helper one instruction (a read of
+ * sp_el0, since 6.11): there the helper it is.
  */
 static __always_inline struct task_struct *syscall_task(struct pt_regs *regs)
 {
@@ -61,17 +69,19 @@ static __always_inline struct task_struct *syscall_task(struct pt_regs *regs)
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_thread *c = bpf_map_lookup_elem(&cpu_threads, &cpu);
 	struct task_struct *task;
+	__u64 off;
 
-	if (c && c->regs == (__u64)regs) {
+	if (c) {
 		task = UNTRUSTED(task_struct, (void *)c->task);
-		if ((__u64)task->stack == c->stack)
+		if ((__u64)task->stack + regs_in_stack == (__u64)regs)
 			return task;
 	}
 	task = bpf_get_current_task_btf();
 	if (c) {
-		c->regs = (__u64)regs;
 		c->task = (__u64)task;
-		c->stack = (__u64)task->stack;
+		off = (__u64)regs - (__u64)task->stack;
+		if (regs_in_stack != off) /* once: the line is read by every CPU */
+			regs_in_stack = off;
 	}
 	return UNTRUSTED(task_struct, task);
 #else
