@@ -218,8 +218,9 @@ struct thread_io {
 	X(TOTALS, cache_totals, "counts of cache rows moved out that the totals tables had "     \
 	  "no room for")                                                                           \
 	X(NESTED, nested_runs, "hook runs the kernel skipped because the same program was "        \
-	  "already running on that CPU (an interrupt nested in it); read from the programs' "     \
-	  "recursion_misses, never written by them")
+	  "already running on that CPU (an interrupt nested in it, or another task preempted "     \
+	  "in it where the kernel runs it preemptibly): each may be a call not counted; read "     \
+	  "from the programs' recursion_misses, never written by them")
 #define DROP_ENUM_ENTRY(suffix, name, help) DROP_##suffix,
 enum drop_counter { DROP_LIST(DROP_ENUM_ENTRY) DROP_COUNTERS };
 

@@ -283,6 +283,27 @@ def skipped(report_path):
     return {k: drops.get(k) for k in ("nested_runs", "untimed_calls")}
 
 
+def short_by_skips(diff, report_path):
+    """A difference from strace is allowed only as calls iotrace lacks, at most one per run
+    the kernel skipped and counted (drops.nested_runs: the 7.x kernels skip a syscall
+    program's run on a CPU while another task is preempted inside it, docs/design.md; the
+    report's first screen says so). With no skipped run, none at all. diff: {key: (ours,
+    theirs)}, each a number or a list whose first item is calls."""
+    nested = skipped(report_path)["nested_runs"] or 0
+    if not diff:
+        return True
+    first = lambda v: (v[0] if isinstance(v, (list, tuple)) else v) or 0  # noqa: E731
+    short = 0
+    for ours, theirs in diff.values():
+        if isinstance(ours, (list, tuple)) and isinstance(theirs, (list, tuple)) and \
+                any(a > b for a, b in zip(ours, theirs)):
+            return False  # more than strace saw: never a skip
+        if first(ours) > first(theirs):
+            return False
+        short += first(theirs) - first(ours)
+    return 0 < short <= nested
+
+
 def counts(report):
     return {k: (v["calls"], v["errors"]) for k, v in report["totals"]["syscalls"].items()}
 
@@ -310,7 +331,8 @@ def test_syscalls_equal_strace(vm, case):
             theirs.pop(name, None)
     diff = {k: (ours.get(k), theirs.get(k)) for k in set(ours) | set(theirs)
             if ours.get(k) != theirs.get(k)}
-    assert not diff, (diff, skipped(d / f"{'notime' if case == 'notime-tr2u' else case}.json"))
+    report = d / f"{'notime' if case == 'notime-tr2u' else case}.json"
+    assert short_by_skips(diff, report), (diff, skipped(report))
 
 
 # ---- files ----
@@ -328,7 +350,7 @@ def test_files_equal_strace_yy(vm, case):
     theirs = ledger.by_latest_name(ledger.strace_files(str(d / f"{case}.st")), renamed)
     assert sum(v[0] for v in theirs.values()) > 10
     diff = ledger.differences(ours, theirs, pre)
-    assert not diff, (diff, skipped(d / f"{case}.json"))
+    assert short_by_skips(diff, d / f"{case}.json"), (diff, skipped(d / f"{case}.json"))
 
 
 @pytest.mark.parametrize("case", ["tar", "sqlite"])
@@ -406,7 +428,8 @@ def assert_exact(d, case):
     ours = ledger.iotrace_calls_by_name(json.loads((d / f"{case}.json").read_text()))
     theirs = ledger.strace_files(str(d / f"{case}.st"))
     assert sum(v[0] for v in theirs.values()) > 10
-    assert not ledger.differences(ours, theirs, pre)
+    diff = ledger.differences(ours, theirs, pre)
+    assert short_by_skips(diff, d / f"{case}.json"), (diff, skipped(d / f"{case}.json"))
 
 
 def test_renames_followed(vm):
