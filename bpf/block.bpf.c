@@ -432,11 +432,17 @@ static __always_inline void prepare_keys(const struct block_rq_info *info)
  * (attempt_merge), which is the start the disk's time counts from (blk_account_io_done:
  * now - start_time_ns). The kernel stamps start_time_ns only when something needs it (an
  * I/O scheduler, iostats): without it, the start is when iotrace saw the request begin.
+ * stamped: whether the stamp is this request's. At block_io_start it may be the struct's
+ * last request's: 6.18 stamps the request just after that tracepoint (blk_account_io_start),
+ * so the start is then when iotrace saw it begin, and an insert, issue or completion reads
+ * the kernel's stamp later. A request none of them sees (an empty write asking for a flush
+ * whose completion was skipped, counted late) kept the last request's stamp: on the trace it
+ * began before the call that started it, its flow ran back in time.
  */
 static __always_inline void note_request(struct block_rq_info *info, struct request *rq,
-					 bool issued)
+					 bool issued, bool stamped)
 {
-	__u64 born = rq->start_time_ns;
+	__u64 born = stamped ? rq->start_time_ns : 0;
 
 	if (born) {
 		info->born_ns = born;
@@ -475,7 +481,8 @@ static __noinline void begin_request(struct request *rq, __u64 rqk, __u64 bio,
 	info.flags = rq->cmd_flags;
 	info.op = op_of(info.flags);
 	info.dev = disk_dev(rq);
-	note_request(&info, rq, issued);
+	/* 6.1's note (block_getrq) begins at an insert or issue: the stamp is this request's */
+	note_request(&info, rq, issued, noted || !io_started);
 	if (!snoop)
 		prepare_keys(&info);
 	if (bpf_map_update_elem(&block_inflight, &rqk, &info, BPF_NOEXIST))
@@ -525,7 +532,7 @@ static __always_inline void request_seen(struct request *rq, bool issued)
 	if (start_by_bio && (!info || info->issue_ns))
 		noted = noted_start(rq, &bio);
 	if (info && !noted && !earlier_request(rq, info)) {
-		note_request(info, rq, issued);
+		note_request(info, rq, issued, true);
 		return;
 	}
 	if (info)
