@@ -78,7 +78,7 @@ static const struct file_block_stat zero_file_stat;
 /* An io_uring thread (io-wq worker "iou-wrk-N", or SQPOLL "iou-sqp-N") or the task's own. */
 static __always_inline __u32 submit_thread(struct task_struct *task, const char *comm)
 {
-	if (!(task->flags & PF_IO_WORKER))
+	if (!(TASK_READ(task, flags) & PF_IO_WORKER))
 		return VIA_TASK;
 	return comm[4] == 's' && comm[5] == 'q' && comm[6] == 'p' ? VIA_SQPOLL : VIA_IOWQ;
 }
@@ -93,17 +93,17 @@ static __always_inline __u32 chargeable_tgid(struct task_struct *task)
 	__u16 *entry;
 
 	if (snoop)
-		return task->flags & PF_KTHREAD ? 0 : task->tgid;
-	entry = slot_entry(task->tgid);
+		return TASK_READ(task, flags) & PF_KTHREAD ? 0 : TASK_READ(task, tgid);
+	entry = slot_entry(TASK_READ(task, tgid));
 	if (!entry || !*entry || (*entry & SLOT_PENDING))
 		return 0;
 	/* serve charges labels: the owner of block keys is then the label's slot. */
-	return serve ? *entry : task->tgid;
+	return serve ? *entry : TASK_READ(task, tgid);
 }
 
 /* Pages a traced process dirties, on its ledger entry for the file (run mode and serve). */
 static __always_inline void count_dirtied(struct task_struct *task, struct inode *host,
-					  struct folio *folio)
+					  __u64 pages)
 {
 	struct file_stat *st;
 	__u32 idx;
@@ -113,22 +113,25 @@ static __always_inline void count_dirtied(struct task_struct *task, struct inode
 	st = file_stat_of(task, thread_state(task), host, &idx);
 	if (!st)
 		return;
-	__sync_fetch_and_add(&st->dirtied_pages, 1ULL << (folio_order(folio) & 31));
+	__sync_fetch_and_add(&st->dirtied_pages, pages);
 	if (trace)
-		trace_count_task(task, TC_PAGES_DIRTIED, 1ULL << (folio_order(folio) & 31));
+		trace_count_task(task, TC_PAGES_DIRTIED, pages);
 }
 
-SEC("tp_btf/writeback_dirty_folio")
-int BPF_PROG(handle_writeback_dirty_folio, struct folio *folio, struct address_space *mapping)
+/*
+ * A folio (NULL: one base page) of mapping dirtied by the current task: its ledger entry
+ * counts its pages, and the file's writeback is charged to it (the file's last dirtier).
+ */
+static __always_inline int dirtied(struct address_space *mapping, struct folio *folio)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
+	struct task_struct *task = current_task();
+	struct inode *host = mapping_host(mapping);
 	struct dirtier_info *known, who = { .tgid = chargeable_tgid(task) };
 	struct path_key key;
 
 	if (!who.tgid || !host)
 		return 0;
-	count_dirtied(task, host, UNTRUSTED(folio, folio));
+	count_dirtied(task, host, folio ? 1ULL << (folio_order(folio) & 31) : 1);
 	key.dev = host->i_sb->s_dev;
 	key.igen = host->i_generation;
 	key.ino = host->i_ino;
@@ -140,6 +143,12 @@ int BPF_PROG(handle_writeback_dirty_folio, struct folio *folio, struct address_s
 		who.cgroup = filter_cgroup();
 	bpf_map_update_elem(&dirtier, &key, &who, BPF_ANY);
 	return 0;
+}
+
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(handle_writeback_dirty_folio, struct folio *folio, struct address_space *mapping)
+{
+	return dirtied(UNTRUSTED(address_space, mapping), UNTRUSTED(folio, folio));
 }
 
 static __always_inline __u32 disk_dev(struct request *rq)
@@ -248,7 +257,7 @@ static __always_inline __u64 rq_key(struct request *rq)
  */
 static __always_inline bool take(struct block_rq_info *info)
 {
-	return !__sync_fetch_and_or(&info->taken, 1);
+	return !FETCH_OR(&info->taken, 1);
 }
 
 /*
@@ -284,13 +293,13 @@ static void count_late(__u64 rqk, struct block_rq_info *old)
  */
 static __always_inline void direct_io_file(struct task_struct *task, struct path_key *file)
 {
-	__u32 key = task->pid & (THREAD_STATES - 1);
+	__u32 key = TASK_READ(task, pid) & (THREAD_STATES - 1);
 	struct thread_state *t;
 
-	if (file->ino || (task->flags & PF_KTHREAD))
+	if (file->ino || (TASK_READ(task, flags) & PF_KTHREAD))
 		return;
 	t = bpf_map_lookup_elem(&thread_states, &key);
-	if (t && t->tid == task->pid && t->dio_ino) {
+	if (t && t->tid == TASK_READ(task, pid) && t->dio_ino) {
 		file->dev = t->dio_dev;
 		file->ino = t->dio_ino;
 		file->igen = t->dio_gen;
@@ -303,12 +312,12 @@ static __always_inline void direct_io_file(struct task_struct *task, struct path
  */
 static __always_inline void link_syscall(struct task_struct *task, struct block_rq_info *info)
 {
-	__u32 key = task->pid & inflight_mask;
+	__u32 key = TASK_READ(task, pid) & inflight_mask;
 	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
 
-	if (!ti || ti->tid != task->pid || !ti->start_ns)
+	if (!ti || ti->tid != TASK_READ(task, pid) || !ti->start_ns)
 		return;
-	info->sys_tid = task->pid;
+	info->sys_tid = TASK_READ(task, pid);
 	info->sys_start_ns = ti->start_ns;
 	ti->linked++; /* only this thread's own programs touch its entry */
 }
@@ -341,7 +350,7 @@ static __always_inline void charge_file(struct task_struct *task, struct block_r
 			info->cgroup = filter_cgroup();
 		if (!info->charge) {
 			/* Snoop shows the submitter for everything not charged elsewhere. */
-			info->tgid = task->tgid;
+			info->tgid = TASK_READ(task, tgid);
 			bpf_get_current_comm(info->comm, sizeof(info->comm));
 			info->via = submit_thread(task, info->comm);
 		}
@@ -354,7 +363,7 @@ static __always_inline void charge_file(struct task_struct *task, struct block_r
  */
 static __always_inline void charge_start(struct block_rq_info *info, struct bio *bio)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct path_key file = first_page_file(bio);
 
 	direct_io_file(task, &file);

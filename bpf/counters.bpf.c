@@ -42,7 +42,7 @@ static __always_inline void sc_add_totals(__u32 tag, const struct syscall_stat *
 	__sync_fetch_and_add(&t->errors, st->errors);
 	__sync_fetch_and_add(&t->total_ns, st->total_ns);
 	__sync_fetch_and_add(&t->timed, st->timed);
-	__sync_fetch_and_or(&sc_moved[(bit / 64) & (MAX_SLOTS * MAX_SYSCALLS / 64 - 1)],
+	FETCH_OR(&sc_moved[(bit / 64) & (MAX_SLOTS * MAX_SYSCALLS / 64 - 1)],
 			    1ULL << (bit % 64));
 }
 
@@ -63,7 +63,7 @@ static __always_inline int claim_row(__u32 cpu, __u32 *tag, __u32 *old)
 	if (!*old)
 		return 0;
 	moving(cpu);
-	if (__sync_val_compare_and_swap(tag, *old, CACHE_CLAIMED) != *old) {
+	if (CMPXCHG(tag, *old, CACHE_CLAIMED) != *old) {
 		moving(cpu);
 		return -1;
 	}
@@ -131,14 +131,14 @@ static long io_move_word(__u32 i, void *data)
 	    i == __builtin_offsetof(struct io_stat, lat_min_plus1) / 8) {
 		for (int tries = 0; tries < 8; tries++) {
 			old = m->to[i];
-			if ((old && old <= v) || __sync_val_compare_and_swap(&m->to[i], old, v) == old)
+			if ((old && old <= v) || CMPXCHG(&m->to[i], old, v) == old)
 				break;
 		}
 	} else if (i == __builtin_offsetof(struct io_stat, size_max) / 8 ||
 		   i == __builtin_offsetof(struct io_stat, lat_max) / 8) {
 		for (int tries = 0; tries < 8; tries++) {
 			old = m->to[i];
-			if (old >= v || __sync_val_compare_and_swap(&m->to[i], old, v) == old)
+			if (old >= v || CMPXCHG(&m->to[i], old, v) == old)
 				break;
 		}
 	} else {
@@ -165,9 +165,9 @@ __noinline int io_row_take(__u32 cpu, __u32 idx, __u32 tag)
 		t = lookup_or_init(&io_totals, &old, &zero, DROP_TOTALS, NULL);
 		m.from = (__u64 *)&row->st;
 		m.to = (__u64 *)t;
-		bpf_loop(IO_WORDS, io_move_word, &m, 0);
+		BPF_LOOP(IO_WORDS, io_move_word, &m, IO_WORDS);
 		if (t)
-			__sync_fetch_and_or(&io_moved[TAG_SLOT_IO(old) & (MAX_SLOTS - 1)],
+			FETCH_OR(&io_moved[TAG_SLOT_IO(old) & (MAX_SLOTS - 1)],
 					    1u << ((old - 1) & 15));
 		moving(cpu);
 	}

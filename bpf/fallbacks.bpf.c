@@ -13,6 +13,16 @@
 
 /* ---- readahead (no tracepoints in 6.1) ---- */
 
+/*
+ * Before folios (5.16) the same tracepoint took a page: a page cache page of 5.10's
+ * filesystems is one base page (no large folios in the page cache then).
+ */
+SEC("tp_btf/writeback_dirty_page")
+int BPF_PROG(handle_writeback_dirty_page, struct page *page, struct address_space *mapping)
+{
+	return dirtied(mapping, NULL);
+}
+
 SEC("fentry/page_cache_sync_ra")
 int BPF_PROG(handle_page_cache_sync_ra_fn, struct readahead_control *ractl,
 	     unsigned long req_count)
@@ -176,8 +186,7 @@ int BPF_KRETPROBE(handle_iomap_dio_rw_kretprobe)
  * block_getrq: a new request for bio, in the submitting task, just before the kernel fills
  * the request from the bio and accounts its start (where block_io_start fires since).
  */
-SEC("tp_btf/block_getrq")
-int BPF_PROG(handle_block_getrq, struct bio *bio)
+static __always_inline int getrq_start(struct bio *bio)
 {
 	struct block_rq_info info = { .start_ns = bpf_ktime_get_ns() };
 	__u64 key = (__u64)bio;
@@ -185,6 +194,19 @@ int BPF_PROG(handle_block_getrq, struct bio *bio)
 	charge_start(&info, bio);
 	bpf_map_update_elem(&block_starts, &key, &info, BPF_ANY);
 	return 0;
+}
+
+SEC("tp_btf/block_getrq")
+int BPF_PROG(handle_block_getrq, struct bio *bio)
+{
+	return getrq_start(bio);
+}
+
+/* Before 5.11 block_getrq took the queue and the operation too. */
+SEC("tp_btf/block_getrq")
+int BPF_PROG(handle_block_getrq_queue, struct request_queue *q, struct bio *bio, int rw)
+{
+	return getrq_start(bio);
 }
 
 /* ---- io_uring (the older tracepoints' arguments) ---- */

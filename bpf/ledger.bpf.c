@@ -87,7 +87,7 @@ static long take_free_word(__u32 i, void *data)
 	if (!bits)
 		return 0;
 	bit = bits & -bits;
-	if (__sync_fetch_and_and(&free_files[w], ~bit) & bit) {
+	if (FETCH_AND(&free_files[w], ~bit) & bit) {
 		s->idx = w * 64 + bit_index(bit);
 		return 1;
 	}
@@ -100,7 +100,7 @@ static __always_inline __u32 take_free_entry(void)
 	static __u32 hint;
 	struct free_search s = { .start = hint, .idx = MAX_FILES };
 
-	bpf_loop(MAX_FILES / 64, take_free_word, &s, 0);
+	BPF_LOOP(MAX_FILES / 64, take_free_word, &s, MAX_FILES / 64);
 	if (s.idx < MAX_FILES)
 		hint = s.idx / 64;
 	return s.idx;
@@ -109,7 +109,7 @@ static __always_inline __u32 take_free_entry(void)
 /* Gives idx back (a CPU that lost a race for a key). */
 static __always_inline void free_entry(__u32 idx)
 {
-	__sync_fetch_and_or(&free_files[(idx / 64) & (MAX_FILES / 64 - 1)], 1ULL << (idx % 64));
+	FETCH_OR(&free_files[(idx / 64) & (MAX_FILES / 64 - 1)], 1ULL << (idx % 64));
 }
 
 /*
@@ -201,7 +201,7 @@ __noinline int rename_entry(__u32 idx, __u64 name_id)
 	idx = fresh;
 	st = fresh >= 0 ? bpf_map_lookup_elem(&file_stats, &idx) : NULL;
 	if (st)
-		__sync_val_compare_and_swap(&st->name_id, 0, name_id);
+		CMPXCHG(&st->name_id, 0, name_id);
 	return fresh;
 }
 
@@ -232,7 +232,7 @@ __noinline int file_index_of_file(__u32 owner, __u64 file_addr)
 	st = bpf_map_lookup_elem(&file_stats, &idx);
 	if (!st || !name)
 		return found;
-	was = __sync_val_compare_and_swap(&st->name_id, 0, name);
+	was = CMPXCHG(&st->name_id, 0, name);
 	if (!was || was == name || KREAD(inode, __i_nlink) > 1)
 		return found;
 	return rename_entry(idx, name);
@@ -259,7 +259,7 @@ __noinline __u32 file_row_alloc(__u32 idx, __u32 op)
 	if (r)
 		*r = zero_row;
 	/* Another thread of the process may have made the row meanwhile: keep the first. */
-	old = __sync_val_compare_and_swap(&st->row[op & (FILE_OP_SLOTS - 1)], 0, row + 1);
+	old = CMPXCHG(&st->row[op & (FILE_OP_SLOTS - 1)], 0, row + 1);
 	if (old) {
 		bpf_map_push_elem(&free_rows, &row, 0);
 		return old;
@@ -295,7 +295,11 @@ static __always_inline struct file_stat *entry_at(__u32 idx, __u32 gen)
 /* The struct file behind fd in the current task's table, or NULL (no PROBE_MEM fault). */
 static __always_inline struct file *fd_file(struct task_struct *task, __u64 fd)
 {
+#if HAVE_COMPAT
+	struct files_struct *files = TASK_READ(task, files);
+#else
 	struct files_struct *files = UNTRUSTED(task_struct, task)->files;
+#endif
 	struct fdtable *fdt;
 	void *slot;
 
@@ -350,7 +354,7 @@ static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
 	/* Global functions take scalars only: copy the pointer's value out as a number. */
 	bpf_probe_read_kernel(&file_addr, sizeof(file_addr), &file);
 	c->names = names_epoch; /* before: a rename from now on is seen at the next call */
-	idx = file_index_of_file(task->tgid, file_addr);
+	idx = file_index_of_file(TASK_READ(task, tgid), file_addr);
 	if (idx < 0)
 		return NULL;
 	*idxp = idx;
@@ -397,5 +401,5 @@ static __always_inline void mark_loaded(struct file_stat *st, __u32 how)
 		st->load_read_calls = calls;
 		st->load_read_bytes = bytes;
 	}
-	__sync_fetch_and_or(&st->loaded, how);
+	FETCH_OR(&st->loaded, how);
 }

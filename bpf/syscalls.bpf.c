@@ -29,7 +29,7 @@ struct iovec_user {
 /* Traced slot of the current task, or 0. */
 static __always_inline __u32 current_slot(struct task_struct *task, __u16 **entryp)
 {
-	__u16 *entry = slot_entry(task->tgid);
+	__u16 *entry = slot_entry(TASK_READ(task, tgid));
 
 	*entryp = entry;
 	return entry ? *entry : 0;
@@ -38,12 +38,12 @@ static __always_inline __u32 current_slot(struct task_struct *task, __u16 **entr
 /* The current thread's syscall state; another thread's leftovers are cleared first. */
 static __always_inline struct thread_io *thread_io_of(struct task_struct *task)
 {
-	__u32 key = task->pid & inflight_mask;
+	__u32 key = TASK_READ(task, pid) & inflight_mask;
 	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
 
-	if (ti && ti->tid != task->pid) {
+	if (ti && ti->tid != TASK_READ(task, pid)) {
 		__builtin_memset(ti, 0, sizeof(*ti));
-		ti->tid = task->pid;
+		ti->tid = TASK_READ(task, pid);
 	}
 	return ti;
 }
@@ -54,12 +54,12 @@ static __always_inline struct thread_io *thread_io_of(struct task_struct *task)
  */
 __noinline int note_closing_file(__u64 fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 key = task->pid & inflight_mask, idx;
+	struct task_struct *task = current_task();
+	__u32 key = TASK_READ(task, pid) & inflight_mask, idx;
 	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
 	struct file_stat *st;
 
-	if (!ti || ti->tid != task->pid)
+	if (!ti || ti->tid != TASK_READ(task, pid))
 		return 0;
 	st = entry_of_fd(task, ti, fd, &idx, false);
 	ti->close_idx = st ? idx + 1 : 0;
@@ -124,14 +124,14 @@ static __always_inline __u64 leader_comm(struct task_struct *task)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct thread_io *ti;
 	__u16 *entry;
 
 	__u32 slot = current_slot(task, &entry);
 
 	if (!slot && top)
-		slot = top_slot(task->tgid, BPF_CORE_READ(task, real_parent, tgid), EV_FOUND,
+		slot = top_slot(TASK_READ(task, tgid), BPF_CORE_READ(task, real_parent, tgid), EV_FOUND,
 				leader_comm(task));
 	if (!slot || ((serve || top) && slot == SLOT_NONE))
 		return 0;
@@ -225,7 +225,7 @@ __noinline int io_count_totals(__u32 tag, __s64 ret, __u64 req, __u64 lat_ns, __
 	}
 	if (lat_ns)
 		__sync_fetch_and_add(&t->lat_hist[fine_bucket(lat_ns)], weight);
-	__sync_fetch_and_or(&io_moved[TAG_SLOT_IO(tag) & (MAX_SLOTS - 1)], 1u << ((tag - 1) & 15));
+	FETCH_OR(&io_moved[TAG_SLOT_IO(tag) & (MAX_SLOTS - 1)], 1u << ((tag - 1) & 15));
 	return 0;
 }
 
@@ -349,11 +349,11 @@ static __always_inline int count_file(struct task_struct *task, struct thread_io
  */
 __noinline int count_second_file(__u32 op, __u64 fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 key = task->pid & inflight_mask;
+	struct task_struct *task = current_task();
+	__u32 key = TASK_READ(task, pid) & inflight_mask;
 	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
 
-	if (ti && ti->tid == task->pid)
+	if (ti && ti->tid == TASK_READ(task, pid))
 		count_file(task, ti, op, fd, 1);
 	return 0;
 }
@@ -411,8 +411,8 @@ static __always_inline void account_files(struct task_struct *task, struct threa
  */
 __noinline int trace_syscall(__u32 nr, __u32 slot, __s64 ret, __u64 dur_ns)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 key = task->pid & inflight_mask;
+	struct task_struct *task = current_task();
+	__u32 key = TASK_READ(task, pid) & inflight_mask;
 	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
 	struct trace_syscall e = { .kind = TE_SYSCALL };
 	struct trace_unlinked u = { .kind = TE_UNLINKED };
@@ -423,11 +423,11 @@ __noinline int trace_syscall(__u32 nr, __u32 slot, __s64 ret, __u64 dur_ns)
 		trace_count(slot, TC_SYS_READ, ret);
 	if (ret > 0 && (trace_rw[nr] & 2))
 		trace_count(slot, TC_SYS_WRITE, ret);
-	if (!ti || ti->tid != task->pid)
+	if (!ti || ti->tid != TASK_READ(task, pid))
 		return 0;
 	if (trace_nr[nr] && dur_ns != TRACE_UNTIMED && dur_ns >= trace_min_ns) {
-		e.tid = task->pid;
-		e.tgid = task->tgid;
+		e.tid = TASK_READ(task, pid);
+		e.tgid = TASK_READ(task, tgid);
 		e.nr = nr;
 		e.start_ns = ti->trace_start_ns;
 		e.dur_ns = dur_ns;
@@ -438,7 +438,7 @@ __noinline int trace_syscall(__u32 nr, __u32 slot, __s64 ret, __u64 dur_ns)
 		trace_thread_name(task);
 		trace_emit(&e, sizeof(e));
 	} else if (ti->linked) {
-		u.tid = task->pid;
+		u.tid = TASK_READ(task, pid);
 		u.start_ns = ti->trace_start_ns;
 		u.linked = ti->linked;
 		trace_emit(&u, sizeof(u));
@@ -501,7 +501,7 @@ static __always_inline int count_call(__u32 cpu, __u32 slot, __u32 nr, struct ca
 SEC("tp_btf/sys_exit")
 int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct call c = { .ret = ret };
 	__u64 start_ns = 0;
 	struct thread_io *ti;
@@ -514,9 +514,9 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	if (!slot) {
 		/* serve, top: a process that was running before iotrace gets its slot now. */
 		if (serve)
-			slot = serve_label_slot(task->tgid, leader_comm(task));
+			slot = serve_label_slot(TASK_READ(task, tgid), leader_comm(task));
 		else if (top)
-			slot = top_slot(task->tgid, BPF_CORE_READ(task, real_parent, tgid),
+			slot = top_slot(TASK_READ(task, tgid), BPF_CORE_READ(task, real_parent, tgid),
 					EV_FOUND, leader_comm(task));
 		else
 			return 0;

@@ -77,7 +77,7 @@ extern const char *const tracer_group_names[TRACER_HOOK_GROUPS];
 /* The events the programs use (named after their tracepoints; tracer_hooks.c). */
 #define NR_HOOKS 31
 /* Builds of the programs for the kfuncs a kernel has (bpf/maps.bpf.h). */
-enum tracer_build { BUILD_FULL, BUILD_NOITER, BUILD_NOKFUNC, TRACER_BUILDS };
+enum tracer_build { BUILD_FULL, BUILD_NOITER, BUILD_NOKFUNC, BUILD_COMPAT, TRACER_BUILDS };
 extern const char *const tracer_build_names[TRACER_BUILDS];
 
 /* How this kernel gives event i: its tracepoint's name, the way taken, or why none. */

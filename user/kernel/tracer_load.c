@@ -18,6 +18,7 @@
 #include "tracer_impl.h"
 #include "iotrace_noiter.skel.h"
 #include "iotrace_nokfunc.skel.h"
+#include "iotrace_compat.skel.h"
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 #define NOTES_PATH "/sys/kernel/notes"
@@ -155,7 +156,8 @@ int tracer_config_add_cgroup(struct tracer_config *cfg, uint64_t id, uint32_t le
 static void configure_snoop(struct iotrace_bpf *s, const struct tracer_config *cfg)
 {
 	struct bpf_program *keep[] = {
-		s->progs.handle_writeback_dirty_folio, s->progs.handle_block_io_start,
+		s->progs.handle_writeback_dirty_folio, s->progs.handle_writeback_dirty_page,
+		s->progs.handle_block_io_start,
 		s->progs.handle_block_rq_insert, s->progs.handle_block_rq_issue,
 		s->progs.handle_block_rq_complete, s->progs.handle_block_rq_merge,
 		s->progs.sweep_block_inflight,
@@ -362,7 +364,11 @@ _Static_assert(sizeof(*((struct iotrace_bpf *)0)->rodata) ==
 	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
 		       sizeof(*((struct iotrace_nokfunc_bpf *)0)->bss) &&
 	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
-		       sizeof(*((struct iotrace_noiter_bpf *)0)->bss),
+		       sizeof(*((struct iotrace_noiter_bpf *)0)->bss) &&
+	       sizeof(*((struct iotrace_bpf *)0)->rodata) ==
+		       sizeof(*((struct iotrace_compat_bpf *)0)->rodata) &&
+	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
+		       sizeof(*((struct iotrace_compat_bpf *)0)->bss),
 	       "every build of the programs has the same globals");
 
 /* The skeleton of iotrace.skel.h over the object of build b (same names, same layout). */
@@ -380,6 +386,8 @@ static struct iotrace_bpf *open_build(enum tracer_build b, const struct bpf_obje
 		s->skeleton->data = iotrace_noiter_bpf__elf_bytes(&s->skeleton->data_sz);
 	else if (!err && b == BUILD_NOKFUNC)
 		s->skeleton->data = iotrace_nokfunc_bpf__elf_bytes(&s->skeleton->data_sz);
+	else if (!err && b == BUILD_COMPAT)
+		s->skeleton->data = iotrace_compat_bpf__elf_bytes(&s->skeleton->data_sz);
 	err = err ?: bpf_object__open_skeleton(s->skeleton, opts);
 	if (err) {
 		iotrace_bpf__destroy(s);
