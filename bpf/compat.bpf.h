@@ -80,12 +80,13 @@ struct {
 	__uint(max_entries, 1024);
 } compat_locks SEC(".maps");
 
+/* A few tries: a holder keeps the lock for a load and a store, never across a wait. */
 static __always_inline bool compat_lock(void *p)
 {
 	__u64 key = (__u64)p;
 	__u8 one = 1;
 
-	for (int tries = 0; tries < 16; tries++)
+	for (int tries = 0; tries < 8; tries++)
 		if (!bpf_map_update_elem(&compat_locks, &key, &one, BPF_NOEXIST))
 			return true;
 	return false;
@@ -99,9 +100,9 @@ static __always_inline void compat_unlock(void *p)
 }
 
 /*
- * *p = expr(__old) under the lock; the old value. Without the lock (16 inserts failed:
- * another CPU holds it that long) nothing is written and fail is returned, a value each
- * caller reads as "another CPU took it".
+ * *p = expr(__old) under the lock; the old value. Without the lock (eight inserts failed)
+ * nothing is written and fail is returned, a value each caller reads as "another CPU took
+ * it" (a bit given back then stays taken: a slot or entry lost, never one given twice).
  */
 #define COMPAT_RMW(p, expr, fail)                                                            \
 	({                                                                                   \

@@ -35,9 +35,9 @@ iotrace asks the running kernel what it has — its BTF (tracepoints, functions,
 for fentry and kprobes, whether attaching works — and never compares version numbers
 (user/kernel/tracer_hooks.c). Two choices follow:
 
-- **The build of the programs.** The kernel side is compiled three times from one source
+- **The build of the programs.** The kernel side is compiled four times from one source
   (bpf/maps.bpf.h): *full* (kfuncs `bpf_rdonly_cast` and the task VMA iterator), *no task
-  VMA iterator*, and *no kfuncs*. A kfunc a kernel lacks fails the load of every program
+  VMA iterator*, *no kfuncs*, and *compat* (below: kernels without `bpf_loop`). A kfunc a kernel lacks fails the load of every program
   of an object, so the loader picks the build the kernel can load. Without
   `bpf_rdonly_cast`, fields reached through a pointer that came from a number (an fd
   table's slot, a global function's argument) are read with `bpf_probe_read_kernel`, one
@@ -56,8 +56,37 @@ for fentry and kprobes, whether attaching works — and never compares version n
 
 `iotrace info` prints all of this for the machine it runs on; the JSON report carries it
 as `"kernel"` (docs/json.md). `IOTRACE_DISABLE_TRACEPOINTS=a,b` switches events off (every
-way of them), for tests; `IOTRACE_BUILD=noiter|nokfunc` loads a build with fewer kfuncs on a
-kernel that has them all, to measure what the older kernels' build costs on one machine.
+way of them), for tests; `IOTRACE_BUILD=noiter|nokfunc|compat` loads a build with fewer
+kfuncs on a kernel that has them all, to measure what the older kernels' build costs on one
+machine.
+
+## The 5.x kernels: the compat build
+
+The oldest kernel iotrace supports is 5.10 (Debian 11, Amazon Linux 2; 5.14 of RHEL 9 and
+5.15 of Ubuntu 22.04 lie between): it is the oldest long-term kernel still in service, and
+the oldest with everything iotrace cannot do without — BTF and `tp_btf` programs (5.5),
+BPF ring buffers (5.8), map element iterators (5.9, the sweep of skipped block
+completions). Older kernels lack a ring buffer, the only stream iotrace's processes and
+snoop use. What the programs use that 5.10 lacks, and what the *compat* build
+(bpf/compat.bpf.h) does instead, chosen where the kernel has no `bpf_rdonly_cast` and a
+trial load says it has no `bpf_loop` (so a kernel with one of them keeps its build):
+
+| kernel feature | since | on 5.10–5.16 |
+| --- | --- | --- |
+| `bpf_loop` (5.17), callbacks as subprograms (5.13) | 5.17 | bounded loops the verifier unrolls |
+| atomic fetch, OR, AND, compare-and-swap, exchange | 5.12 | read-modify-write under a lock (a hash map insert with `BPF_NOEXIST`); plain atomic adds stay |
+| `bpf_get_current_task_btf` | 5.11 | `bpf_get_current_task`, fields read with CO-RE probe reads |
+| `bpf_task_pt_regs` | 5.15 | the syscall number of a rename read from the top of the task's kernel stack |
+| `bpf_find_vma` | 5.17 | none: `--stacks` n/a, the interpreter an exec mapped is not told apart |
+| `block_getrq(bio)` | 5.11 | `block_getrq(q, bio, rw)` |
+| `writeback_dirty_folio`, `struct folio` | 5.17 | `writeback_dirty_page` (one base page) |
+| `mm_filemap_get_pages` / `filemap_get_pages` | 5.15 | none yet: page cache n/a (`generic_file_buffered_read` is to do) |
+| `io_uring_req_failed`, `io_uring_cqe_overflow` | 5.18, 5.19 | none: io_uring n/a |
+| `bpf_rdonly_cast`, the task VMA iterator | 6.2, 6.7 | as the *no kfuncs* build |
+
+The compat build costs more per event than the others (a helper call per task field read,
+a lock around the rare bit claims), and only kernels that need it load it: the other builds'
+programs are the same as before it.
 
 ## How it is checked
 

@@ -17,6 +17,11 @@ case_info() {
 	$IOT info > info.txt 2>&1
 	$IOT info --json > info.json
 	cat /proc/version > version.txt
+	# a kernel without --stacks says so in one line when asked for them
+	if grep -q '^--stacks *n/a' info.txt; then
+		$IOT --stacks -- true > /dev/null 2> stacks.err
+		echo $? > stacks.rc
+	fi
 }
 
 # ---- syscalls: strace -f -c of a separate run of the same deterministic command ----

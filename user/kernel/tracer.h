@@ -93,6 +93,8 @@ struct tracer_hook_info {
 void tracer_hook_info(const struct tracer *t, int i, struct tracer_hook_info *out);
 /* The build loaded and why. */
 enum tracer_build tracer_build(const struct tracer *t, const char **why);
+/* Why --stacks cannot work with the build this kernel took, or NULL. */
+const char *tracer_stacks_na(const struct tracer *t);
 /* Kernel memory of the tracer's BPF maps (their fdinfo memlock), and how many (nmaps). */
 uint64_t tracer_map_bytes(const struct tracer *t, uint32_t *nmaps);
 /* How this kernel is traced: the kernel, its BTF, the build, every hook (tracer_info.c). */

@@ -500,6 +500,12 @@ enum tracer_build tracer_build(const struct tracer *t, const char **why)
 
 /* ---- builds ---- */
 
+const char *tracer_stacks_na(const struct tracer *t)
+{
+	return t->build == BUILD_COMPAT ? "helpers bpf_task_pt_regs and bpf_find_vma not in this "
+					  "kernel (compat build)" : NULL;
+}
+
 const char *const tracer_build_names[TRACER_BUILDS] = {
 	[BUILD_FULL] = "full", [BUILD_NOITER] = "no task VMA iterator",
 	[BUILD_NOKFUNC] = "no kfuncs", [BUILD_COMPAT] = "compat",

@@ -496,6 +496,18 @@ static void report_missing(const struct tracer *t)
 				SUPPORTED_KERNELS "\n", tracer_group_names[g], t->missing[g]);
 }
 
+/* --stacks where the build cannot walk stacks: one line, -ECANCELED (said already). */
+static int refuse_stacks(const struct tracer *t, const struct tracer_config *cfg)
+{
+	const char *why = tracer_stacks_na(t);
+
+	if (!cfg->stacks || !why)
+		return 0;
+	fprintf(stderr, "iotrace: --stacks is not available on this kernel: %s; run without "
+		"--stacks\n", why);
+	return -ECANCELED;
+}
+
 /*
  * Asks the kernel's BTF what it has (~10 ms to parse), picks the build and every event's way,
  * and loads: the kernel it was built on skips the asking and takes the full build and every
@@ -517,8 +529,8 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 		t->probed = ix != NULL;
 	}
 	t->build = choose_build(ix, &t->build_why);
-	err = open_and_load(t, cfg, btf_path, ids, ix);
-	if (err && !ix && err != -EPERM && err != -EACCES && err != -ENOTSUP) {
+	err = refuse_stacks(t, cfg) ?: open_and_load(t, cfg, btf_path, ids, ix);
+	if (err && err != -ECANCELED && !ix && err != -EPERM && err != -EACCES && err != -ENOTSUP) {
 		/* Not quite the kernel it was built on: ask its BTF, choose again, retry. */
 		iotrace_bpf__destroy(t->skel);
 		t->skel = NULL;
@@ -527,7 +539,7 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 		ix = btf_index_new(btf);
 		t->probed = ix != NULL;
 		t->build = choose_build(ix, &t->build_why);
-		err = open_and_load(t, cfg, btf_path, ids, ix);
+		err = refuse_stacks(t, cfg) ?: open_and_load(t, cfg, btf_path, ids, ix);
 	}
 	btf_index_free(ix);
 	btf__free(btf);
@@ -535,7 +547,7 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 		close(btf_fd);
 	if (err == -ENOTSUP)
 		report_missing(t);
-	else if (err)
+	else if (err && err != -ECANCELED)
 		report_failure(t->skel ? "load the BPF programs" : "open the BPF object", err);
 	return err;
 }
