@@ -19,7 +19,7 @@ case_info() {
 	cat /proc/version > version.txt
 	# a kernel without --stacks says so in one line when asked for them
 	if grep -q '^--stacks *n/a' info.txt; then
-		$IOT --stacks -- true > /dev/null 2> stacks.err
+		$IOT --stacks /tmp/stacks.folded -- true > /dev/null 2> stacks.err
 		echo $? > stacks.rc
 	fi
 }
