@@ -34,7 +34,10 @@
 #define current_task() bpf_get_current_task_btf()
 #define TASK_READ(t, a, ...) ___arrow(t, a, ##__VA_ARGS__)
 #define BPF_LOOP(n, cb, ctx, max) bpf_loop((n), (cb), (ctx), 0)
+/* The same, their result unused: in the compat build these must not give up (below). */
 #define ATOMIC_OR(p, v) ((void)__sync_fetch_and_or((p), (v)))
+#define ATOMIC_AND(p, v) ((void)__sync_fetch_and_and((p), (v)))
+#define ATOMIC_CMPXCHG(p, old, new) ((void)__sync_val_compare_and_swap((p), (old), (new)))
 #define FETCH_OR(p, v) __sync_fetch_and_or((p), (v))
 #define FETCH_AND(p, v) __sync_fetch_and_and((p), (v))
 #define CMPXCHG(p, old, new) __sync_val_compare_and_swap((p), (old), (new))
@@ -80,13 +83,20 @@ struct {
 	__uint(max_entries, 1024);
 } compat_locks SEC(".maps");
 
-/* A few tries: a holder keeps the lock for a load and a store, never across a wait. */
-static __always_inline bool compat_lock(void *p)
+/*
+ * A holder keeps the lock for a load and a store, never across a wait. Claims (a result
+ * used) try once: their callers already retry, or move to the next word, and each try is a
+ * branch the verifier explores in every iteration of their loops (5.10 refuses more than
+ * 8,192 pending: "The sequence of 8193 jumps is too complex"). Updates whose result is
+ * unused (a bit given back, a key to read) must not be lost: COMPAT_MUST_TRIES.
+ */
+#define COMPAT_MUST_TRIES 8
+static __always_inline bool compat_lock(void *p, int tries)
 {
 	__u64 key = (__u64)p;
 	__u8 one = 1;
 
-	for (int tries = 0; tries < 8; tries++)
+	for (int i = 0; i < tries; i++)
 		if (!bpf_map_update_elem(&compat_locks, &key, &one, BPF_NOEXIST))
 			return true;
 	return false;
@@ -104,10 +114,10 @@ static __always_inline void compat_unlock(void *p)
  * nothing is written and fail is returned, a value each caller reads as "another CPU took
  * it" (a bit given back then stays taken: a slot or entry lost, never one given twice).
  */
-#define COMPAT_RMW(p, expr, fail)                                                            \
+#define COMPAT_RMW(p, expr, fail, tries)                                                     \
 	({                                                                                   \
 		typeof(*(p)) __old = (fail);                                                 \
-		if (compat_lock((void *)(p))) {                                              \
+		if (compat_lock((void *)(p), (tries))) {                                     \
 			__old = *(volatile typeof(*(p)) *)(p);                               \
 			*(volatile typeof(*(p)) *)(p) = (expr);                              \
 			compat_unlock((void *)(p));                                          \
@@ -115,11 +125,14 @@ static __always_inline void compat_unlock(void *p)
 		__old;                                                                       \
 	})
 /* A bit claimed by OR is free where it was clear; one claimed by AND, where it was set. */
-#define FETCH_OR(p, v) COMPAT_RMW(p, __old | (v), (typeof(*(p)))~0ULL)
-#define ATOMIC_OR(p, v) ((void)FETCH_OR(p, v))
-#define FETCH_AND(p, v) COMPAT_RMW(p, __old & (v), 0)
-#define XCHG(p, v) COMPAT_RMW(p, (v), 0)
-#define CMPXCHG(p, o, n) COMPAT_RMW(p, __old == (o) ? (n) : __old, ~(o))
+#define FETCH_OR(p, v) COMPAT_RMW(p, __old | (v), (typeof(*(p)))~0ULL, 1)
+#define FETCH_AND(p, v) COMPAT_RMW(p, __old & (v), 0, 1)
+#define XCHG(p, v) COMPAT_RMW(p, (v), 0, 1)
+#define CMPXCHG(p, o, n) COMPAT_RMW(p, __old == (o) ? (n) : __old, ~(o), 1)
+#define ATOMIC_OR(p, v) ((void)COMPAT_RMW(p, __old | (v), 0, COMPAT_MUST_TRIES))
+#define ATOMIC_AND(p, v) ((void)COMPAT_RMW(p, __old & (v), 0, COMPAT_MUST_TRIES))
+#define ATOMIC_CMPXCHG(p, o, n)                                                              \
+	((void)COMPAT_RMW(p, __old == (o) ? (n) : __old, 0, COMPAT_MUST_TRIES))
 #endif
 
 #endif /* IOTRACE_COMPAT_BPF_H */

@@ -42,7 +42,7 @@ static __always_inline void sc_add_totals(__u32 tag, const struct syscall_stat *
 	__sync_fetch_and_add(&t->errors, st->errors);
 	__sync_fetch_and_add(&t->total_ns, st->total_ns);
 	__sync_fetch_and_add(&t->timed, st->timed);
-	FETCH_OR(&sc_moved[(bit / 64) & (MAX_SLOTS * MAX_SYSCALLS / 64 - 1)],
+	ATOMIC_OR(&sc_moved[(bit / 64) & (MAX_SLOTS * MAX_SYSCALLS / 64 - 1)],
 			    1ULL << (bit % 64));
 }
 
@@ -167,7 +167,7 @@ __noinline int io_row_take(__u32 cpu, __u32 idx, __u32 tag)
 		m.to = (__u64 *)t;
 		BPF_LOOP(IO_WORDS, io_move_word, &m, IO_WORDS);
 		if (t)
-			FETCH_OR(&io_moved[TAG_SLOT_IO(old) & (MAX_SLOTS - 1)],
+			ATOMIC_OR(&io_moved[TAG_SLOT_IO(old) & (MAX_SLOTS - 1)],
 					    1u << ((old - 1) & 15));
 		moving(cpu);
 	}

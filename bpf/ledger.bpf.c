@@ -109,7 +109,7 @@ static __always_inline __u32 take_free_entry(void)
 /* Gives idx back (a CPU that lost a race for a key). */
 static __always_inline void free_entry(__u32 idx)
 {
-	FETCH_OR(&free_files[(idx / 64) & (MAX_FILES / 64 - 1)], 1ULL << (idx % 64));
+	ATOMIC_OR(&free_files[(idx / 64) & (MAX_FILES / 64 - 1)], 1ULL << (idx % 64));
 }
 
 /*
@@ -201,7 +201,7 @@ __noinline int rename_entry(__u32 idx, __u64 name_id)
 	idx = fresh;
 	st = fresh >= 0 ? bpf_map_lookup_elem(&file_stats, &idx) : NULL;
 	if (st)
-		CMPXCHG(&st->name_id, 0, name_id);
+		ATOMIC_CMPXCHG(&st->name_id, 0, name_id);
 	return fresh;
 }
 
@@ -401,5 +401,5 @@ static __always_inline void mark_loaded(struct file_stat *st, __u32 how)
 		st->load_read_calls = calls;
 		st->load_read_bytes = bytes;
 	}
-	FETCH_OR(&st->loaded, how);
+	ATOMIC_OR(&st->loaded, how);
 }

@@ -23,7 +23,8 @@ static long try_word(__u32 w, void *data)
 
 	if (w >= MAX_SLOTS / 64)
 		return 1;
-	for (int tries = 0; tries < 4; tries++) {
+	/* compat: one try a word, or the verifier's branches pass 5.10's limit (compat.bpf.h) */
+	for (int tries = 0; tries < (HAVE_COMPAT ? 1 : 4); tries++) {
 		__u64 used = slot_used[w];
 		__u64 bit;
 
@@ -134,7 +135,7 @@ __noinline int serve_label_slot(__u32 tgid, __u64 comm_addr)
 	if (slot != OVERFLOW_SLOT && bpf_map_update_elem(&label_slots, &key, &slot, BPF_NOEXIST)) {
 		/* Another CPU labelled it first (use its slot and give ours back), or the map is full. */
 		found = bpf_map_lookup_elem(&label_slots, &key);
-		FETCH_AND(&slot_used[(slot / 64) & (MAX_SLOTS / 64 - 1)],
+		ATOMIC_AND(&slot_used[(slot / 64) & (MAX_SLOTS / 64 - 1)],
 				     ~(1ULL << (slot % 64)));
 		slot = found ? *found : OVERFLOW_SLOT;
 	} else if (slot != OVERFLOW_SLOT) {
@@ -182,7 +183,7 @@ static __always_inline bool claim_entry(__u32 tgid, __u16 value)
 static __always_inline void free_slot(__u32 slot)
 {
 	if (slot != OVERFLOW_SLOT)
-		FETCH_AND(&slot_used[(slot / 64) & (MAX_SLOTS / 64 - 1)],
+		ATOMIC_AND(&slot_used[(slot / 64) & (MAX_SLOTS / 64 - 1)],
 				     ~(1ULL << (slot % 64)));
 }
 
@@ -316,7 +317,7 @@ static __always_inline __u32 row_begin(struct slot_proc *row)
 static __always_inline void row_end(struct slot_proc *row, __u32 seq)
 {
 	if (seq)
-		CMPXCHG(&row->seq, seq, seq + 1);
+		ATOMIC_CMPXCHG(&row->seq, seq, seq + 1);
 }
 
 /*

@@ -225,7 +225,7 @@ __noinline int io_count_totals(__u32 tag, __s64 ret, __u64 req, __u64 lat_ns, __
 	}
 	if (lat_ns)
 		__sync_fetch_and_add(&t->lat_hist[fine_bucket(lat_ns)], weight);
-	FETCH_OR(&io_moved[TAG_SLOT_IO(tag) & (MAX_SLOTS - 1)], 1u << ((tag - 1) & 15));
+	ATOMIC_OR(&io_moved[TAG_SLOT_IO(tag) & (MAX_SLOTS - 1)], 1u << ((tag - 1) & 15));
 	return 0;
 }
 
