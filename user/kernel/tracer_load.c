@@ -547,6 +547,13 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 		close(btf_fd);
 	if (err == -ENOTSUP)
 		report_missing(t);
+	else if (err && t->build == BUILD_COMPAT && err != -EPERM && err != -EACCES &&
+		 err != -ECANCELED)
+		/* 5.10's verifier still refuses parts of it: said as what it is (kernels.md). */
+		fprintf(stderr, "iotrace: this kernel's verifier refused the compat build of the "
+			"programs (kernels without bpf_loop: support incomplete, docs/kernels.md): "
+			"%s; " SUPPORTED_KERNELS "\n", last_libbpf_warning[0] ? last_libbpf_warning :
+			strerror(-err));
 	else if (err && err != -ECANCELED)
 		report_failure(t->skel ? "load the BPF programs" : "open the BPF object", err);
 	return err;
