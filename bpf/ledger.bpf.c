@@ -305,14 +305,14 @@ static __always_inline struct file *fd_file(struct task_struct *task, __u64 fd)
 
 	if (!files)
 		return NULL;
-	fdt = files->fdt;
-	if (!fdt || fd >= fdt->max_fds)
+	fdt = TASK_READ(files, fdt); /* compat: files is a number, read with probe reads */
+	if (!fdt || fd >= TASK_READ(fdt, max_fds))
 		return NULL;
 	/*
 	 * fdt->fd is an array of pointers, which a BTF walk cannot index: read the slot as the
 	 * first member of a struct that starts with a struct file * (kiocb's ki_filp).
 	 */
-	slot = (void *)((__u64)fdt->fd + fd * sizeof(void *));
+	slot = (void *)((__u64)TASK_READ(fdt, fd) + fd * sizeof(void *));
 	return KREAD(UNTRUSTED(kiocb, slot), ki_filp);
 }
 
