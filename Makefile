@@ -201,7 +201,7 @@ $(OUTPUT)/tests/container_test: tests/c/container_test.c $(OUTPUT)/user/util/con
 	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -o $@
 
 CONTAINER_OBJS := $(addprefix $(OUTPUT)/user/util/,container.o container_rt.o container_path.o \
-	cgroup.o)
+	cgroup.o vec.o)
 $(OUTPUT)/tests/container_resolver_test: tests/c/container_resolver_test.c $(CONTAINER_OBJS) | \
 		$(OUTPUT)/tests
 	$(call msg,CC,$@)

@@ -36,10 +36,21 @@ struct {
 	__type(value, struct block_stat);
 } block_stats SEC(".maps");
 
+/*
+ * snoop: the current task's own cgroup (its container, for the CONTAINER column), or 0 when
+ * it is outside every --container/-c filter (the request is not shown).
+ */
+static __always_inline __u64 snoop_cgroup(void)
+{
+	__u64 in = filter_cgroup(); /* without filters: the task's own cgroup already */
+
+	return in && nr_cgroup_filters ? bpf_get_current_cgroup_id() : in;
+}
+
 struct dirtier_info {
 	__u32 tgid;
 	char comm[COMM_LEN];
-	__u64 cgroup; /* snoop: the dirtier's filter_cgroup(), for its writeback's */
+	__u64 cgroup; /* snoop: the dirtier's snoop_cgroup(), for its writeback's */
 };
 
 /* (dev, ino) -> the (traced, or in snoop any) process that last dirtied the file's pages. */
@@ -140,7 +151,7 @@ static __always_inline int dirtied(struct address_space *mapping, struct folio *
 		return 0;
 	bpf_get_current_comm(who.comm, sizeof(who.comm));
 	if (snoop)
-		who.cgroup = filter_cgroup();
+		who.cgroup = snoop_cgroup();
 	bpf_map_update_elem(&dirtier, &key, &who, BPF_ANY);
 	return 0;
 }
@@ -347,7 +358,7 @@ static __always_inline void charge_file(struct task_struct *task, struct block_r
 	}
 	if (snoop) {
 		if (info->charge != CHARGE_DIRTIER)
-			info->cgroup = filter_cgroup();
+			info->cgroup = snoop_cgroup();
 		if (!info->charge) {
 			/* Snoop shows the submitter for everything not charged elsewhere. */
 			info->tgid = TASK_READ(task, tgid);
@@ -665,6 +676,7 @@ static void emit(struct block_rq_info *info, struct block_key *key, struct done 
 	e->lat_ns = info && info->issue_ns && !late ? now - info->issue_ns : 0;
 	e->late = late;
 	e->ino = info ? info->ino : 0;
+	e->cgroup = info ? info->cgroup : 0;
 	e->tgid = key->owner;
 	e->dev = key->dev;
 	e->bytes = bytes;

@@ -658,6 +658,7 @@ struct block_event {
 	__u64 qlat_ns; /* 0 when the start was not seen */
 	__u64 lat_ns;  /* 0 when the issue was not seen */
 	__u64 ino;     /* file of the first page, 0 if unknown */
+	__u64 cgroup;  /* the charged process's own cgroup v2 id, 0 if unknown */
 	__u32 tgid;
 	__u32 dev;
 	__u32 bytes;

@@ -217,7 +217,7 @@ __noinline int file_index_of_file(__u32 owner, __u64 file_addr)
 	struct inode *inode = KREAD(file, f_inode);
 	struct file_stat *st;
 	struct path_key pk;
-	__u64 name, was;
+	__u64 name, was, inode_addr = 0;
 	__u32 idx;
 	int found;
 
@@ -227,7 +227,8 @@ __noinline int file_index_of_file(__u32 owner, __u64 file_addr)
 	found = file_index_of(owner, pk.dev, pk.ino, pk.igen);
 	if (found < 0 || serve) /* serve reports labels, never files */
 		return found;
-	name = record_name(&pk, inode, file, NAME_OWN);
+	bpf_probe_read_kernel(&inode_addr, sizeof(inode_addr), &inode); /* as a number */
+	name = record_name(path_key_word(&pk), pk.ino, inode_addr, file_addr, NAME_OWN);
 	idx = found;
 	st = bpf_map_lookup_elem(&file_stats, &idx);
 	if (!st || !name)

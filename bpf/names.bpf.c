@@ -422,6 +422,12 @@ static __u32 mark_dead(__u64 inode_addr, struct path_key *raw)
 	return raw->igen + v->count * REUSE_STEP;
 }
 
+/* A key's generation and device as one number, for record_name. */
+static __always_inline __u64 path_key_word(const struct path_key *pk)
+{
+	return (__u64)pk->igen << 32 | pk->dev;
+}
+
 /* How record_name names a file. */
 enum name_how {
 	NAME_OWN,   /* a syscall: the file's own dentry, if not the name sent last */
@@ -434,8 +440,8 @@ enum name_how {
  * name files: the verifier checks the naming code in their programs alone (files met only
  * through the page cache are named by the loader from their inode: user/model/names.c).
  */
-static __u64 record_name(struct path_key *pk, struct inode *inode, struct file *file,
-			 enum name_how how)
+static __always_inline __u64 send_name(struct path_key *pk, struct inode *inode,
+					struct file *file, enum name_how how)
 {
 	struct sent_name now = {}, *sent = bpf_map_lookup_elem(&named, pk);
 	__u64 d = name_dentry(inode, file);
@@ -470,6 +476,21 @@ static __u64 record_name(struct path_key *pk, struct inode *inode, struct file *
 	if (d && n->counted)
 		name_taken(now.id, pk);
 	return now.id;
+}
+
+/*
+ * send_name, global: the verifier checks it once per program, apart from its callers'
+ * paths (a file's first use, a rename), which it multiplied when inlined there. Global
+ * functions take at most five numbers: the key (its generation and device in one), and
+ * the inode's and file's addresses (file 0: none).
+ */
+__noinline __u64 record_name(__u64 igen_dev, __u64 ino, __u64 inode_addr, __u64 file_addr,
+			     __u32 how)
+{
+	struct path_key pk = { .dev = igen_dev, .ino = ino, .igen = igen_dev >> 32 };
+	struct file *file = file_addr ? UNTRUSTED(file, (void *)file_addr) : NULL;
+
+	return send_name(&pk, UNTRUSTED(inode, (void *)inode_addr), file, how);
 }
 
 /* ---- identity ---- */
@@ -664,7 +685,7 @@ static long name_noted(__u32 i, void *data)
 		d = name_dentry(inode, NULL);
 	if (d && BPF_CORE_READ((struct dentry *)d, d_hash.pprev)) {
 		file_key_of(inode, NULL, &pk);
-		record_name(&pk, inode, NULL, NAME_AGAIN);
+		record_name(path_key_word(&pk), pk.ino, n->inode[k], 0, NAME_AGAIN);
 		return 0;
 	}
 	if (alive && KREAD(inode, __i_nlink))

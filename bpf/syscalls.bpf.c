@@ -26,6 +26,59 @@ struct iovec_user {
 	__u64 len;
 };
 
+/*
+ * Per CPU, the thread whose syscall it saw last: the pt_regs the hooks are given (the top of
+ * that thread's kernel stack), the task and its stack. A thread making calls in a row is
+ * found here by its regs, with no helper call (bpf_get_current_task_btf is not inlined on
+ * x86 before 6.19, and a call costs ~50 ns with AMD's SRSO mitigation). ncpus rows (set at
+ * load), one cache line each.
+ */
+struct cpu_thread {
+	__u64 regs, task, stack;
+	__u64 pad[5];
+};
+_Static_assert(sizeof(struct cpu_thread) == 64, "one cache line per CPU");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct cpu_thread);
+	__uint(max_entries, 1);
+} cpu_threads SEC(".maps");
+
+/*
+ * The current task, as an untrusted pointer (its fields are read with fault-safe loads).
+ * The cached task is current when its regs are the ones given and its stack is still the
+ * one it had: regs lie in exactly one live thread's stack, and a stack is given to a new
+ * thread only after its old task let go of it (release_task_stack sets task->stack to NULL
+ * before a freed stack can be taken, on that CPU, with preemption off). Without the cast
+ * kfunc (the nokfunc build) every field read would be a helper call, and arm64's JIT makes
+ * the helper one instruction (a read of sp_el0, since 6.11): there the helper it is.
+ */
+static __always_inline struct task_struct *syscall_task(struct pt_regs *regs)
+{
+#if HAVE_RDONLY_CAST && defined(__TARGET_ARCH_x86)
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cpu_thread *c = bpf_map_lookup_elem(&cpu_threads, &cpu);
+	struct task_struct *task;
+
+	if (c && c->regs == (__u64)regs) {
+		task = UNTRUSTED(task_struct, (void *)c->task);
+		if ((__u64)task->stack == c->stack)
+			return task;
+	}
+	task = bpf_get_current_task_btf();
+	if (c) {
+		c->regs = (__u64)regs;
+		c->task = (__u64)task;
+		c->stack = (__u64)task->stack;
+	}
+	return UNTRUSTED(task_struct, task);
+#else
+	return current_task();
+#endif
+}
+
 /* Traced slot of the current task, or 0. */
 static __always_inline __u32 current_slot(struct task_struct *task, __u16 **entryp)
 {
@@ -124,7 +177,7 @@ static __always_inline __u64 leader_comm(struct task_struct *task)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 {
-	struct task_struct *task = current_task();
+	struct task_struct *task = syscall_task(regs);
 	struct thread_io *ti;
 	__u16 *entry;
 
@@ -176,11 +229,12 @@ __noinline __u64 iovec_bytes(__u64 addr, __u64 cnt)
 	return sum;
 }
 
-static __always_inline __u64 requested_bytes(struct pt_regs *regs, __u32 kind, bool *known)
-{
-	__u64 sum;
+/* A requested size that was not known (an iovec array too long to read). */
+#define REQ_UNKNOWN IOV_UNKNOWN
 
-	*known = true;
+/* The bytes the call asked for, or REQ_UNKNOWN. */
+static __always_inline __u64 requested_bytes(struct pt_regs *regs, __u32 kind)
+{
 	switch (io_request_arg[kind & (IO_KINDS - 1)]) {
 	case REQ_ARG3:
 		return SC_ARG3(regs);
@@ -190,18 +244,20 @@ static __always_inline __u64 requested_bytes(struct pt_regs *regs, __u32 kind, b
 		return SC_ARG5(regs);
 	}
 	/* REQ_IOVEC: (fd, iov, iovcnt, ...) */
-	sum = iovec_bytes(SC_ARG2(regs), SC_ARG3(regs));
-	*known = sum != IOV_UNKNOWN;
-	return *known ? sum : 0;
+	return iovec_bytes(SC_ARG2(regs), SC_ARG3(regs));
 }
 
-/* What a call did, for the counters it goes to. */
+/*
+ * What a call did, for the counters it goes to. Whether it was timed and whether its size is
+ * known are values, not flags the code set on one branch (lat_ns 0, req REQ_UNKNOWN): the
+ * verifier then walks what follows once, not once per combination of constant flags.
+ */
 struct call {
 	long ret;
-	__u64 lat_ns;
+	__u64 lat_ns; /* 0: not timed (a timed call takes at least 1 ns) */
 	__u32 weight; /* calls the timed one stands for (time_this_call) */
-	__u64 req; /* bytes asked for, when known */
-	bool known, timed, data; /* data: a read/write-family call (ret is a byte count) */
+	__u64 req; /* bytes asked for, or REQ_UNKNOWN */
+	bool data; /* a read/write-family call (ret is a byte count) */
 };
 
 /*
@@ -235,18 +291,16 @@ static __always_inline void account_io(struct call *c, __u32 cpu, __u32 slot, __
 	struct io_cache_row *row = bpf_map_lookup_elem(&io_cache, &key);
 	long ret = c->ret;
 	__u64 lat_ns = c->lat_ns, req = c->req;
-	bool known = c->known, timed = c->timed;
 	struct io_stat *io;
 
 	if (!row)
 		return;
 	if (row->tag != tag && io_row_take(cpu, key, tag)) {
-		io_count_totals(tag, ret, known ? req : ~0ULL, timed ? lat_ns | !lat_ns : 0,
-				c->weight);
+		io_count_totals(tag, ret, req, lat_ns, c->weight);
 		return;
 	}
 	io = &row->st;
-	if (known)
+	if (req != REQ_UNKNOWN)
 		io->requested += req;
 	else
 		io->unknown_request++;
@@ -258,7 +312,7 @@ static __always_inline void account_io(struct call *c, __u32 cpu, __u32 slot, __
 		if (ret > io->size_max)
 			io->size_max = ret;
 	}
-	if (timed) {
+	if (lat_ns) {
 		io->lat_hist[fine_bucket(lat_ns)] += c->weight;
 		if (!io->lat_min_plus1 || lat_ns + 1 < io->lat_min_plus1)
 			io->lat_min_plus1 = lat_ns + 1;
@@ -279,9 +333,9 @@ static __always_inline void count_row(struct file_stat *st, __u32 idx, __u32 op,
 		__sync_fetch_and_add(&row->errors, 1);
 	else if (c->data)
 		__sync_fetch_and_add(&row->transferred, c->ret);
-	if (c->data && c->known)
+	if (c->data && c->req != REQ_UNKNOWN)
 		__sync_fetch_and_add(&row->requested, c->req);
-	if (c->timed) {
+	if (c->lat_ns) {
 		__sync_fetch_and_add(&row->timed, 1);
 		__sync_fetch_and_add(&row->total_ns, c->lat_ns * c->weight);
 		__sync_fetch_and_add(&row->lat_hist[log2_bucket(c->lat_ns)], c->weight);
@@ -304,9 +358,6 @@ static __always_inline __u64 fd_value(struct pt_regs *regs, __u32 arg, long ret)
 	}
 	return -1;
 }
-
-/* A requested size that was not known (an iovec array too long to read). */
-#define REQ_UNKNOWN (~0ULL)
 
 /*
  * One call (ti->ret, ->lat_ns, ->req) on the file behind fd (for close, the file sys_enter
@@ -333,9 +384,8 @@ static __always_inline int count_file(struct task_struct *task, struct thread_io
 	if (!st)
 		return -1;
 	/* Made here, not before the lookup: live across it, it took room in the frame. */
-	c = (struct call){ .ret = ti->ret, .lat_ns = ti->lat_ns, .timed = ti->lat_ns != 0,
-			   .weight = ti->weight, .req = ti->req, .known = ti->req != REQ_UNKNOWN,
-			   .data = op < FOP_fsync };
+	c = (struct call){ .ret = ti->ret, .lat_ns = ti->lat_ns, .weight = ti->weight,
+			   .req = ti->req, .data = op < FOP_fsync };
 	count_row(st, idx, op, &c);
 	if (trace)
 		trace_file_of(&ti->trace_files[which & 1], st->key.dev, st->key.ino, st->key.igen);
@@ -389,8 +439,8 @@ static __always_inline void account_files(struct task_struct *task, struct threa
 		return;
 	}
 	ti->ret = c->ret;
-	ti->lat_ns = c->timed ? c->lat_ns | !c->lat_ns : 0; /* a timed 0 ns is still timed */
-	ti->req = c->known ? c->req : REQ_UNKNOWN;
+	ti->lat_ns = c->lat_ns;
+	ti->req = c->req;
 	idx = count_file(task, ti, op, fd_value(regs, fd_arg[op], c->ret), 0);
 	if (fd2_arg[op])
 		count_second_file(fd2_op[op], fd_value(regs, fd2_arg[op], c->ret));
@@ -457,10 +507,10 @@ static __always_inline void after_call(void *ctx, struct task_struct *task, stru
 	if (!serve)
 		account_files(task, ti, regs, nr, c);
 	if (trace)
-		trace_syscall(nr, slot, c->ret, c->timed ? c->lat_ns : TRACE_UNTIMED);
+		trace_syscall(nr, slot, c->ret, c->lat_ns ?: TRACE_UNTIMED);
 	if (stacks && stack_nr[nr & (MAX_SYSCALLS - 1)])
 		stack_call(ctx, task, ti, regs, slot, nr, c->ret,
-			   c->timed ? c->lat_ns * c->weight : 0);
+			   c->lat_ns * c->weight);
 }
 
 /*
@@ -478,14 +528,14 @@ static __always_inline int count_call(__u32 cpu, __u32 slot, __u32 nr, struct ca
 	if (!row)
 		return -1;
 	if (row->tag != tag && sc_row_take(cpu, key, tag)) {
-		sc_count_totals(tag, error, c->timed ? c->lat_ns * c->weight : 0, c->timed);
+		sc_count_totals(tag, error, c->lat_ns * c->weight, c->lat_ns != 0);
 		return 0;
 	}
 	st = &row->st;
 	st->calls++;
 	if (error)
 		st->errors++;
-	if (c->timed) {
+	if (c->lat_ns) {
 		st->total_ns += c->lat_ns * c->weight;
 		st->timed++;
 	}
@@ -501,7 +551,7 @@ static __always_inline int count_call(__u32 cpu, __u32 slot, __u32 nr, struct ca
 SEC("tp_btf/sys_exit")
 int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
-	struct task_struct *task = current_task();
+	struct task_struct *task = syscall_task(regs);
 	struct call c = { .ret = ret };
 	__u64 start_ns = 0;
 	struct thread_io *ti;
@@ -540,19 +590,24 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 			*entry = slot;
 	}
 	ti = thread_io_of(task);
+	if (!ti) /* never: its key is masked into the array */
+		return 0;
 	if (timing) {
-		if (ti && ti->start_ns) {
+		ti->lat_ns = 0;
+		if (ti->start_ns) {
 			start_ns = ti->start_ns;
 			c.lat_ns = bpf_ktime_get_ns() - start_ns;
-			c.weight = ti->weight;
+			ti->lat_ns = c.lat_ns | !c.lat_ns;
 			id = ti->nr;
-			c.timed = true;
 			ti->start_ns = 0;
-		} else if (ti && ti->skipped) {
+		} else if (ti->skipped) {
 			ti->skipped = 0; /* left untimed by the sampling rule */
 		} else if (!adopted) {
 			__sync_fetch_and_add(&drops[DROP_UNTIMED], 1);
 		}
+		/* Read back from the map: one way on from here for the verifier, not three. */
+		c.lat_ns = ti->lat_ns;
+		c.weight = ti->weight;
 	}
 	/*
 	 * rt_sigreturn restores the interrupted context, its syscall number -1 included (x86
@@ -567,10 +622,9 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	kind = io_kind_of[syscall_index(nr)];
 	if (kind) {
 		c.data = true;
-		c.req = requested_bytes(regs, kind, &c.known);
+		c.req = requested_bytes(regs, kind);
 		account_io(&c, cpu, slot, kind);
 	}
-	if (ti)
-		after_call(ctx, task, ti, regs, slot, nr, &c, start_ns);
+	after_call(ctx, task, ti, regs, slot, nr, &c, start_ns);
 	return 0;
 }

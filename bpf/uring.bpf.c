@@ -168,7 +168,7 @@ __noinline int count_uring_file(__u32 tgid, __u64 req, __u32 op, __s64 res, __u6
 {
 	__u32 fop = uring_file_op[op & (MAX_URING_OPS - 1)];
 	__u8 kind = uring_kind_of[op & (MAX_URING_OPS - 1)];
-	struct call c = { .ret = res, .lat_ns = lat_ns, .timed = lat_ns != 0,
+	struct call c = { .ret = res, .lat_ns = lat_ns, .req = REQ_UNKNOWN,
 			  .data = kind == UK_READ || kind == UK_WRITE };
 	__u64 file_addr = 0;
 	struct file_stat *st;

@@ -205,7 +205,7 @@ def counts(tool, out):
     return None
 
 
-def startup_ms(runs, env=None):
+def startup_ms(runs, env=None, iotrace=IOTRACE):
     """iotrace exec -> CMD exec: CMD prints CLOCK_MONOTONIC at its start."""
     probe = [sys.executable, "-c", "import time; print(time.clock_gettime_ns(1))"]
     def once(cmd):
@@ -213,7 +213,7 @@ def startup_ms(runs, env=None):
         out = subprocess.run(cmd, capture_output=True, text=True, env=env).stdout
         return (int(out.split()[-1]) - t) / 1e6
     plain = statistics.median(once(probe) for _ in range(runs))
-    traced = statistics.median(once([str(IOTRACE), "-o", "/dev/null", "--"] + probe)
+    traced = statistics.median(once([str(iotrace), "-o", "/dev/null", "--"] + probe)
                                for _ in range(runs))
     return traced - plain
 
@@ -294,6 +294,56 @@ def target_lines(results, extra):
              f"{'yes' if anon <= 20 else 'no'} |",
              f"| counts equal strace's | every row | {'yes' if exact else 'no'} | | | "
              f"{'yes' if exact else 'no'} |"]
+    return rows
+
+
+# Issue 41's bounds: start-up (exec to the command's exec, and `iotrace -- true` whole), the
+# default's cost per call against the floor's, and the own time a short process gets added.
+STARTUP_MS, WHOLE_TRUE_MS, PER_CALL_VS_FLOOR, PER_PROCESS_US = 60, 60, 1.35, 20
+SHORT_PROCESSES = ("sh: 300 × /bin/true", 300)
+
+
+def issue41_lines(results, extra, command):
+    """Markdown rows: issue 41's targets, this build beside the baseline's in the same run."""
+    def met(v, bound):
+        return "n/a" if v is None else ("yes" if v <= bound else "no")
+
+    def fmt(v, spec):
+        return "n/a" if v is None else format(v, spec)
+
+    def per_call_ratio(tool):
+        c, f = command.get("tr2u", {}).get(tool), command.get("tr2u", {}).get(FLOOR_NAME)
+        if not c or not f or not c["ns_per_call"] or not f["ns_per_call"]:
+            return None
+        return c["ns_per_call"] / f["ns_per_call"]
+
+    def whole_true_ms(tool):
+        cell = results.get("true (fixed cost)", {}).get(tool)
+        return cell["median_s"] * 1e3 if cell and cell.get("median_s") else None
+
+    def per_process_us(tool):
+        wl, n = SHORT_PROCESSES
+        row = results.get(wl, {})
+        if not row.get(tool) or row[tool]["cmd_median_s"] is None:
+            return None
+        return (row[tool]["cmd_median_s"] - row["untraced"]["cmd_median_s"]) / n * 1e6
+
+    rows = ["| target | bound | iotrace | baseline iotrace | met |", "|---|---|---|---|---|"]
+    for label, bound, unit, spec, now, before in (
+            ("start-up, iotrace exec → command exec", STARTUP_MS, " ms", ".0f",
+             extra.get("startup_ms"), extra.get("baseline_startup_ms")),
+            ("`iotrace -- /bin/true`, whole", WHOLE_TRUE_MS, " ms", ".0f",
+             whole_true_ms("iotrace"), whole_true_ms("baseline iotrace")),
+            ("tr2u: default's ns/call / the floor's", PER_CALL_VS_FLOOR, "", ".2f",
+             per_call_ratio("iotrace"), per_call_ratio("baseline iotrace")),
+            ("tr2u: --no-time's ns/call / the floor's", PER_CALL_VS_FLOOR, "", ".2f",
+             per_call_ratio("iotrace --no-time"), per_call_ratio("baseline iotrace --no-time")),
+            ("short process: own time added (sh, 300 × true)", PER_PROCESS_US, " µs", ".0f",
+             per_process_us("iotrace"), per_process_us("baseline iotrace"))):
+        x = "" if unit else "×"  # a ratio
+        rows.append(f"| {label} | ≤ {x}{bound}{unit} | {x if now else ''}{fmt(now, spec)}"
+                    f"{unit if now else ''} | {x if before else ''}{fmt(before, spec)}"
+                    f"{unit if before else ''} | {met(now, bound)} |")
     return rows
 
 
@@ -384,6 +434,8 @@ def main():
             print(json.dumps({k: extra[k] for k in ("command_time", "program_ns")}, indent=1))
             return
         extra = {"startup_ms": startup_ms(9),
+                 "baseline_startup_ms": startup_ms(9, iotrace=args.baseline)
+                 if args.baseline else None,
                  # CO-RE against the whole kernel BTF instead of the minimal one
                  # (user/kernel/kbtf.h)
                  "startup_full_btf_ms": startup_ms(9, {**os.environ, "IOTRACE_FULL_BTF": "1"})}
@@ -455,6 +507,9 @@ def command_table(results):
 
 
 NOTES = """Reading the tables:
+
+- Where start-up goes (verification, maps, attaching) and what the syscall programs cost
+  per call: [startup.md](startup.md).
 
 - The first table is the whole command line, tool included: its start-up, teardown and
   report weigh on commands of a few milliseconds (tr2b, copy b=8k, timewrite); the first
@@ -605,6 +660,9 @@ def write_markdown(path, results, extra, args):
     lines += ["", "Issue 7's targets against this run (ratios of the traced program's own "
               "time; the floor column is the same ratio for no-op hooks):", ""]
     lines += target_lines(results, extra)
+    lines += ["", "Issue 41's targets (start-up, the sampled default against the floor, short "
+              "processes), beside the build before when `--baseline` gives it:", ""]
+    lines += issue41_lines(results, extra, extra["command_time"])
     lines += ["", "![overhead](performance.png)", "",
               f"- iotrace start-up (iotrace exec → command exec, median of 9): "
               f"{extra['startup_ms']:.0f} ms ({extra['startup_full_btf_ms']:.0f} ms with CO-RE "

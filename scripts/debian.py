@@ -85,7 +85,7 @@ SYSROOT_SUITE = "bookworm bookworm-security"
 # the C library and GCC's start files and libgcc, which clang finds in the sysroot).
 BUILD_PACKAGES = ["libc6-dev", "linux-libc-dev", "libgcc-12-dev", "libbpf-dev", "libelf-dev",
                   "zlib1g-dev", "libcjson-dev", "libseccomp-dev", "libmicrohttpd-dev",
-                  "libncurses-dev", "libdw-dev", "liburing-dev"]
+                  "libncurses-dev", "libdw-dev", "liburing-dev", "uthash-dev"]
 # The guests' shell and reference tools (scripts/guest.py TOOLS), Debian's builds of them.
 GUEST_PACKAGES = ["busybox-static", "strace", "util-linux", "util-linux-extra", "coreutils",
                   "tar", "gzip", "sqlite3", "e2fsprogs", "xfsprogs", "bpftool"]

@@ -8,12 +8,14 @@ PKGS=(
 	# build: BPF compiler, skeleton generator, libbpf and its dependencies
 	clang llvm make gcc pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 	libcjson-dev libseccomp-dev libmicrohttpd-dev libncurses-dev
+	# user/'s one hash table (uthash, headers only: user/util/hash.h)
+	uthash-dev
 	# io_uring workload (liburing) and user-space stack symbolization (libdw)
 	liburing-dev libdw-dev elfutils
 	# tests and references (jq: a second JSON reader of the reports)
 	strace util-linux coreutils python3 python3-pytest jq
 	# real programs the per-file tests trace (besides tar, cp, git, python3)
-	sqlite3 git
+	sqlite3 git rsync zip xz-utils tmux
 	# Prometheus export: promtool checks the format, a real server scrapes `iotrace serve`
 	prometheus
 	# benchmarks and experiments (xfs loop devices, the Go workload of lab note 003)

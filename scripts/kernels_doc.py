@@ -117,8 +117,8 @@ against `/sys/block/vda/stat`, O_DIRECT bytes, writeback charged to the dirtier,
 against the workload's own counts, `snoop`, `serve`'s metrics against strace, `compare`,
 `--trace` against the report, `--stacks` (frame pointers and DWARF) against the
 workload's named functions, and on PREEMPT_RT (where the ledger's grace period is
-membarrier's) a 50,000-file tar with nothing lost. Under arm64 emulation a syscall traced by
-strace costs ~12 ms, so the arm64 guests run the checks once each (syscalls and files
+membarrier's) a 12,000-file tar with nothing lost (50,000 in `make soak`). Under arm64
+emulation a syscall traced by strace costs ~12 ms, so the arm64 guests run the checks once each (syscalls and files
 against strace, note 004, block, O_DIRECT, io_uring, snoop, top, --stacks, info) and not
 serve, compare, --trace or the identity cases. What a kernel line offers (its build, each
 event's way, what is n/a and why) is stated per line in tests/test_kernels.py (`FACTS`) and
@@ -164,7 +164,7 @@ def feature_cell(info, key):
 
 def cost(flavour):
     """tr2u's own time under each tracer in the guest, × untraced (medians of three)."""
-    d = GUEST / flavour / "result" / "out" / "cost"
+    d = GUEST / f"{flavour}-cost" / "result" / "out" / "cost"  # make soak: booted alone
     if not d.exists():
         return None
     ns = {k: statistics.median(int((d / f"{k}.{i}").read_text().split()[0]) for i in (1, 2, 3))
@@ -215,11 +215,9 @@ def main():
             "instruction and every clock read is emulated, each at its own price: a no-op "
             "hook costs almost nothing next to an emulated syscall, and a clock read a lot, "
             "so these ratios say how iotrace behaves there, not what it costs on such a "
-            "machine (the host's figures: [performance.md](performance.md)). The matrix boots two "
-            "guests at once, so a guest's cost runs may share the host's two cores with "
-            "another guest: this run's 6.1 row (its floor under ×1, untraced 331 ms against "
-            "76 ms alone) was taken so and says nothing; running the cost cases alone is to "
-            "do.", ""]
+            "machine (the host's figures: [performance.md](performance.md)). `make soak` boots "
+            "each line alone for these runs (the matrix of `make test` boots two guests at "
+            "once, whose timings would share the host's two cores).", ""]
     rows = []
     for line in guest.KERNELS:
         c = cost(line)

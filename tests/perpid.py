@@ -1,7 +1,8 @@
 """Per-process syscall counts from `strace -f -o LOG`, for the same run under iotrace.
 
 strace -f writes each thread's calls with its tid; a thread is grouped with its process
-(the tgid) by the clone that made it (CLONE_THREAD). A call is counted when it returns, as
+(the tgid) by the clone that made it (CLONE_THREAD, also when another thread's line split
+that clone's into its unfinished and resumed halves). A call is counted when it returns, as
 iotrace counts: `exit_group(0) = ?` never does; a call interrupted to be restarted
 (`= ? ERESTARTSYS`) did return, with that error, before the kernel restarted it.
 """
@@ -14,14 +15,26 @@ from helpers import IOTRACE, run
 CALL = re.compile(r"^(\d+) +(?:<\.\.\. (\w+) resumed>.*|(\w+)\(.*)$")
 RESULT = re.compile(r"\) += (-?\d+|\?|0x[0-9a-f]+)(.*)$")
 THREAD = re.compile(r"^(\d+) +(?:<\.\.\. clone3? resumed>|clone3?\().*CLONE_THREAD.*\) += (\d+)")
+# A clone that another thread's line interrupted: its flags on the first half, the new tid on
+# the second ("<... clone3 resumed> => {parent_tid=[N]}, 88) = N").
+THREAD_BEGUN = re.compile(r"^(\d+) +clone3?\(.*CLONE_THREAD.*<unfinished \.\.\.>$")
+RESUMED = re.compile(r"^(\d+) +<\.\.\. clone3? resumed>.*\) += (\d+)")
 
 
 def strace_per_process(log):
     """{tgid: {syscall: (calls, errors)}} from an strace -f log."""
     tgid, counts = {}, collections.defaultdict(lambda: collections.Counter())
     lines = open(log, errors="replace").read().splitlines()
+    begun = set()
     for line in lines:
         m = THREAD.match(line)
+        b = THREAD_BEGUN.match(line)
+        r = RESUMED.match(line)
+        if b:
+            begun.add(int(b.group(1)))
+        elif r and int(r.group(1)) in begun:
+            begun.discard(int(r.group(1)))
+            m = r
         if m:
             tgid[int(m.group(2))] = tgid.get(int(m.group(1)), int(m.group(1)))
     for line in lines:

@@ -102,3 +102,44 @@ def test_includes_go_down_the_stages():
     wrong = [f"{a} includes {b}" for a, b, ok in found if not ok]
     assert len(found) > 50, found  # the check reads the includes at all
     assert not wrong, wrong
+
+
+# ---- containers (issue 38): one growable array (util/vec.c), one hash table (uthash) ----
+
+CONTAINER_HELPERS = {"util/vec.c"}
+REALLOC = re.compile(r"\brealloc\s*\(")
+
+
+def hand_grown(path):
+    """The lines of path that grow an array themselves (a realloc outside the helpers)."""
+    return [i + 1 for i, line in enumerate(path.read_text().splitlines()) if REALLOC.search(line)]
+
+
+def test_the_realloc_check_sees_one(tmp_path):
+    f = tmp_path / "x.c"
+    f.write_text("p = realloc(p, n);\n/* (realloc) */\nq = vec_append(&q, n, 8);\n")
+    assert hand_grown(f) == [1]
+
+
+def test_no_realloc_outside_the_container_helpers():
+    found = {str(p.relative_to(USER)): lines for p in sorted(USER.glob("*/*.c"))
+             if str(p.relative_to(USER)) not in CONTAINER_HELPERS and (lines := hand_grown(p))}
+    assert not found, found
+
+
+PROBE = re.compile(r"&\s*\(\s*[\w>.-]*cap\s*-\s*1\s*\)")
+
+
+def test_no_hand_made_hash_table():
+    """An open-addressing probe (an index masked by a power-of-two capacity) is uthash's job."""
+    found = [f"{p.relative_to(ROOT)}:{i + 1}" for p in sorted(USER.glob("*/*.[ch]"))
+             for i, line in enumerate(p.read_text().splitlines()) if PROBE.search(line)]
+    assert PROBE.search("h = (h + 1) & (s->cap - 1);")
+    assert not found, found
+
+
+def test_uthash_only_through_its_configuration():
+    """util/hash.h makes a failed allocation an error the caller sees, never uthash's exit()."""
+    direct = [str(p.relative_to(ROOT)) for p in USER.glob("*/*.[ch]")
+              if p.name != "hash.h" and re.search(r'#\s*include\s*[<"]uthash\.h', p.read_text())]
+    assert not direct, direct

@@ -225,8 +225,58 @@ def check_snoop_filter(a, b, vol, tmp_path, tool="podman", env=containers.ENV):
         events = snoop_events(snoop)
         assert [direct_writes(o) for o in outs] == [23, 17] and host.returncode == 0
         assert {e["pid"] for e in events} == {writers[a.name]}, (writers, events[:3])
+        # the column: the name podman gives it, from the first line (asked at snoop's start)
+        assert {(e["container"], e["container_id"]) for e in events} == {(a.name, a.id)}
         data = [e for e in events if e["op"] == "W" and e["bytes"] == 65536]
         assert len(data) == 23
+
+
+def check_snoop_column(a, b, vol, tmp_path, tool="podman", env=containers.ENV):
+    """Unfiltered, two containers and the host writing at once: each request's container
+    is its writer's (name and ID as podman inspect and podman ps give them; the host's dd in
+    none), and the text column says the same."""
+    for fmt in ("-j", None):
+        (vol / "go").unlink(missing_ok=True)
+        snoop = subprocess.Popen([str(IOTRACE), "snoop", *([fmt] if fmt else []), "-d",
+                                  disk_of_dir(vol), "8"], env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
+        assert b"tracing block I/O" in snoop.stderr.readline()
+        execs, writers = gated_writers([(a, 13), (b, 7)], vol, tool, env)
+        (vol / "go").touch()
+        host = subprocess.Popen(["dd", "if=/dev/zero", f"of={tmp_path}/host.out", "bs=64k",
+                                 "count=5", "oflag=direct"], stderr=subprocess.DEVNULL)
+        assert host.wait(timeout=60) == 0
+        [p.communicate(timeout=60) for p in execs]
+        if fmt:
+            events = snoop_events(snoop)
+            seen = {(e["pid"], e["container"], e["container_id"]) for e in events
+                    if e["op"] == "W" and e["bytes"] == 65536}
+            assert (writers[a.name], a.name, a.id) in seen and \
+                (writers[b.name], b.name, b.id) in seen, seen
+            assert {x for x in seen if x[0] == host.pid} == {(host.pid, "host", None)} or \
+                all(x[2] is None for x in seen if x[0] == host.pid), seen
+            assert len(seen) == 3, seen
+        else:
+            out, err = snoop.communicate(timeout=120)
+            lines = out.decode().splitlines()
+            assert lines[0].split()[:4] == ["TIME(s)", "COMM", "PID", "CONTAINER"], lines[0]
+            by_pid = {}
+            for line in lines[1:]:
+                f = line.split()
+                by_pid.setdefault(int(f[2]), set()).add(f[3])
+            for c in (a, b):
+                (cell,) = by_pid[writers[c.name]]
+                assert cell == c.name or (len(c.name) > 20 and cell[0] == "…" and
+                                          c.name.endswith(cell[1:])), (cell, c.name)
+
+
+def disk_of_dir(path):
+    """The whole disk holding path (snoop -d)."""
+    dev = os.stat(path).st_dev
+    sys_dir = os.path.realpath(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
+    if os.path.exists(os.path.join(sys_dir, "partition")):
+        sys_dir = os.path.dirname(sys_dir)
+    return os.path.basename(sys_dir)
 
 
 @needs_podman
@@ -236,6 +286,15 @@ def test_snoop_container_filter(tmp_path):
     vol.mkdir()
     with Podman() as pm:
         check_snoop_filter(pm.run("a", volume=vol), pm.run("b", volume=vol), vol, tmp_path)
+
+
+@needs_podman
+def test_snoop_container_column(tmp_path):
+    """snoop's container column, unfiltered, on podman's containers (check_snoop_column)."""
+    vol = tmp_path / "vol"
+    vol.mkdir()
+    with Podman() as pm:
+        check_snoop_column(pm.run("a", volume=vol), pm.run("b", volume=vol), vol, tmp_path)
 
 
 # ---- docker: a daemon of the test's own ----

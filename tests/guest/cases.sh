@@ -49,7 +49,7 @@ case_syscalls() {
 	counted readall /dev/null -- $WL/readall -m grow $W/in.bin
 	counted pipeline /dev/null -- /bin/sh -c "cat $W/in.bin | wc -c"
 	counted tar /dev/null -- tar cf /tmp/t.tar -C $W tree
-	$IOT --no-time --json -o notime.json -- $WL/tr2u abc xyz < $W/small.bin > /dev/null
+	$NORAND $IOT --no-time --json -o notime.json -- $WL/tr2u abc xyz < $W/small.bin > /dev/null
 }
 
 # ---- files: strace -ff -yy in the same run ----
@@ -160,7 +160,13 @@ case_top() {
 	upid=$!
 	wait $upid
 	echo $upid > tr2u.pid
-	sleep 5 # its exit's last counts come with the next refresh
+	# its exit's last counts come with the next refresh: two more lines, then stop
+	n=$(wc -l < top.ndjson)
+	i=0
+	until [ "$(wc -l < top.ndjson)" -ge $((n + 2)) ] || [ $i -ge 120 ]; do
+		sleep 0.25
+		i=$((i + 1))
+	done
 	kill $tpid # TERM: a background job of a script may have SIGINT ignored
 	wait $tpid
 	echo $? > top.rc

@@ -295,22 +295,6 @@ static int start_command(struct session *s)
 	return 0;
 }
 
-/* The working directory of the command (ours: it inherits it) or of the -p process. */
-static char *command_cwd(pid_t pid)
-{
-	char path[64], dir[PATH_MAX];
-	ssize_t n;
-
-	if (!pid)
-		return getcwd(NULL, 0);
-	snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
-	n = readlink(path, dir, sizeof(dir) - 1);
-	if (n <= 0)
-		return NULL;
-	dir[n] = '\0';
-	return strdup(dir);
-}
-
 static int attach_pid(struct session *s)
 {
 	char comm[COMM_LEN + 1] = "", stat[512], args[ARGS_LEN + 1] = "", shown[NAME_TEXT_MAX];
@@ -514,6 +498,16 @@ static int open_tracing(struct session *s, const struct tracer_config *cfg)
 	return 0;
 }
 
+/* What the result says of the run before it starts: the command, its options, its cwd. */
+static void begin_result(struct run_result *r, const struct options *o)
+{
+	memset(r, 0, sizeof(*r));
+	r->command = o->command;
+	r->timing = o->timing;
+	r->files_by_path = o->files_by_path;
+	r->cwd = pid_cwd(o->command ? 0 : o->pid);
+}
+
 int run_trace(const struct options *o, struct run_result *r)
 {
 	struct tracer_config cfg = {
@@ -529,16 +523,12 @@ int run_trace(const struct options *o, struct run_result *r)
 	char why[128];
 	int status;
 
-	memset(r, 0, sizeof(*r));
 	/* -p: a process that can still make calls, or one line before anything is loaded. */
 	if (!o->command && pid_refusal(o->pid, true, why, sizeof(why))) {
 		fprintf(stderr, "iotrace: %s\n", why);
 		return 1;
 	}
-	r->command = o->command;
-	r->timing = o->timing;
-	r->files_by_path = o->files_by_path;
-	r->cwd = command_cwd(o->command ? 0 : o->pid);
+	begin_result(r, o);
 	if (o->command && (status = spawn_resolve(o->command[0], &s.child.path)))
 		return status;
 	if (o->user && spawn_set_user(&s.child, o->user)) {

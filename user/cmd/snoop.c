@@ -49,7 +49,8 @@ static const char doc[] =
 	"iotrace snoop -- one line per completed block I/O request, as it happens.\n"
 	"\v"
 	"Columns: TIME(s) since start, COMM and PID the request is charged to (the submitter, or "
-	"for writeback the process that dirtied the pages; kernel threads otherwise), DISK, T "
+	"for writeback the process that dirtied the pages; kernel threads otherwise), CONTAINER "
+	"that process runs in (its name, else a short ID; a unit's name; host), DISK, T "
 	"(R read, W write, F flush, D discard, O other), SECTOR, BYTES, QUE(ms) queued -> "
 	"issued (-Q), LAT(ms) issued -> completed, INODE of the first page's file (- unknown).\n"
 	"\n"
@@ -153,12 +154,28 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 static const char op_letter[BLOCK_OPS] = { 'R', 'W', 'F', 'D', 'O' };
 
+#define CONTAINER_COLUMN 20 /* as wide as iotrace containers' */
+/* At most this long at start for the runtimes to name the containers already running. */
+#define PRIME_MS 1000
+
+/*
+ * The container of the charged process's cgroup (0: not known, e.g. a request the kernel
+ * started for no process): its name once its runtime has answered, else what the path says.
+ */
+static bool container_of_event(const struct block_event *e, struct container_info *c)
+{
+	if (!e->cgroup)
+		return false;
+	container_of_path(cgroup_path_of(e->cgroup), c);
+	return true;
+}
+
 static void print_header(const struct snoop_opts *o)
 {
 	if (o->json)
 		return;
-	printf("%-11s %-16s %-7s %-7s %s %-12s %8s ", "TIME(s)", "COMM", "PID", "DISK", "T",
-	       "SECTOR", "BYTES");
+	printf("%-11s %-16s %-7s %-*s %-7s %s %-12s %8s ", "TIME(s)", "COMM", "PID",
+	       CONTAINER_COLUMN, "CONTAINER", "DISK", "T", "SECTOR", "BYTES");
 	if (o->queue)
 		printf("%8s ", "QUE(ms)");
 	printf("%8s %s\n", "LAT(ms)", "INODE");
@@ -168,12 +185,23 @@ static void print_json(const struct snoop_state *s, const struct block_event *e,
 		       const char *disk)
 {
 	cJSON *obj = cJSON_CreateObject();
-	char op[2] = { op_letter[e->op % BLOCK_OPS], 0 };
+	char op[2] = { op_letter[e->op % BLOCK_OPS], 0 }, label[256];
+	struct container_info c;
 	char *text;
 
 	cJSON_AddNumberToObject(obj, "time_s", (e->ts_ns - s->start_ns) / 1e9);
 	add_name(obj, "comm", e->comm);
 	cJSON_AddNumberToObject(obj, "pid", e->tgid);
+	if (container_of_event(e, &c)) {
+		add_name(obj, "container", container_label(&c, label, sizeof(label)));
+		if (c.path.id[0])
+			cJSON_AddStringToObject(obj, "container_id", c.path.id);
+		else
+			cJSON_AddNullToObject(obj, "container_id");
+	} else {
+		cJSON_AddNullToObject(obj, "container");
+		cJSON_AddNullToObject(obj, "container_id");
+	}
 	cJSON_AddStringToObject(obj, "charged_by",
 				e->charge == CHARGE_DIRTIER ? "dirtier" : "submitter");
 	cJSON_AddStringToObject(obj, "disk", disk);
@@ -205,7 +233,8 @@ static int on_block_event(void *ctx, void *data, size_t size)
 {
 	struct snoop_state *s = ctx;
 	const struct block_event *e = data;
-	char disk[64], ino[32] = "-", comm[4 * sizeof(e->comm) + 1];
+	char disk[64], ino[32] = "-", comm[4 * sizeof(e->comm) + 1], label[256], cell[1024];
+	struct container_info c;
 
 	if (size < sizeof(*e))
 		return 0;
@@ -219,7 +248,12 @@ static int on_block_event(void *ctx, void *data, size_t size)
 		snprintf(ino, sizeof(ino), "%llu", (unsigned long long)e->ino);
 	printf("%-11.6f ", (e->ts_ns - s->start_ns) / 1e9);
 	put_padded(stdout, name_cell(e->comm, 0, comm, sizeof(comm)), 16);
-	printf(" %-7u %-7s %c %-12llu %8u ", e->tgid, disk, op_letter[e->op % BLOCK_OPS],
+	printf(" %-7u ", e->tgid);
+	put_padded(stdout, container_of_event(e, &c)
+			   ? name_cell(container_label(&c, label, sizeof(label)), CONTAINER_COLUMN,
+				       cell, sizeof(cell))
+			   : "-", CONTAINER_COLUMN);
+	printf(" %-7s %c %-12llu %8u ", disk, op_letter[e->op % BLOCK_OPS],
 	       (unsigned long long)e->sector, e->bytes);
 	if (s->o->queue)
 		printf("%8.3f ", e->lat_ns <= e->qlat_ns ? (e->qlat_ns - e->lat_ns) / 1e6 : 0.0);
@@ -321,6 +355,7 @@ int snoop_main(int argc, char **argv)
 	t = tracer_open(&o.cfg, on_block_event, &s);
 	if (!t)
 		return 1;
+	container_prime(PRIME_MS);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	s.start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	fprintf(stderr, "iotrace: tracing block I/O%s; Ctrl-C to end\n",

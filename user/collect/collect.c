@@ -9,6 +9,7 @@
 #include "model/files.h"
 #include "model/names.h"
 #include "model/uring.h"
+#include "util/vec.h"
 
 struct collector {
 	struct tracer *tracer;
@@ -91,16 +92,9 @@ static struct proc_record *new_record(struct collector *c, pid_t pid, pid_t ppid
 
 	if (pid <= 0 || (uint32_t)pid >= c->pid_max)
 		return NULL;
-	if (c->nprocs == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct proc_record *grown = realloc(c->procs, cap * sizeof(*grown));
-
-		if (!grown) {
-			c->error = -ENOMEM;
-			return NULL;
-		}
-		c->procs = grown;
-		c->cap = cap;
+	if (VEC_ROOM(c->procs, c->nprocs, c->cap)) {
+		c->error = -ENOMEM;
+		return NULL;
 	}
 	p = &c->procs[c->nprocs++];
 	memset(p, 0, sizeof(*p));
@@ -439,8 +433,8 @@ static int attach_files(struct collector *c)
 /* Block records go to their process; owner 0 (and unknown owners) to "other I/O". */
 static int attach_blocks(struct collector *c, struct run_result *r)
 {
-	struct block_record *recs, *unseen, **list, *grown;
-	size_t n, nunseen, *count;
+	struct block_record *recs, *unseen, *rec;
+	size_t n, nunseen;
 	int err = 0;
 
 	if (tracer_read_blocks(c->tracer, &recs, &n))
@@ -455,13 +449,12 @@ static int attach_blocks(struct collector *c, struct run_result *r)
 		struct proc_record *p = recs[i].key.owner ? collector_find(c, recs[i].key.owner)
 							  : NULL;
 
-		list = p ? &p->blocks : &r->other_blocks;
-		count = p ? &p->nblocks : &r->nother_blocks;
-		grown = realloc(*list, (*count + 1) * sizeof(*grown));
-		if (!grown)
+		rec = p ? VEC_PUSH(p->blocks, p->nblocks) : VEC_PUSH(r->other_blocks, r->nother_blocks);
+		if (!rec) {
+			err = -ENOMEM;
 			continue;
-		grown[(*count)++] = recs[i];
-		*list = grown;
+		}
+		*rec = recs[i];
 	}
 	free(recs);
 	return err;
@@ -470,7 +463,7 @@ static int attach_blocks(struct collector *c, struct run_result *r)
 /* io_uring records go to their process (the ring owner's); the run's totals by opcode. */
 static int attach_urings(struct collector *c, struct run_result *r)
 {
-	struct uring_record *recs, *grown;
+	struct uring_record *recs, *rec;
 	size_t n;
 	int err = 0;
 
@@ -483,13 +476,12 @@ static int attach_urings(struct collector *c, struct run_result *r)
 			err = -ENOMEM;
 		if (!p)
 			continue;
-		grown = realloc(p->urings, (p->nurings + 1) * sizeof(*grown));
-		if (!grown) {
+		rec = VEC_PUSH(p->urings, p->nurings);
+		if (!rec) {
 			err = -ENOMEM;
 			continue;
 		}
-		grown[p->nurings++] = recs[i];
-		p->urings = grown;
+		*rec = recs[i];
 	}
 	free(recs);
 	return err;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "model/files.h"
 #include "serve_scrape.h"
+#include "util/vec.h"
 
 struct label {
 	uint32_t slot;
@@ -43,15 +44,12 @@ static const char *filter_path(const struct scrape_config *cfg, uint64_t id)
 /* Appends a label for slot; false when out of memory. */
 static bool new_label(struct scrape *s, uint32_t slot, const char *cgroup, const char *comm)
 {
-	struct label *l = realloc(s->labels, (s->nlabels + 1) * sizeof(*l));
+	struct label *l = VEC_PUSH(s->labels, s->nlabels);
 
 	if (!l)
 		return false;
-	s->labels = l;
-	l = &l[s->nlabels++];
-	memset(l, 0, sizeof(*l));
 	l->slot = slot;
-	memcpy(l->comm, comm, COMM_LEN - 1);
+	memcpy(l->comm, comm, strnlen(comm, COMM_LEN - 1));
 	l->cgroup = strdup(cgroup);
 	return l->cgroup != NULL;
 }

@@ -10,6 +10,16 @@
 #include <string.h>
 #include <sys/types.h>
 #include "stacks_impl.h"
+#include "util/hash.h"
+#include "util/vec.h"
+
+/* An aggregate's key as the hash compares it: (pid, nr), (exec_id, depth), the frames. */
+#define AGG_KEY_WORDS (2 + MAX_STACK_DEPTH + 1)
+struct agg_slot {
+	size_t agg;
+	UT_hash_handle hh;
+	uint64_t key[];
+};
 
 struct stacks *stacks_new(int mode, int by, stacks_name_fn name_of, void *ctx)
 {
@@ -36,6 +46,8 @@ static void free_paths(struct stack_space *sp)
 
 void stacks_free(struct stacks *s)
 {
+	struct agg_slot *slot, *tmp;
+
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nspaces; i++) {
@@ -47,7 +59,10 @@ void stacks_free(struct stacks *s)
 		free(s->aggs[i].pcs);
 	free(s->spaces);
 	free(s->aggs);
-	free(s->index);
+	HASH_ITER(hh, s->index, slot, tmp) {
+		HASH_DEL(s->index, slot);
+		free(slot);
+	}
 	free(s->last);
 	sym_free(s->sym);
 	free(s);
@@ -72,15 +87,13 @@ const char *stacks_vma_path(struct stacks *s, const struct stack_space *sp,
 /* The space of (pid, exec_id), made if new; NULL out of memory. */
 static struct stack_space *space_of(struct stacks *s, uint32_t pid, uint32_t exec_id)
 {
-	struct stack_space *sp = stacks_space(s, pid, exec_id), *grown;
+	struct stack_space *sp = stacks_space(s, pid, exec_id);
 
 	if (sp)
 		return sp;
-	grown = realloc(s->spaces, (s->nspaces + 1) * sizeof(*grown));
-	if (!grown)
+	sp = VEC_PUSH(s->spaces, s->nspaces);
+	if (!sp)
 		return NULL;
-	s->spaces = grown;
-	sp = memset(&s->spaces[s->nspaces++], 0, sizeof(*sp));
 	sp->pid = pid;
 	sp->exec_id = exec_id;
 	return sp;
@@ -128,27 +141,18 @@ static size_t proc_exec_maps(uint32_t pid, struct stack_vma **vmas, char ***path
 {
 	char file[64], line[4200], perms[8], path[4096];
 	unsigned long long start, end, off, ino;
-	size_t n = 0, cap = 0;
+	size_t n = 0, vmas_cap = 0, paths_cap = 0;
 	FILE *f;
 
 	snprintf(file, sizeof(file), "/proc/%u/maps", pid);
 	f = fopen(file, "re");
 	while (f && fgets(line, sizeof(line), f)) {
-		void *v, *p;
-
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %llu %4095[^\n]", &start, &end, perms,
 			   &off, &ino, path) != 6 || perms[2] != 'x' || path[0] != '/')
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 32;
-			v = realloc(*vmas, cap * sizeof(**vmas));
-			p = v ? realloc(*paths, cap * sizeof(**paths)) : NULL;
-			if (v)
-				*vmas = v;
-			if (!p)
-				break;
-			*paths = p;
-		}
+		if (vec_reserve(vmas, &vmas_cap, n + 1, sizeof(**vmas)) ||
+		    vec_reserve(paths, &paths_cap, n + 1, sizeof(**paths)))
+			break;
 		(*paths)[n] = strdup(path);
 		if (!(*paths)[n])
 			break;
@@ -179,86 +183,69 @@ static int on_maps_proc(struct stacks *s, const struct stack_maps *m)
 	return set_maps(s, m->tgid, m->exec_id, vmas, n, paths);
 }
 
-static uint64_t hash_of(uint32_t pid, uint32_t nr, uint32_t exec_id, const uint64_t *pcs,
-			uint32_t depth)
+static size_t agg_key(uint64_t *key, uint32_t pid, uint32_t nr, uint32_t exec_id,
+		      const uint64_t *pcs, uint32_t depth)
 {
-	uint64_t h = (((uint64_t)pid << 32) | nr) ^ ((uint64_t)exec_id << 17) ^ depth;
-
-	for (uint32_t i = 0; i < depth; i++)
-		h = (h ^ pcs[i]) * 0x100000001b3ULL;
-	return h ^ (h >> 29);
+	key[0] = (uint64_t)pid << 32 | nr;
+	key[1] = (uint64_t)exec_id << 32 | depth;
+	if (depth)
+		memcpy(key + 2, pcs, depth * sizeof(*pcs));
+	return 2 + depth;
 }
 
-static bool same(const struct stack_agg *a, uint32_t pid, uint32_t nr, uint32_t exec_id,
-		 const uint64_t *pcs, uint32_t depth)
+/* A new aggregate of these frames and its slot in the index; -1 out of memory. */
+static ssize_t new_agg(struct stacks *s, const uint64_t *key, size_t nwords)
 {
-	return a->pid == pid && a->nr == nr && a->exec_id == exec_id && a->depth == depth &&
-	       !memcmp(a->pcs, pcs, depth * sizeof(*pcs));
-}
+	struct agg_slot *slot = malloc(sizeof(*slot) + nwords * sizeof(*key));
+	struct stack_agg *a = slot ? vec_append(&s->aggs, s->naggs, sizeof(*a)) : NULL;
+	uint32_t depth = nwords - 2;
+	int err = -1;
 
-static int grow_index(struct stacks *s)
-{
-	size_t cap = s->cap ? 2 * s->cap : 256, *index = calloc(cap, sizeof(*index));
-
-	if (!index)
-		return -1;
-	for (size_t i = 0; i < s->naggs; i++) {
-		const struct stack_agg *a = &s->aggs[i];
-		size_t h = hash_of(a->pid, a->nr, a->exec_id, a->pcs, a->depth) & (cap - 1);
-
-		while (index[h])
-			h = (h + 1) & (cap - 1);
-		index[h] = i + 1;
+	if (a && (a->pcs = malloc((depth ? depth : 1) * sizeof(*a->pcs)))) {
+		memcpy(slot->key, key, nwords * sizeof(*key));
+		slot->agg = s->naggs;
+		HASH_ADD_OR_FAIL(hh, s->index, key, nwords * sizeof(*key), slot, err);
+		if (err)
+			free(a->pcs);
 	}
-	free(s->index);
-	s->index = index;
-	s->cap = cap;
-	return 0;
+	if (err) {
+		free(slot);
+		return -1;
+	}
+	if (depth)
+		memcpy(a->pcs, key + 2, depth * sizeof(*a->pcs));
+	*a = (struct stack_agg){ .pid = key[0] >> 32, .nr = (uint32_t)key[0],
+				 .exec_id = key[1] >> 32, .depth = depth, .pcs = a->pcs };
+	return s->naggs++;
 }
 
 /* The aggregate of these frames (made if new): its index, or -1 out of memory. */
 static ssize_t agg_of(struct stacks *s, uint32_t pid, uint32_t nr, uint32_t exec_id,
 		      const uint64_t *pcs, uint32_t depth)
 {
-	struct stack_agg *grown, *a;
-	size_t h;
+	uint64_t key[AGG_KEY_WORDS];
+	struct agg_slot *slot;
+	size_t n;
 
-	if ((s->naggs + 1) * 4 > s->cap * 3 && grow_index(s))
+	if (depth > MAX_STACK_DEPTH + 1)
 		return -1;
-	h = hash_of(pid, nr, exec_id, pcs, depth) & (s->cap - 1);
-	for (; s->index[h]; h = (h + 1) & (s->cap - 1))
-		if (same(&s->aggs[s->index[h] - 1], pid, nr, exec_id, pcs, depth))
-			return s->index[h] - 1;
-	grown = realloc(s->aggs, (s->naggs + 1) * sizeof(*grown));
-	if (!grown)
-		return -1;
-	s->aggs = grown;
-	a = memset(&s->aggs[s->naggs], 0, sizeof(*a));
-	a->pcs = malloc((depth ? depth : 1) * sizeof(*pcs));
-	if (!a->pcs)
-		return -1;
-	if (depth)
-		memcpy(a->pcs, pcs, depth * sizeof(*pcs));
-	*a = (struct stack_agg){ .pid = pid, .nr = nr, .exec_id = exec_id, .depth = depth,
-				 .pcs = a->pcs };
-	s->index[h] = ++s->naggs;
-	return s->naggs - 1;
+	n = agg_key(key, pid, nr, exec_id, pcs, depth);
+	HASH_FIND(hh, s->index, key, n * sizeof(*key), slot);
+	return slot ? (ssize_t)slot->agg : new_agg(s, key, n);
 }
 
 static void remember_last(struct stacks *s, uint32_t pid, uint32_t nr, size_t agg)
 {
-	struct stack_last *grown;
+	struct stack_last *last;
 
 	for (size_t i = 0; i < s->nlast; i++)
 		if (s->last[i].pid == pid && s->last[i].nr == nr) {
 			s->last[i].agg = agg;
 			return;
 		}
-	grown = realloc(s->last, (s->nlast + 1) * sizeof(*grown));
-	if (!grown)
-		return;
-	s->last = grown;
-	s->last[s->nlast++] = (struct stack_last){ pid, nr, agg };
+	last = VEC_PUSH(s->last, s->nlast);
+	if (last)
+		*last = (struct stack_last){ pid, nr, agg };
 }
 
 /* The unwinder of a process's current mappings (built when first needed). */

@@ -36,8 +36,7 @@ struct stacks {
 	size_t nspaces;
 	struct stack_agg *aggs;
 	size_t naggs;
-	size_t *index; /* open addressing over aggs (index + 1; 0: empty) */
-	size_t cap;
+	struct agg_slot *index; /* aggs by (pid, nr, exec_id, frames): stacks.c */
 	struct stack_last *last;
 	size_t nlast;
 	uint64_t samples;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "top_impl.h"
 #include "util/residency.h"
+#include "util/vec.h"
 
 /* Block and io_uring records unchanged this many refreshes may leave the kernel's tables. */
 #define IDLE_FORGET 2
@@ -21,12 +22,9 @@ static struct top_disk *disk_of(struct top_collector *c, uint32_t dev)
 	for (size_t i = 0; i < c->ndisks; i++)
 		if (c->disks[i].dev == dev)
 			return &c->disks[i];
-	grown = realloc(c->disks, (c->ndisks + 1) * sizeof(*grown));
+	grown = VEC_PUSH(c->disks, c->ndisks);
 	if (!grown)
 		return NULL;
-	c->disks = grown;
-	grown = &c->disks[c->ndisks++];
-	memset(grown, 0, sizeof(*grown));
 	grown->dev = dev;
 	disk_name(dev, grown->name, sizeof(grown->name));
 	return grown;
@@ -39,12 +37,9 @@ static struct block_snap *block_snap_of(struct top_collector *c, const struct bl
 	for (size_t i = 0; i < c->nblocks; i++)
 		if (!memcmp(&c->blocks[i].key, k, sizeof(*k)))
 			return &c->blocks[i];
-	grown = realloc(c->blocks, (c->nblocks + 1) * sizeof(*grown));
+	grown = VEC_PUSH(c->blocks, c->nblocks);
 	if (!grown)
 		return NULL;
-	c->blocks = grown;
-	grown = &c->blocks[c->nblocks++];
-	memset(grown, 0, sizeof(*grown));
 	grown->key = *k;
 	return grown;
 }
@@ -139,12 +134,9 @@ static struct uring_snap *uring_snap_of(struct top_collector *c, const struct ur
 	for (size_t i = 0; i < c->nurings; i++)
 		if (!memcmp(&c->urings[i].key, k, sizeof(*k)))
 			return &c->urings[i];
-	grown = realloc(c->urings, (c->nurings + 1) * sizeof(*grown));
+	grown = VEC_PUSH(c->urings, c->nurings);
 	if (!grown)
 		return NULL;
-	c->urings = grown;
-	grown = &c->urings[c->nurings++];
-	memset(grown, 0, sizeof(*grown));
 	grown->key = *k;
 	return grown;
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include "top_impl.h"
 #include "model/syscall_table.h"
+#include "util/vec.h"
 
 /* Exited processes' records are kept this many quiet refreshes (their late writeback). */
 #define EXITED_KEEP 30
@@ -70,7 +71,7 @@ void top_collector_free(struct top_collector *c)
 		return;
 	free(c->procs);
 	free(c->index_of_pid);
-	free(c->files);
+	top_files_free(c);
 	free(c->blocks);
 	free(c->urings);
 	free(c->disks);
@@ -93,16 +94,9 @@ static struct tproc *new_proc(struct top_collector *c, uint32_t pid)
 
 	if (!pid || pid >= c->pid_max)
 		return NULL;
-	if (c->nprocs == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 256;
-		struct tproc *grown = realloc(c->procs, cap * sizeof(*grown));
-
-		if (!grown) {
-			c->error = -ENOMEM;
-			return NULL;
-		}
-		c->procs = grown;
-		c->cap = cap;
+	if (VEC_ROOM(c->procs, c->nprocs, c->cap)) {
+		c->error = -ENOMEM;
+		return NULL;
 	}
 	p = &c->procs[c->nprocs++];
 	memset(p, 0, sizeof(*p));

@@ -12,32 +12,7 @@
 #include <stddef.h>
 #include "top_impl.h"
 #include "model/files.h"
-
-static bool is_write_op(uint32_t op)
-{
-	switch (op) {
-	case FOP_write: case FOP_pwrite64: case FOP_writev: case FOP_pwritev: case FOP_pwritev2:
-	case FOP_sendfile_dst: case FOP_copy_file_range_dst: case FOP_splice_dst:
-	case FOP_uring_WRITEV: case FOP_uring_WRITE_FIXED: case FOP_uring_WRITE:
-	case FOP_uring_WRITEV_FIXED:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool is_read_op(uint32_t op)
-{
-	switch (op) {
-	case FOP_read: case FOP_pread64: case FOP_readv: case FOP_preadv: case FOP_preadv2:
-	case FOP_sendfile: case FOP_copy_file_range: case FOP_splice: case FOP_uring_READV:
-	case FOP_uring_READ_FIXED: case FOP_uring_READ: case FOP_uring_READV_FIXED:
-	case FOP_uring_READ_MULTISHOT:
-		return true;
-	default:
-		return false;
-	}
-}
+#include "model/syscall_table.h"
 
 static bool is_uring_op(uint32_t op)
 {
@@ -56,10 +31,10 @@ static void entry_counts(const struct ledger_entry *e, struct top_counts *c)
 		/* io_uring's bytes are not syscalls' (the rows' read/write_bytes): as a process's. */
 		if (is_uring_op(r->op))
 			c->io_uring_ops += r->row.calls;
-		else if (is_read_op(r->op)) {
+		else if (file_op_info(r->op).cls == FOC_READ) {
 			c->read_bytes += r->row.transferred;
 			c->read_calls += r->row.calls;
-		} else if (is_write_op(r->op)) {
+		} else if (file_op_info(r->op).cls == FOC_WRITE) {
 			c->write_bytes += r->row.transferred;
 			c->write_calls += r->row.calls;
 		}
@@ -75,51 +50,25 @@ static void counts_grew(struct top_counts *d, const struct top_counts *now,
 	TOP_COUNT_FIELDS(TOP_GREW)
 }
 
-static uint64_t hash_key(const struct path_key *k)
-{
-	uint64_t h = k->ino * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)k->dev << 32 | k->igen);
-
-	return h ^ (h >> 29);
-}
-
-static int grow_files(struct top_collector *c)
-{
-	size_t cap = c->files_cap ? 2 * c->files_cap : 256;
-	struct file_acc *old = c->files, *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->files_cap; i++) {
-		size_t j = hash_key(&old[i].key) & (cap - 1);
-
-		if (!old[i].used)
-			continue;
-		while (t[j].used)
-			j = (j + 1) & (cap - 1);
-		t[j] = old[i];
-	}
-	free(old);
-	c->files = t;
-	c->files_cap = cap;
-	return 0;
-}
-
 /* This interval's row of a file, made when new; NULL out of memory. */
 static struct file_acc *file_acc_of(struct top_collector *c, const struct path_key *k)
 {
-	size_t j;
+	struct file_acc *f;
+	int err;
 
-	if (2 * (c->nfiles + 1) > c->files_cap && grow_files(c))
+	HASH_FIND(hh, c->files, k, sizeof(*k), f);
+	if (f)
+		return f;
+	f = calloc(1, sizeof(*f));
+	if (!f)
 		return NULL;
-	j = hash_key(k) & (c->files_cap - 1);
-	while (c->files[j].used && memcmp(&c->files[j].key, k, sizeof(*k)))
-		j = (j + 1) & (c->files_cap - 1);
-	if (!c->files[j].used) {
-		c->files[j].used = true;
-		c->files[j].key = *k;
-		c->nfiles++;
+	f->key = *k;
+	HASH_ADD_OR_FAIL(hh, c->files, key, sizeof(f->key), f, err);
+	if (err) {
+		free(f);
+		return NULL;
 	}
-	return &c->files[j];
+	return f;
 }
 
 static void to_file(struct top_collector *c, const struct path_key *k, const struct top_counts *d,
@@ -209,24 +158,31 @@ int top_read_file_blocks(struct top_collector *c)
 
 int top_files_out(struct top_collector *c, struct top_sample *out)
 {
-	out->files = calloc(c->nfiles ? c->nfiles : 1, sizeof(*out->files));
+	struct file_acc *f, *tmp;
+
+	out->files = calloc(HASH_COUNT(c->files) ? HASH_COUNT(c->files) : 1, sizeof(*out->files));
 	if (!out->files)
 		return -ENOMEM;
-	for (size_t i = 0; i < c->files_cap; i++) {
-		struct file_acc *f = &c->files[i];
-		struct top_file *o;
+	HASH_ITER(hh, c->files, f, tmp) {
+		struct top_file *o = &out->files[out->nfiles++];
 
-		if (!f->used)
-			continue;
-		o = &out->files[out->nfiles++];
 		o->key = f->key;
 		o->name = f->key.ino ? names_lookup(c->names, &f->key) : NULL;
 		o->procs = f->procs;
 		o->c = f->c;
-		memset(f, 0, sizeof(*f));
 	}
-	c->nfiles = 0;
+	top_files_free(c);
 	return 0;
+}
+
+void top_files_free(struct top_collector *c)
+{
+	struct file_acc *f, *tmp;
+
+	HASH_ITER(hh, c->files, f, tmp) {
+		HASH_DEL(c->files, f);
+		free(f);
+	}
 }
 
 int top_on_name(void *ctx, void *data, size_t size)

@@ -9,6 +9,7 @@
 
 #include "top_collect.h"
 #include "model/names.h"
+#include "util/hash.h"
 
 /* Names kept before they are all forgotten (the kernel sends live files' names again). */
 #define TOP_NAMES_MAX 65536
@@ -35,12 +36,12 @@ struct entry_snap {
 	struct top_counts c;
 };
 
-/* A file's counts in the current interval (an open-addressing table by path key). */
+/* A file's counts in the current interval (a hash by path key). */
 struct file_acc {
 	struct path_key key;
-	bool used;
 	uint32_t procs;
 	struct top_counts c;
+	UT_hash_handle hh;
 };
 
 /* A block or io_uring record's counts at the last read, and refreshes without a change. */
@@ -74,8 +75,7 @@ struct top_collector {
 	struct slot_sums slot_now[MAX_SLOTS]; /* the slots being read */
 	uint32_t live_slots[MAX_SLOTS];       /* ... which */
 	struct entry_snap snap[MAX_FILES];
-	struct file_acc *files; /* this interval's, cap a power of two */
-	size_t nfiles, files_cap;
+	struct file_acc *files; /* this interval's */
 	struct block_snap *blocks;
 	size_t nblocks;
 	struct uring_snap *urings;
@@ -122,6 +122,8 @@ void top_give_entry(const struct ledger_entry *e, void *ctx);
 int top_read_file_blocks(struct top_collector *c);
 /* This interval's files into the sample (names looked up); the table emptied. */
 int top_files_out(struct top_collector *c, struct top_sample *out);
+/* The interval's files freed. */
+void top_files_free(struct top_collector *c);
 /* Names of files no longer in the ledger forgotten, when they grow past a bound. */
 void top_prune_names(struct top_collector *c);
 

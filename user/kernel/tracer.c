@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include "tracer_impl.h"
+#include "util/vec.h"
 
 void *map_mmap(struct bpf_map *map, size_t *len)
 {
@@ -53,15 +54,11 @@ static int walk_by_key(int fd, uint32_t ksize, char *key, char *value, map_visit
 /* Doubles the walker's buffers (a hash bucket longer than the batch). */
 static int grow_batch(char **keys, char **values, uint32_t *cap, uint32_t ksize, uint32_t vsize)
 {
-	char *k = realloc(*keys, (size_t)*cap * 2 * ksize), *v;
+	size_t kcap = *cap, vcap = *cap;
 
-	if (!k)
+	if (vec_reserve(keys, &kcap, (size_t)*cap * 2, ksize) ||
+	    vec_reserve(values, &vcap, (size_t)*cap * 2, vsize))
 		return -ENOMEM;
-	*keys = k;
-	v = realloc(*values, (size_t)*cap * 2 * vsize);
-	if (!v)
-		return -ENOMEM;
-	*values = v;
 	*cap *= 2;
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 #include "model/files.h"
 #include "tracer_impl.h"
+#include "util/vec.h"
 
 /*
  * Waits until every BPF program that started before this call has finished. Tracepoint
@@ -83,27 +84,25 @@ static int read_entry(struct tracer *t, uint32_t i, struct ledger_entry *e)
 	e->chunks_lost = t->skel->bss->drops[DROP_CHUNKS] != 0;
 	for (uint32_t op = 1; op < FILE_OP_SLOTS; op++) {
 		uint32_t row = e->st.row[op];
-		struct ledger_row *grown;
+		struct ledger_row *r;
 
 		if (!row || row > MAX_FILE_ROWS || !t->rows[row - 1].calls)
 			continue; /* none, or kept from the slot's previous file and unused */
-		grown = realloc(e->rows, (e->nrows + 1) * sizeof(*grown));
-		if (!grown)
+		r = VEC_PUSH(e->rows, e->nrows);
+		if (!r)
 			return -ENOMEM;
-		e->rows = grown;
-		e->rows[e->nrows++] = (struct ledger_row){ .op = op, .row = t->rows[row - 1] };
+		*r = (struct ledger_row){ .op = op, .row = t->rows[row - 1] };
 	}
 	return 0;
 }
 
 static int add_chunk(struct page_bits *bits, uint64_t chunk, const struct chunk_bits *b)
 {
-	struct page_chunk *grown = realloc(bits->chunks, (bits->n + 1) * sizeof(*grown));
+	struct page_chunk *c = VEC_PUSH(bits->chunks, bits->n);
 
-	if (!grown)
+	if (!c)
 		return -ENOMEM;
-	bits->chunks = grown;
-	bits->chunks[bits->n++] = (struct page_chunk){ .chunk = chunk, .bits = *b };
+	*c = (struct page_chunk){ .chunk = chunk, .bits = *b };
 	return 0;
 }
 
@@ -396,14 +395,14 @@ struct key_list {
 
 static void add_key(struct key_list *l, const void *key)
 {
-	char *grown = realloc(l->keys, (l->n + 1) * l->size);
+	void *slot = vec_append(&l->keys, l->n, l->size);
 
-	if (!grown) {
+	if (!slot) {
 		l->err = -ENOMEM;
 		return;
 	}
-	l->keys = grown;
-	memcpy(grown + l->n++ * l->size, key, l->size);
+	memcpy(slot, key, l->size);
+	l->n++;
 }
 
 /* ---- per-file block records ---- */

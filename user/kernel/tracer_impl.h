@@ -89,6 +89,8 @@ void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *c
 void tracer_free_live_rows(struct tracer *t);
 
 /* --trace (tracer_trace.c): its rodata and map sizes, its ring and counters, their unmap. */
+/* Map sizes, read-only data and which programs load, before the load (tracer_config.c). */
+void tracer_configure(struct tracer *t, const struct tracer_config *cfg);
 void configure_trace(struct tracer *t, const struct tracer_config *cfg);
 int map_trace(struct tracer *t, const struct tracer_config *cfg, void *ctx);
 void unmap_trace(struct tracer *t);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "tracer_impl.h"
+#include "util/vec.h"
 
 /* ---- syscall counters (per-CPU caches and totals: bpf/counters.bpf.c) ---- */
 
@@ -207,16 +208,9 @@ static void keep_sc(uint32_t slot, uint32_t nr, const struct syscall_stat *st, v
 {
 	struct live_rows *r = ctx;
 
-	if (r->nsc == r->capsc) {
-		size_t cap = r->capsc ? 2 * r->capsc : 64;
-		struct live_sc *grown = realloc(r->sc, cap * sizeof(*grown));
-
-		if (!grown) {
-			r->failed = true;
-			return;
-		}
-		r->sc = grown;
-		r->capsc = cap;
+	if (VEC_ROOM(r->sc, r->nsc, r->capsc)) {
+		r->failed = true;
+		return;
 	}
 	r->sc[r->nsc++] = (struct live_sc){ slot, nr, *st };
 }
@@ -225,16 +219,9 @@ static void keep_io(uint32_t slot, uint32_t kind, const struct io_stat *st, void
 {
 	struct live_rows *r = ctx;
 
-	if (r->nio == r->capio) {
-		size_t cap = r->capio ? 2 * r->capio : 16;
-		struct live_io *grown = realloc(r->io, cap * sizeof(*grown));
-
-		if (!grown) {
-			r->failed = true;
-			return;
-		}
-		r->io = grown;
-		r->capio = cap;
+	if (VEC_ROOM(r->io, r->nio, r->capio)) {
+		r->failed = true;
+		return;
 	}
 	r->io[r->nio].slot = slot;
 	r->io[r->nio].kind = kind;

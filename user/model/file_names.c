@@ -10,11 +10,12 @@
 #include "model.h"
 #include "names.h"
 #include "syscall_table.h"
+#include "util/vec.h"
 
 /* The syscalls a name is told for: the ledger's, not io_uring's (no name in strace). */
 static bool by_name_op(uint32_t op)
 {
-	return op && op < FILE_OPS_END && !file_ops[op].uring;
+	return op && op < FILE_OPS_END && !file_op_info(op).uring;
 }
 
 /* f's calls under name id (or under the path name, when name is set), made when new. */
@@ -25,29 +26,25 @@ static struct file_name_io *group_of(struct file_record *f, uint64_t id, const c
 	for (size_t i = 0; i < f->nby_name; i++)
 		if (name ? !strcmp(f->by_name[i].name, name) : f->by_name[i].name_id == id)
 			return &f->by_name[i];
-	grown = realloc(f->by_name, (f->nby_name + 1) * sizeof(*grown));
+	grown = VEC_PUSH(f->by_name, f->nby_name);
 	if (!grown)
 		return NULL;
-	f->by_name = grown;
-	grown = &f->by_name[f->nby_name++];
 	*grown = (struct file_name_io){ .name_id = id, .name = name };
 	return grown;
 }
 
 static int add_calls(struct file_name_io *g, const struct name_calls *c)
 {
-	struct name_calls *row = NULL, *grown;
+	struct name_calls *row = NULL;
 
 	for (size_t i = 0; i < g->nrows && !row; i++)
 		if (g->rows[i].op == c->op)
 			row = &g->rows[i];
 	if (!row) {
-		grown = realloc(g->rows, (g->nrows + 1) * sizeof(*grown));
-		if (!grown)
+		row = VEC_PUSH(g->rows, g->nrows);
+		if (!row)
 			return -1;
-		g->rows = grown;
-		row = &g->rows[g->nrows++];
-		*row = (struct name_calls){ .op = c->op };
+		row->op = c->op;
 	}
 	row->calls += c->calls;
 	row->errors += c->errors;
@@ -159,19 +156,16 @@ int files_name_calls(struct file_record *f, file_name_of_fn name_of, void *ctx)
 
 static int merge_io(struct file_record *dst, const struct file_io *io)
 {
-	struct file_io *row = NULL, *grown;
+	struct file_io *row = NULL;
 	__u64 dense[HIST_BUCKETS];
 
 	for (size_t i = 0; i < dst->nio && !row; i++)
 		if (dst->io[i].op == io->op)
 			row = &dst->io[i];
 	if (!row) {
-		grown = realloc(dst->io, (dst->nio + 1) * sizeof(*grown));
-		if (!grown)
+		row = VEC_PUSH(dst->io, dst->nio);
+		if (!row)
 			return -1;
-		dst->io = grown;
-		row = &dst->io[dst->nio++];
-		memset(row, 0, sizeof(*row));
 		row->op = io->op;
 	}
 	row->calls += io->calls;
@@ -186,7 +180,7 @@ static int merge_io(struct file_record *dst, const struct file_io *io)
 
 static int merge_block(struct file_record *dst, const struct file_block *b)
 {
-	struct file_block *row = NULL, *grown;
+	struct file_block *row = NULL;
 	__u64 dense[HIST_BUCKETS];
 	int err = 0;
 
@@ -194,12 +188,9 @@ static int merge_block(struct file_record *dst, const struct file_block *b)
 		if (dst->blocks[i].disk == b->disk && dst->blocks[i].op == b->op)
 			row = &dst->blocks[i];
 	if (!row) {
-		grown = realloc(dst->blocks, (dst->nblocks + 1) * sizeof(*grown));
-		if (!grown)
+		row = VEC_PUSH(dst->blocks, dst->nblocks);
+		if (!row)
 			return -1;
-		dst->blocks = grown;
-		row = &dst->blocks[dst->nblocks++];
-		memset(row, 0, sizeof(*row));
 		row->disk = b->disk;
 		row->op = b->op;
 	}

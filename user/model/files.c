@@ -5,79 +5,71 @@
  * derived number of a file (unused readahead from the merged page bitmaps, the per-file
  * table's summary).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "files.h"
 #include "syscall_table.h"
+#include "util/hash.h"
+#include "util/vec.h"
 
-/* (dev, ino) -> index + 1 into a process's files[]: open addressing, linear probing. */
-struct file_index {
-	size_t cap, n;
-	struct slot {
-		struct path_key key;
-		uint32_t idx1;
-	} *slots;
+/* (dev, ino, generation) -> index + 1 into a process's files[]. */
+struct file_slot {
+	struct path_key key;
+	size_t idx1;
+	UT_hash_handle hh;
 };
 
-static bool same_file(const struct path_key *a, const struct path_key *b)
+struct file_index {
+	struct file_slot *head;
+};
+
+/* The slot of a new file: its record made in files[]; -1 out of memory (nothing added). */
+static int add_file(struct proc_record *p, struct file_index *x, const struct path_key *k)
 {
-	return a->dev == b->dev && a->ino == b->ino && a->igen == b->igen;
-}
+	struct file_slot *s = calloc(1, sizeof(*s));
+	struct file_record *f = s ? VEC_PUSH(p->files, p->nfiles) : NULL;
+	int err = -1;
 
-static size_t slot_of(const struct file_index *x, const struct path_key *k)
-{
-	size_t i = path_key_hash(k) & (x->cap - 1);
-
-	while (x->slots[i].idx1 && !same_file(&x->slots[i].key, k))
-		i = (i + 1) & (x->cap - 1);
-	return i;
-}
-
-/* Doubles the table (or makes the first one); -1 out of memory. */
-static int index_grow(struct file_index *x)
-{
-	struct file_index bigger = { .cap = x->cap ? x->cap * 2 : 16 };
-
-	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-	if (!bigger.slots)
-		return -1;
-	for (size_t i = 0; i < x->cap; i++) {
-		const struct slot *s = &x->slots[i];
-
-		if (s->idx1)
-			bigger.slots[slot_of(&bigger, &s->key)] = *s;
+	if (f) {
+		s->key = *k;
+		s->idx1 = p->nfiles;
+		HASH_ADD_OR_FAIL(hh, x->head, key, sizeof(s->key), s, err);
 	}
-	bigger.n = x->n;
-	free(x->slots);
-	*x = bigger;
+	if (err) {
+		p->nfiles -= f != NULL;
+		free(s);
+		return -1;
+	}
+	f->key = (struct file_key){ .owner = p->pid, .dev = k->dev, .ino = k->ino, .igen = k->igen };
+	f->pc.unused_exact = true;
 	return 0;
 }
 
 struct file_record *files_get(struct proc_record *p, const struct path_key *k)
 {
 	struct file_index *x = p->file_index;
-	struct file_record *grown;
-	size_t i;
+	struct file_slot *s;
 
 	if (!x && !(x = p->file_index = calloc(1, sizeof(*x))))
 		return NULL;
-	if ((x->n + 1) * 10 > x->cap * 7 && index_grow(x))
-		return NULL;
-	i = slot_of(x, k);
-	if (x->slots[i].idx1)
-		return &p->files[x->slots[i].idx1 - 1];
-	grown = realloc(p->files, (p->nfiles + 1) * sizeof(*grown));
-	if (!grown)
-		return NULL;
-	p->files = grown;
-	grown = &p->files[p->nfiles++];
-	memset(grown, 0, sizeof(*grown));
-	grown->key = (struct file_key){ .owner = p->pid, .dev = k->dev, .ino = k->ino,
-					.igen = k->igen };
-	grown->pc.unused_exact = true;
-	x->slots[i] = (struct slot){ .key = *k, .idx1 = p->nfiles };
-	x->n++;
-	return grown;
+	HASH_FIND(hh, x->head, k, sizeof(*k), s);
+	if (s)
+		return &p->files[s->idx1 - 1];
+	return add_file(p, x, k) ? NULL : &p->files[p->nfiles - 1];
+}
+
+static void file_index_free(struct file_index *x)
+{
+	struct file_slot *s, *tmp;
+
+	if (!x)
+		return;
+	HASH_ITER(hh, x->head, s, tmp) {
+		HASH_DEL(x->head, s);
+		free(s);
+	}
+	free(x);
 }
 
 void ledger_entry_free(struct ledger_entry *e)
@@ -133,7 +125,7 @@ static int bits_union(struct page_bits *bits, const struct page_bits *add)
 
 static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
 {
-	struct file_io *io = NULL, *grown;
+	struct file_io *io = NULL;
 
 	for (size_t i = 0; i < f->nio && !io; i++)
 		if (f->io[i].op == op)
@@ -141,12 +133,9 @@ static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
 	if (!io) {
 		/* One at a time: most files see three (open, read or write, close), and a
 		 * run may hold 50,000 files. */
-		grown = realloc(f->io, (f->nio + 1) * sizeof(*grown));
-		if (!grown)
+		io = VEC_PUSH(f->io, f->nio);
+		if (!io)
 			return -1;
-		f->io = grown;
-		io = &f->io[f->nio++];
-		memset(io, 0, sizeof(*io));
 		io->op = op;
 	}
 	__u64 lat[HIST_BUCKETS];
@@ -231,7 +220,7 @@ int files_add_block(struct proc_record *p, const struct file_block_key *k,
 	struct path_key file = { .dev = k->ino ? k->fdev : k->disk, .ino = k->ino,
 				 .igen = k->ino ? k->igen : 0 };
 	struct file_record *f = files_get(p, &file);
-	struct file_block *b = NULL, *grown;
+	struct file_block *b = NULL;
 	int err = 0;
 
 	if (!f)
@@ -242,12 +231,9 @@ int files_add_block(struct proc_record *p, const struct file_block_key *k,
 		if (f->blocks[i].disk == k->disk && f->blocks[i].op == k->op)
 			b = &f->blocks[i];
 	if (!b) {
-		grown = realloc(f->blocks, (f->nblocks + 1) * sizeof(*grown));
-		if (!grown)
+		b = VEC_PUSH(f->blocks, f->nblocks);
+		if (!b)
 			return -1;
-		f->blocks = grown;
-		b = &f->blocks[f->nblocks++];
-		memset(b, 0, sizeof(*b));
 		b->disk = k->disk;
 		b->op = k->op;
 	}
@@ -291,7 +277,7 @@ static void summarize_io(struct file_record *f)
 
 	for (size_t i = 0; i < f->nio; i++) {
 		struct file_io *io = &f->io[i];
-		int cls = io->op < FILE_OPS_END ? file_ops[io->op].cls : FOC_OTHER;
+		int cls = file_op_info(io->op).cls;
 
 		s->io_ns += io->total_ns;
 		s->read_calls += cls == FOC_READ ? io->calls : 0;
@@ -419,8 +405,6 @@ void files_free(struct proc_record *p)
 	p->files = p->merged = NULL;
 	p->rows = NULL;
 	p->nfiles = p->nmerged = p->nrows = 0;
-	if (p->file_index)
-		free(p->file_index->slots);
-	free(p->file_index);
+	file_index_free(p->file_index);
 	p->file_index = NULL;
 }

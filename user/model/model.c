@@ -13,6 +13,7 @@
 #include "uring.h"
 #include "model.h"
 #include "syscall_table.h"
+#include "util/vec.h"
 
 void dense_reset(struct dense_profile *d)
 {
@@ -302,7 +303,7 @@ int block_add_unseen(struct block_record **recs, size_t *n, const struct block_r
 		     size_t nunseen)
 {
 	for (size_t u = 0; u < nunseen; u++) {
-		struct block_record one = unseen[u], *grown;
+		struct block_record one = unseen[u];
 		size_t i;
 
 		/* One request, counted without latencies (its completion was not seen). */
@@ -311,12 +312,9 @@ int block_add_unseen(struct block_record **recs, size_t *n, const struct block_r
 		for (i = 0; i < *n && memcmp(&(*recs)[i].key, &one.key, sizeof(one.key)); i++)
 			;
 		if (i == *n) {
-			grown = realloc(*recs, (*n + 1) * sizeof(*grown));
-			if (!grown)
+			if (!VEC_PUSH(*recs, *n))
 				return -1;
-			*recs = grown;
-			memset(&grown[(*n)++], 0, sizeof(*grown));
-			grown[i].key = one.key;
+			(*recs)[i].key = one.key;
 		}
 		block_record_add(&(*recs)[i], &one);
 	}
@@ -341,18 +339,14 @@ void block_sums_of(struct block_sums *s, const struct block_record *recs, size_t
 static int add_by_disk(struct block_record **list, size_t *n, const struct block_record *rec)
 {
 	struct block_key key = { .dev = rec->key.dev, .op = rec->key.op };
-	struct block_record *grown;
 	size_t i;
 
 	for (i = 0; i < *n && memcmp(&(*list)[i].key, &key, sizeof(key)); i++)
 		;
 	if (i == *n) {
-		grown = realloc(*list, (*n + 1) * sizeof(*grown));
-		if (!grown)
+		if (!VEC_PUSH(*list, *n))
 			return -1;
-		*list = grown;
-		memset(&grown[(*n)++], 0, sizeof(*grown));
-		grown[i].key = key;
+		(*list)[i].key = key;
 	}
 	block_record_add(&(*list)[i], rec);
 	return 0;

@@ -13,9 +13,10 @@
 #include "names.h"
 #include "records.h"
 #include "util/residency.h"
+#include "util/hash.h"
+#include "util/vec.h"
 
 struct names {
-	size_t cap, n;
 	char **retired; /* names replaced: records may still point at them */
 	size_t nretired;
 	struct named {
@@ -35,7 +36,8 @@ struct names {
 			} *earlier; /* the earlier names and their ids (0: the first's, not kept) */
 			uint32_t nearlier;
 		} *more; /* a renamed or deleted file's: NULL for most, which have one name */
-	} *slots; /* open addressing by (dev, ino, igen) */
+		UT_hash_handle hh;
+	} *table; /* by (dev, ino, igen) */
 	struct path_key unnamed[64]; /* files names_resolve found no path for lately (a ring) */
 	unsigned nunnamed;
 };
@@ -183,59 +185,57 @@ static struct named_more *more_of(struct named *s)
 
 void names_free(struct names *n)
 {
+	struct named *s, *tmp;
+
 	if (!n)
 		return;
-	for (size_t i = 0; i < n->cap; i++)
-		named_free(&n->slots[i]);
+	HASH_ITER(hh, n->table, s, tmp) {
+		HASH_DEL(n->table, s);
+		named_free(s);
+		free(s);
+	}
 	for (size_t i = 0; i < n->nretired; i++)
 		free(n->retired[i]);
 	free(n->retired);
-	free(n->slots);
 	free(n);
 }
 
-static bool same_file(const struct path_key *a, const struct path_key *b)
+static struct named *find(const struct names *n, const struct path_key *k)
 {
-	return a->dev == b->dev && a->ino == b->ino && a->igen == b->igen;
+	struct named *s;
+
+	HASH_FIND(hh, n->table, k, sizeof(*k), s);
+	return s;
 }
 
-static size_t slot_of(const struct names *n, const struct path_key *k)
+/* A new file's entry, nameless yet; NULL out of memory. */
+static struct named *add(struct names *n, const struct path_key *k)
 {
-	size_t i = path_key_hash(k) & (n->cap - 1);
+	struct named *s = calloc(1, sizeof(*s));
+	int err = -1;
 
-	while (n->slots[i].path && !same_file(&n->slots[i].key, k))
-		i = (i + 1) & (n->cap - 1);
-	return i;
-}
-
-static int grow(struct names *n)
-{
-	struct names bigger = { .cap = n->cap ? n->cap * 2 : 256 };
-
-	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-	if (!bigger.slots)
-		return -1;
-	for (size_t i = 0; i < n->cap; i++)
-		if (n->slots[i].path)
-			bigger.slots[slot_of(&bigger, &n->slots[i].key)] = n->slots[i];
-	bigger.n = n->n;
-	free(n->slots);
-	*n = bigger;
-	return 0;
+	if (s) {
+		s->key = *k;
+		HASH_ADD_OR_FAIL(hh, n->table, key, sizeof(s->key), s, err);
+	}
+	if (err) {
+		free(s);
+		return NULL;
+	}
+	return s;
 }
 
 /* A string records may point at, kept until the end; -1 out of memory. */
 static int retire(struct names *n, char *s)
 {
-	char **grown;
+	char **slot;
 
 	if (!s)
 		return 0;
-	grown = realloc(n->retired, (n->nretired + 1) * sizeof(*grown));
-	if (!grown)
+	slot = VEC_PUSH(n->retired, n->nretired);
+	if (!slot)
 		return -1;
-	n->retired = grown;
-	n->retired[n->nretired++] = s;
+	*slot = s;
 	return 0;
 }
 
@@ -291,15 +291,14 @@ static int list_others(struct names *n, struct named *s)
 static int push_earlier(struct named *s)
 {
 	struct named_more *m = more_of(s);
-	struct earlier *grown;
+	struct earlier *e;
 
 	if (!m)
 		return -1;
-	grown = realloc(m->earlier, (m->nearlier + 1) * sizeof(*grown));
-	if (!grown)
+	e = VEC_PUSH(m->earlier, m->nearlier);
+	if (!e)
 		return -1;
-	m->earlier = grown;
-	m->earlier[m->nearlier++] = (struct earlier){ m->id, s->path };
+	*e = (struct earlier){ m->id, s->path };
 	return 0;
 }
 
@@ -344,12 +343,10 @@ int names_add(struct names *n, const struct path_key *key, const struct file_nam
 	struct named *s;
 	char *text;
 
-	if ((n->n + 1) * 10 > n->cap * 7 && grow(n))
-		return -1;
-	s = &n->slots[slot_of(n, key)];
+	s = find(n, key);
 	/* A rename or unlink that left the file no name: it was deleted, its name stays. */
 	if (name->again && !name->nparts && name->kind != FK_PIPE && name->kind != FK_SOCKET) {
-		if (s->path && name->deleted && !s->deleted)
+		if (s && s->path && name->deleted && !s->deleted)
 			s->deleted = true;
 		return 0;
 	}
@@ -358,13 +355,13 @@ int names_add(struct names *n, const struct path_key *key, const struct file_nam
 		return -1;
 	/* One of the inode's names (no file at hand) does not replace a file's own, except
 	 * the newest name a rename, link or unlink gave it. */
-	if (s->path && name->from_alias && !name->again && !s->from_alias) {
+	if (s && s->path && name->from_alias && !name->again && !s->from_alias) {
 		free(text);
 		return 0;
 	}
-	if (!s->path) {
-		n->n++;
-		s->key = *key;
+	if (!s && !(s = add(n, key))) {
+		free(text);
+		return -1;
 	}
 	s->kind = name->kind;
 	s->counted = name->counted;
@@ -395,10 +392,8 @@ bool names_find(struct names *n, const struct path_key *key, struct name_view *o
 	struct named *s;
 
 	memset(out, 0, sizeof(*out));
-	if (!n->cap)
-		return false;
-	s = &n->slots[slot_of(n, key)];
-	if (!s->path)
+	s = find(n, key);
+	if (!s || !s->path)
 		return false;
 	*out = (struct name_view){ .shown = shown_of(s), .path = s->path,
 				   .others = s->more ? s->more->others : NULL, .kind = s->kind,
@@ -412,10 +407,10 @@ const char *names_of_id(const struct names *n, const struct path_key *key, uint6
 	const struct named *s;
 	const char *first = NULL;
 
-	if (!n->cap || !id)
+	if (!id)
 		return NULL;
-	s = &n->slots[slot_of(n, key)];
-	if (!s->path)
+	s = find(n, key);
+	if (!s || !s->path)
 		return NULL;
 	/* One name (no more): every call was made under it. */
 	if (!s->more || s->more->id == id)
@@ -433,10 +428,8 @@ const char *names_mark_deleted(struct names *n, const struct path_key *key)
 {
 	struct named *s;
 
-	if (!n->cap)
-		return NULL;
-	s = &n->slots[slot_of(n, key)];
-	if (!s->path)
+	s = find(n, key);
+	if (!s || !s->path)
 		return NULL;
 	s->deleted = true;
 	return shown_of(s);
@@ -447,12 +440,8 @@ int names_rename(struct names *n, const struct path_key *key, const char *path)
 	struct named *s;
 	char *copy = strdup(path);
 
-	if (!copy || !n->cap) {
-		free(copy);
-		return -1;
-	}
-	s = &n->slots[slot_of(n, key)];
-	if (!s->path) {
+	s = copy ? find(n, key) : NULL;
+	if (!s || !s->path) {
 		free(copy);
 		return -1;
 	}
@@ -517,17 +506,18 @@ const char *names_resolve(struct names *n, const struct path_key *key)
 	text = names_by_inode(key);
 	if (!text)
 		n->unnamed[n->nunnamed++ % ring] = *key;
-	if (!text || ((n->n + 1) * 10 > n->cap * 7 && grow(n))) {
-		free(text);
-		return NULL;
-	}
-	s = &n->slots[slot_of(n, key)];
-	if (s->path) { /* named meanwhile */
+	s = text ? find(n, key) : NULL;
+	if (s && s->path) { /* named meanwhile */
 		free(text);
 		return shown_of(s);
 	}
-	n->n++;
-	*s = (struct named){ .key = *key, .kind = FK_FILE, .from_alias = true, .path = text };
+	if (!text || (!s && !(s = add(n, key)))) {
+		free(text);
+		return NULL;
+	}
+	s->kind = FK_FILE;
+	s->from_alias = true;
+	s->path = text;
 	return text;
 }
 

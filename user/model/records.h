@@ -17,23 +17,6 @@
 #include "util/residency.h"
 #include "kernel_report.h"
 
-/*
- * A file's key (dev, ino, generation) hashed for the model's tables, every bit of it mixed
- * into the low bits they index by: files that had one inode number in turn differ only in
- * their generations, and a plain multiply left those out of the low bits (every such file
- * probed one run of slots: 10,000 of them took the loader long enough to lose entries).
- */
-static inline uint64_t path_key_hash(const struct path_key *k)
-{
-	uint64_t x = k->ino ^ ((uint64_t)k->dev << 32) ^ (k->igen * 0x9E3779B97F4A7C15ULL);
-
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
-}
-
 /* One syscall's totals in a profile (only syscalls that were called are kept). */
 struct sc_row {
 	uint32_t nr;

@@ -14,25 +14,6 @@
 
 /* ---- layers ---- */
 
-static bool is_sync(const char *name)
-{
-	static const char *const syncs[] = { "fsync", "fdatasync", "sync_file_range", "sync",
-					     "syncfs" };
-
-	for (size_t i = 0; i < sizeof(syncs) / sizeof(syncs[0]); i++)
-		if (!strcmp(name, syncs[i]))
-			return true;
-	return false;
-}
-
-static bool is_io(const char *name)
-{
-	for (int k = 1; k < IO_KINDS; k++)
-		if (!strcmp(name, io_kinds[k].name))
-			return true;
-	return false;
-}
-
 /* Syscalls, the read/write family (a copy on both sides), syncs, I/O time. */
 static void story_syscalls(struct io_story *s, const struct profile *p)
 {
@@ -40,15 +21,17 @@ static void story_syscalls(struct io_story *s, const struct profile *p)
 	s->errors += p->errors;
 	s->syscall_ns += p->total_ns;
 	for (size_t i = 0; i < p->nrows; i++) {
-		const char *name = syscall_name(p->rows[i].nr);
+		const struct syscall_info *c = syscall_info_of(p->rows[i].nr);
+		bool sync = c && c->sync;
 
-		s->sync_calls += is_sync(name) ? p->rows[i].calls : 0;
-		s->io_ns += is_sync(name) || is_io(name) ? p->rows[i].total_ns : 0;
+		s->sync_calls += sync ? p->rows[i].calls : 0;
+		s->io_ns += sync || (c && c->io_kind != IO_NONE) ? p->rows[i].total_ns : 0;
 	}
 	for (int k = 1; k < IO_KINDS; k++) {
 		const struct io_summary *io = p->io[k];
-		bool reads = strstr(io_kinds[k].name, "read") || !strstr(io_kinds[k].name, "write");
-		bool writes = !strstr(io_kinds[k].name, "read");
+		const struct syscall_info *c = io_kind_info(k);
+		bool reads = c && direction_reads(c->direction);
+		bool writes = c && direction_writes(c->direction);
 
 		if (!io)
 			continue;

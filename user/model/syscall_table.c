@@ -11,71 +11,131 @@
 #include "iotrace.h"
 #include "syscall_table.h"
 
-const struct io_kind_info io_kinds[IO_KINDS] = {
-	[IO_READ] = { "read", REQ_ARG3 },
-	[IO_WRITE] = { "write", REQ_ARG3 },
-	[IO_PREAD64] = { "pread64", REQ_ARG3 },
-	[IO_PWRITE64] = { "pwrite64", REQ_ARG3 },
-	[IO_READV] = { "readv", REQ_IOVEC },
-	[IO_WRITEV] = { "writev", REQ_IOVEC },
-	[IO_PREADV] = { "preadv", REQ_IOVEC },
-	[IO_PWRITEV] = { "pwritev", REQ_IOVEC },
-	[IO_PREADV2] = { "preadv2", REQ_IOVEC },
-	[IO_PWRITEV2] = { "pwritev2", REQ_IOVEC },
-	[IO_SENDFILE] = { "sendfile", REQ_ARG4 },
-	[IO_COPY_FILE_RANGE] = { "copy_file_range", REQ_ARG5 },
-	[IO_SPLICE] = { "splice", REQ_ARG5 },
+#define RW(name, kind, dir, req)                                                                   \
+	{ #name, SF_RW, SD_##dir, false, FOP_##name, IO_##kind, req, FD_ARG1, 0, 0 }
+#define COPY(name, kind, req, fd, fd2)                                                             \
+	{ #name, SF_RW, SD_COPY, false, FOP_##name, IO_##kind, req, fd, fd2, FOP_##name##_dst }
+#define ON_FILE(name, fam, fd) { #name, SF_##fam, SD_NONE, false, FOP_##name, IO_NONE, 0, fd, 0, 0 }
+#define SYNC(name, fop, fd) { #name, SF_SYNC, SD_NONE, true, fop, IO_NONE, 0, fd, 0, 0 }
+#define CALL(name, fam) { #name, SF_##fam, SD_NONE, false, FOP_NONE, IO_NONE, 0, FD_NONE, 0, 0 }
+
+/* One row per syscall; the kernel's enums (bpf/iotrace.h) are checked against it at init. */
+static const struct syscall_info catalogue[] = {
+	RW(read, READ, READ, REQ_ARG3),
+	RW(write, WRITE, WRITE, REQ_ARG3),
+	RW(pread64, PREAD64, READ, REQ_ARG3),
+	RW(pwrite64, PWRITE64, WRITE, REQ_ARG3),
+	RW(readv, READV, READ, REQ_IOVEC),
+	RW(writev, WRITEV, WRITE, REQ_IOVEC),
+	RW(preadv, PREADV, READ, REQ_IOVEC),
+	RW(pwritev, PWRITEV, WRITE, REQ_IOVEC),
+	RW(preadv2, PREADV2, READ, REQ_IOVEC),
+	RW(pwritev2, PWRITEV2, WRITE, REQ_IOVEC),
+	/* sendfile(out_fd, in_fd, ...): the source is the second argument. */
+	COPY(sendfile, SENDFILE, REQ_ARG4, FD_ARG2, FD_ARG1),
+	COPY(copy_file_range, COPY_FILE_RANGE, REQ_ARG5, FD_ARG1, FD_ARG3),
+	COPY(splice, SPLICE, REQ_ARG5, FD_ARG1, FD_ARG3),
+	SYNC(fsync, FOP_fsync, FD_ARG1),
+	SYNC(fdatasync, FOP_fdatasync, FD_ARG1),
+	SYNC(sync_file_range, FOP_sync_file_range, FD_ARG1),
+	SYNC(sync, FOP_NONE, FD_NONE),
+	SYNC(syncfs, FOP_NONE, FD_NONE),
+	/* Writes a mapping back: on the timeline with the syncs, not one of the story's. */
+	{ "msync", SF_SYNC, SD_NONE, false, FOP_NONE, IO_NONE, 0, FD_NONE, 0, 0 },
+	ON_FILE(fallocate, FILE, FD_ARG1),
+	ON_FILE(ftruncate, FILE, FD_ARG1),
+	ON_FILE(open, OPEN, FD_RET),
+	ON_FILE(openat, OPEN, FD_RET),
+	ON_FILE(openat2, OPEN, FD_RET),
+	ON_FILE(creat, OPEN, FD_RET),
+	ON_FILE(close, CLOSE, FD_ENTER),
+	/* mmap(addr, len, prot, flags, fd, off) */
+	ON_FILE(mmap, MAP, FD_ARG5),
+	ON_FILE(lseek, FILE, FD_ARG1),
+	ON_FILE(getdents64, FILE, FD_ARG1),
+	ON_FILE(fadvise64, FILE, FD_ARG1),
+	ON_FILE(readahead, FILE, FD_ARG1),
+	CALL(io_uring_enter, URING),
 };
 
+#define CATALOGUE_ROWS (sizeof(catalogue) / sizeof(catalogue[0]))
+
+const struct syscall_info *syscall_catalogue(size_t *n)
+{
+	*n = CATALOGUE_ROWS;
+	return catalogue;
+}
+
+const struct syscall_info *io_kind_info(int kind)
+{
+	for (size_t i = 0; kind != IO_NONE && i < CATALOGUE_ROWS; i++)
+		if (catalogue[i].io_kind == kind)
+			return &catalogue[i];
+	return NULL;
+}
+
+const char *io_kind_name(int kind)
+{
+	const struct syscall_info *s = io_kind_info(kind);
+
+	return s ? s->name : "?";
+}
+
+bool direction_reads(int direction)
+{
+	return direction == SD_READ || direction == SD_COPY;
+}
+
+bool direction_writes(int direction)
+{
+	return direction == SD_WRITE || direction == SD_COPY;
+}
+
+static int op_class(const struct syscall_info *s)
+{
+	switch (s->family) {
+	case SF_RW:
+		return direction_reads(s->direction) ? FOC_READ : FOC_WRITE;
+	case SF_SYNC:
+		return FOC_SYNC;
+	case SF_OPEN:
+		return FOC_OPEN;
+	case SF_CLOSE:
+		return FOC_CLOSE;
+	case SF_MAP:
+		return FOC_MAP;
+	default:
+		return FOC_OTHER;
+	}
+}
+
+static int uring_class(int kind)
+{
+	return kind == UK_READ ? FOC_READ : kind == UK_WRITE ? FOC_WRITE
+					    : kind == UK_SYNC ? FOC_SYNC : FOC_OTHER;
+}
+
 /* Reads and writes name their side; a copy's destination side is the NAME_dst op. */
-const struct file_op_info file_ops[FILE_OPS_END] = {
-	[FOP_read] = { "read", FD_ARG1, 0, 0, FOC_READ },
-	[FOP_write] = { "write", FD_ARG1, 0, 0, FOC_WRITE },
-	[FOP_pread64] = { "pread64", FD_ARG1, 0, 0, FOC_READ },
-	[FOP_pwrite64] = { "pwrite64", FD_ARG1, 0, 0, FOC_WRITE },
-	[FOP_readv] = { "readv", FD_ARG1, 0, 0, FOC_READ },
-	[FOP_writev] = { "writev", FD_ARG1, 0, 0, FOC_WRITE },
-	[FOP_preadv] = { "preadv", FD_ARG1, 0, 0, FOC_READ },
-	[FOP_pwritev] = { "pwritev", FD_ARG1, 0, 0, FOC_WRITE },
-	[FOP_preadv2] = { "preadv2", FD_ARG1, 0, 0, FOC_READ },
-	[FOP_pwritev2] = { "pwritev2", FD_ARG1, 0, 0, FOC_WRITE },
-	/* sendfile(out_fd, in_fd, ...): the source is the second argument. */
-	[FOP_sendfile] = { "sendfile", FD_ARG2, FD_ARG1, FOP_sendfile_dst, FOC_READ },
-	[FOP_sendfile_dst] = { "sendfile", FD_NONE, 0, 0, FOC_WRITE },
-	[FOP_copy_file_range] = { "copy_file_range", FD_ARG1, FD_ARG3, FOP_copy_file_range_dst,
-				  FOC_READ },
-	[FOP_copy_file_range_dst] = { "copy_file_range", FD_NONE, 0, 0, FOC_WRITE },
-	[FOP_splice] = { "splice", FD_ARG1, FD_ARG3, FOP_splice_dst, FOC_READ },
-	[FOP_splice_dst] = { "splice", FD_NONE, 0, 0, FOC_WRITE },
-	[FOP_fsync] = { "fsync", FD_ARG1, 0, 0, FOC_SYNC },
-	[FOP_fdatasync] = { "fdatasync", FD_ARG1, 0, 0, FOC_SYNC },
-	[FOP_sync_file_range] = { "sync_file_range", FD_ARG1, 0, 0, FOC_SYNC },
-	[FOP_fallocate] = { "fallocate", FD_ARG1, 0, 0, FOC_OTHER },
-	[FOP_ftruncate] = { "ftruncate", FD_ARG1, 0, 0, FOC_OTHER },
-	[FOP_open] = { "open", FD_RET, 0, 0, FOC_OPEN },
-	[FOP_openat] = { "openat", FD_RET, 0, 0, FOC_OPEN },
-	[FOP_openat2] = { "openat2", FD_RET, 0, 0, FOC_OPEN },
-	[FOP_creat] = { "creat", FD_RET, 0, 0, FOC_OPEN },
-	[FOP_close] = { "close", FD_ENTER, 0, 0, FOC_CLOSE },
-	/* mmap(addr, len, prot, flags, fd, off) */
-	[FOP_mmap] = { "mmap", FD_ARG5, 0, 0, FOC_MAP },
-	[FOP_lseek] = { "lseek", FD_ARG1, 0, 0, FOC_OTHER },
-	[FOP_getdents64] = { "getdents64", FD_ARG1, 0, 0, FOC_OTHER },
-	[FOP_fadvise64] = { "fadvise64", FD_ARG1, 0, 0, FOC_OTHER },
-	[FOP_readahead] = { "readahead", FD_ARG1, 0, 0, FOC_OTHER },
+static struct file_op_info describe_op(int op)
+{
+	struct file_op_info f = { .name = "?", .cls = FOC_OTHER };
+
+	for (size_t i = 0; op != FOP_NONE && i < CATALOGUE_ROWS; i++) {
+		const struct syscall_info *s = &catalogue[i];
+
+		if (s->file_op == op)
+			return (struct file_op_info){ s->name, s->fd_arg, s->fd2_arg, s->fd2_op,
+						      op_class(s), false };
+		if (s->fd2_op == op)
+			return (struct file_op_info){ s->name, FD_NONE, 0, 0, FOC_WRITE, false };
+	}
 	/* io_uring requests on their file, one call per CQE (bpf/uring.bpf.c). */
-#define URING_FOP(name, cls) [FOP_uring_##name] = { #name, FD_NONE, 0, 0, cls, true }
-	URING_FOP(READV, FOC_READ), URING_FOP(WRITEV, FOC_WRITE), URING_FOP(FSYNC, FOC_SYNC),
-	URING_FOP(READ_FIXED, FOC_READ), URING_FOP(WRITE_FIXED, FOC_WRITE),
-	URING_FOP(SYNC_FILE_RANGE, FOC_SYNC), URING_FOP(SENDMSG, FOC_WRITE),
-	URING_FOP(RECVMSG, FOC_READ), URING_FOP(FALLOCATE, FOC_OTHER), URING_FOP(READ, FOC_READ),
-	URING_FOP(WRITE, FOC_WRITE), URING_FOP(FADVISE, FOC_OTHER), URING_FOP(SEND, FOC_WRITE),
-	URING_FOP(RECV, FOC_READ), URING_FOP(SPLICE, FOC_WRITE), URING_FOP(TEE, FOC_WRITE),
-	URING_FOP(SEND_ZC, FOC_WRITE), URING_FOP(SENDMSG_ZC, FOC_WRITE),
-	URING_FOP(READ_MULTISHOT, FOC_READ), URING_FOP(FTRUNCATE, FOC_OTHER),
-	URING_FOP(RECV_ZC, FOC_READ), URING_FOP(READV_FIXED, FOC_READ),
-	URING_FOP(WRITEV_FIXED, FOC_WRITE),
-};
+	for (int u = 0; op != FOP_NONE && u < MAX_URING_OPS; u++)
+		if (uring_ops[u].name && uring_ops[u].file_op == op)
+			return (struct file_op_info){ uring_ops[u].name, FD_NONE, 0, 0,
+						      uring_class(uring_ops[u].kind), true };
+	return f;
+}
 
 /* The ledger's row of an opcode on its file: uring_NAME for the opcodes that use one. */
 #define UFOP_NONE(name) 0
@@ -96,24 +156,17 @@ const char *uring_op_name(uint32_t op, char *buf, size_t len)
 
 void for_each_io_call(void (*fn)(int nr, int rw, void *ctx), void *ctx)
 {
-	static const char *const others[] = {
-		"fsync", "fdatasync", "sync_file_range", "sync", "syncfs", "msync",
-		"open", "openat", "openat2", "creat", "io_uring_enter",
-	};
+	for (size_t i = 0; i < CATALOGUE_ROWS; i++) {
+		const struct syscall_info *s = &catalogue[i];
+		int nr = syscall_nr(s->name);
+		/* read, pread64, readv...: read; the write side: write; copies: both. */
+		int rw = direction_reads(s->direction) | direction_writes(s->direction) << 1;
 
-	for (int k = 1; k < IO_KINDS; k++) {
-		/* read, pread64, readv...: read; the same with "write": write; copies: both. */
-		const char *name = io_kinds[k].name;
-		int nr = syscall_nr(name);
-
+		if (s->family != SF_RW && s->family != SF_SYNC && s->family != SF_OPEN &&
+		    s->family != SF_URING)
+			continue;
 		if (nr >= 0 && nr < MAX_SYSCALLS)
-			fn(nr, strstr(name, "read") ? 1 : strstr(name, "write") ? 2 : 3, ctx);
-	}
-	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
-		int nr = syscall_nr(others[i]);
-
-		if (nr >= 0 && nr < MAX_SYSCALLS)
-			fn(nr, 0, ctx);
+			fn(nr, rw, ctx);
 	}
 }
 
@@ -136,6 +189,71 @@ bool uring_op_has_bytes(uint32_t op)
 
 static char *names[MAX_SYSCALLS];
 static int kind_nr[IO_KINDS];
+/* Each ledger op described once at init: top and the model ask for every row they read. */
+static struct file_op_info op_info[FILE_OPS_END];
+static bool op_info_ready;
+static const struct syscall_info *info_of_nr[MAX_SYSCALLS];
+
+#define FOP_NAME_ENTRY(name) #name,
+static const char *const fop_names[FILE_OPS_END] = { "", FILE_OPS(FOP_NAME_ENTRY) };
+
+static int catalogue_slip(const char *what, const char *name)
+{
+	fprintf(stderr, "iotrace: internal error: the syscall catalogue and bpf/iotrace.h "
+		"disagree on %s %s\n", what, name);
+	return -1;
+}
+
+/* Whether ledger op fop is named name with suffix (checked against FILE_OPS' names). */
+static bool fop_named(int fop, const char *prefix, const char *name, const char *suffix)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "%s%s%s", prefix, name, suffix);
+	return fop > FOP_NONE && fop < FILE_OPS_END && !strcmp(fop_names[fop], want);
+}
+
+/*
+ * Each value of the kernel's enums (enum io_kind, FILE_OPS) is described once, under its
+ * name; the read/write family's ops come before FOP_fsync (bpf/syscalls.bpf.c counts their
+ * results as bytes by that order).
+ */
+static int check_catalogue(void)
+{
+	int fop_seen[FILE_OPS_END] = {}, kind_seen[IO_KINDS] = {};
+
+	for (size_t i = 0; i < CATALOGUE_ROWS; i++) {
+		const struct syscall_info *s = &catalogue[i];
+
+		if (s->io_kind != IO_NONE && (s->io_kind >= IO_KINDS || kind_seen[s->io_kind]++))
+			return catalogue_slip("io_kind", s->name);
+		if (s->file_op != FOP_NONE && (!fop_named(s->file_op, "", s->name, "") ||
+					       fop_seen[s->file_op]++))
+			return catalogue_slip("ledger op", s->name);
+		if (s->fd2_op != FOP_NONE && (!fop_named(s->fd2_op, "", s->name, "_dst") ||
+					      fop_seen[s->fd2_op]++))
+			return catalogue_slip("ledger op", s->name);
+		if (s->file_op != FOP_NONE && (s->family == SF_RW) != (s->file_op < FOP_fsync))
+			return catalogue_slip("the order of ledger op", s->name);
+	}
+	for (int u = 0; u < MAX_URING_OPS; u++) {
+		int fop = uring_ops[u].file_op;
+
+		if (fop && (!fop_named(fop, "uring_", uring_ops[u].name, "") || fop_seen[fop]++))
+			return catalogue_slip("io_uring op", uring_ops[u].name);
+	}
+	for (int k = 1; k < IO_KINDS; k++) {
+		char num[16];
+
+		snprintf(num, sizeof(num), "%d", k);
+		if (kind_seen[k] != 1)
+			return catalogue_slip("io_kind", num);
+	}
+	for (int op = 1; op < FILE_OPS_END; op++)
+		if (fop_seen[op] != 1)
+			return catalogue_slip("ledger op", fop_names[op]);
+	return 0;
+}
 
 int syscall_table_init(void)
 {
@@ -148,19 +266,32 @@ int syscall_table_init(void)
 	}
 	free(names[SYSCALL_OTHER]);
 	names[SYSCALL_OTHER] = strdup("syscall_other");
-	for (int k = 1; k < IO_KINDS; k++)
-		kind_nr[k] = syscall_nr(io_kinds[k].name);
-	/* Each io_uring ledger op is described, under its opcode's name (a build-time slip). */
-	for (int op = 0; op < MAX_URING_OPS; op++) {
-		int fop = uring_ops[op].file_op;
+	if (check_catalogue())
+		return -1;
+	for (int op = 0; op < FILE_OPS_END; op++)
+		op_info[op] = describe_op(op);
+	op_info_ready = true;
+	for (size_t i = 0; i < CATALOGUE_ROWS; i++) {
+		int nr = syscall_nr(catalogue[i].name);
 
-		if (fop && (!file_ops[fop].uring || strcmp(file_ops[fop].name, uring_ops[op].name))) {
-			fprintf(stderr, "iotrace: internal error: io_uring op %s has no ledger row\n",
-				uring_ops[op].name);
-			return -1;
-		}
+		if (nr >= 0)
+			info_of_nr[nr] = &catalogue[i];
+		if (catalogue[i].io_kind != IO_NONE)
+			kind_nr[catalogue[i].io_kind] = nr;
 	}
 	return names[SYSCALL_OTHER] ? 0 : -1;
+}
+
+struct file_op_info file_op_info(int op)
+{
+	if (op_info_ready && op >= 0 && op < FILE_OPS_END)
+		return op_info[op];
+	return describe_op(op);
+}
+
+const struct syscall_info *syscall_info_of(uint32_t nr)
+{
+	return nr < MAX_SYSCALLS ? info_of_nr[nr] : NULL;
 }
 
 const char *syscall_name(uint32_t nr)
@@ -182,7 +313,9 @@ int io_kind_nr(int kind)
 
 int file_op_nr(int op)
 {
-	if (op <= 0 || op >= FILE_OPS_END || file_ops[op].fd_arg == FD_NONE)
+	struct file_op_info f = file_op_info(op);
+
+	if (op <= 0 || op >= FILE_OPS_END || f.fd_arg == FD_NONE)
 		return -1;
-	return syscall_nr(file_ops[op].name);
+	return syscall_nr(f.name);
 }

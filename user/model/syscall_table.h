@@ -9,26 +9,65 @@
 #include <linux/types.h>
 #include "iotrace.h"
 
-struct io_kind_info {
-	const char *name;  /* syscall name, as strace prints it */
-	int request_arg;   /* enum io_request_arg */
+/*
+ * The catalogue of the syscalls iotrace treats as I/O: one row each, read by every stage
+ * (the loader's rodata, the model's sums, the story, top, the timeline and the stacks).
+ * bpf/iotrace.h keeps the kernel's side (enum io_kind, FILE_OPS): syscall_table_init()
+ * checks that the catalogue describes each of its values once. Adding a syscall is a row
+ * here and its hook in bpf/.
+ */
+enum syscall_family {
+	SF_RW = 1, /* the read/write family: sizes and latency histograms (an io_kind) */
+	SF_SYNC,   /* writes a file's or the system's dirty data back */
+	SF_OPEN,
+	SF_CLOSE,
+	SF_MAP,    /* mmap */
+	SF_FILE,   /* other calls on a file's descriptor (lseek, fallocate...) */
+	SF_URING,  /* io_uring_enter */
+	SF_NAMING, /* renames, links, unlinks: no row, names files again (bpf/names.bpf.c) */
 };
 
-extern const struct io_kind_info io_kinds[];
+/* Which way the bytes go: a copy (sendfile, copy_file_range, splice) reads and writes. */
+enum syscall_direction { SD_NONE = 0, SD_READ, SD_WRITE, SD_COPY };
+
+struct syscall_info {
+	const char *name; /* as strace prints it */
+	int family;       /* enum syscall_family */
+	int direction;    /* enum syscall_direction */
+	bool sync;        /* a sync call of the story's sync_calls */
+	int file_op;      /* enum file_op: its ledger row (FOP_NONE: none) */
+	int io_kind;      /* enum io_kind (IO_NONE: not sized) */
+	int request_arg;  /* enum io_request_arg: how it states the bytes it asks for */
+	int fd_arg;       /* enum fd_arg: where its fd is */
+	int fd2_arg, fd2_op; /* a copy's destination: its fd and the ledger op it counts under */
+};
+
+/* The catalogue's rows (no init needed), *n of them. */
+const struct syscall_info *syscall_catalogue(size_t *n);
+/* The catalogue's row of a syscall number, or NULL (after syscall_table_init). */
+const struct syscall_info *syscall_info_of(uint32_t nr);
+/* The row of an io_kind (IO_READ...), or NULL. */
+const struct syscall_info *io_kind_info(int kind);
+/* The syscall name of an io_kind ("?" for none). */
+const char *io_kind_name(int kind);
+/* Whether the bytes of a direction count as read, as written. */
+bool direction_reads(int direction);
+bool direction_writes(int direction);
 
 /* What a syscall does to a file, for the per-file table's columns. */
 enum file_op_class { FOC_READ = 1, FOC_WRITE, FOC_SYNC, FOC_OPEN, FOC_CLOSE, FOC_MAP, FOC_OTHER };
 
-/* The per-file ledger's syscalls (enum file_op, FILE_OPS in iotrace.h). */
+/* A ledger op (enum file_op, FILE_OPS in iotrace.h) as the catalogue describes it. */
 struct file_op_info {
-	const char *name;    /* the syscall, as strace names it (JSON key) */
+	const char *name;    /* the syscall, as strace names it (JSON key); "?" unknown */
 	int fd_arg;          /* enum fd_arg: where its fd is */
 	int fd2_arg, fd2_op; /* a copy's destination: its fd and the op it counts under */
 	int cls;             /* enum file_op_class */
 	bool uring;          /* an io_uring opcode's row (name: the opcode), not a syscall's */
 };
 
-extern const struct file_op_info file_ops[FILE_OPS_END];
+/* The description of a ledger op (a copy's NAME_dst op: the syscall's name, FD_NONE). */
+struct file_op_info file_op_info(int op);
 
 /* io_uring opcodes (URING_OPS in iotrace.h): liburing's name without IORING_OP_. */
 struct uring_op_info {
@@ -48,8 +87,8 @@ bool uring_op_has_bytes(uint32_t op);
 
 /*
  * The I/O syscalls the timeline and the stacks show: the read/write family (rw 1: reads,
- * 2: writes, 3: copies, both), sync calls, opens and io_uring_enter (rw 0), each known to
- * this kernel's table once.
+ * 2: writes, 3: copies, both), the sync family, opens and io_uring_enter (rw 0), each known
+ * to this kernel's table once.
  */
 void for_each_io_call(void (*fn)(int nr, int rw, void *ctx), void *ctx);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "syscall_table.h"
 #include "uring.h"
+#include "util/vec.h"
 
 void uring_record_add(struct uring_record *dst, const struct uring_record *src)
 {
@@ -49,18 +50,14 @@ void uring_record_derive(struct uring_record *r)
 
 int uring_add_by_op(struct uring_record **list, size_t *n, const struct uring_record *rec)
 {
-	struct uring_record *grown;
 	size_t i;
 
 	for (i = 0; i < *n && (*list)[i].key.op != rec->key.op; i++)
 		;
 	if (i == *n) {
-		grown = realloc(*list, (*n + 1) * sizeof(*grown));
-		if (!grown)
+		if (!VEC_PUSH(*list, *n))
 			return -1;
-		*list = grown;
-		memset(&grown[(*n)++], 0, sizeof(*grown));
-		grown[i].key.op = rec->key.op;
+		(*list)[i].key.op = rec->key.op;
 	}
 	uring_record_add(&(*list)[i], rec);
 	return 0;

@@ -6,7 +6,9 @@
 #include "cells.h"
 #include "compare_table.h"
 #include "json_cells.h"
+#include "model/syscall_table.h"
 #include "util/escape.h"
+#include "util/vec.h"
 
 /* ---- numbers from one run-mode report ---- */
 
@@ -31,18 +33,27 @@ static double sum_children(const cJSON *obj, const char *field)
 	return sum;
 }
 
-static const char *const read_calls[] = { "read", "pread64", "readv", "preadv", "preadv2",
-					  "sendfile", "copy_file_range", "splice", NULL };
-static const char *const write_calls[] = { "write", "pwrite64", "writev", "pwritev",
-					   "pwritev2", "sendfile_dst", "copy_file_range_dst",
-					   "splice_dst", NULL };
-
-static double io_sum(const cJSON *io, const char *const *names, const char *field)
+/* The read/write family's calls by JSON key: the reads with the copies, the writes alone. */
+static bool counts_as_read(const struct syscall_info *s)
 {
+	return s->family == SF_RW && direction_reads(s->direction);
+}
+
+static bool counts_as_write(const struct syscall_info *s)
+{
+	return s->family == SF_RW && s->direction == SD_WRITE;
+}
+
+static double io_sum(const cJSON *io, bool (*counts)(const struct syscall_info *),
+		     const char *field)
+{
+	size_t n;
+	const struct syscall_info *rows = syscall_catalogue(&n);
 	double sum = 0;
 
-	for (; *names; names++)
-		sum += num(cJSON_GetObjectItem(io, *names), field);
+	for (size_t i = 0; i < n; i++)
+		if (counts(&rows[i]))
+			sum += num(cJSON_GetObjectItem(io, rows[i].name), field);
 	return sum;
 }
 
@@ -55,11 +66,11 @@ static double m_wall_s(const cJSON *r) { return num(r, "wall_ns") / 1e9; }
 static double m_syscalls(const cJSON *r) { return sum_children(totals(r, "syscalls"), "calls"); }
 static double m_read_bytes(const cJSON *r)
 {
-	return io_sum(totals(r, "io"), read_calls, "transferred_bytes");
+	return io_sum(totals(r, "io"), counts_as_read, "transferred_bytes");
 }
 static double m_write_bytes(const cJSON *r)
 {
-	return io_sum(totals(r, "io"), write_calls, "transferred_bytes");
+	return io_sum(totals(r, "io"), counts_as_write, "transferred_bytes");
 }
 #define PC(field) static double m_pc_##field(const cJSON *r) \
 	{ return num(r, "totals.page_cache." #field); }
@@ -105,19 +116,14 @@ static int cmp_file_pages(const void *a, const void *b)
 static double m_resident(const cJSON *r)
 {
 	const cJSON *proc, *file;
-	struct file_pages *all = NULL, *grown;
+	struct file_pages *all = NULL;
 	size_t n = 0, cap = 0;
 	double sum = 0;
 
 	cJSON_ArrayForEach(proc, cJSON_GetObjectItem(r, "processes")) {
 		cJSON_ArrayForEach(file, cJSON_GetObjectItem(proc, "files")) {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 256;
-				grown = realloc(all, cap * sizeof(*all));
-				if (!grown)
-					goto out;
-				all = grown;
-			}
+			if (VEC_ROOM(all, n, cap))
+				goto out;
 			snprintf(all[n].id, sizeof(all[n].id), "%s/%.0f",
 				 cJSON_GetStringValue(cJSON_GetObjectItem(file, "dev")) ?: "?",
 				 num(file, "ino"));
@@ -171,11 +177,11 @@ static const struct metric metrics[] = {
 static double f_calls(const cJSON *f) { return sum_children(cJSON_GetObjectItem(f, "io"), "calls"); }
 static double f_read_bytes(const cJSON *f)
 {
-	return io_sum(cJSON_GetObjectItem(f, "io"), read_calls, "transferred_bytes");
+	return io_sum(cJSON_GetObjectItem(f, "io"), counts_as_read, "transferred_bytes");
 }
 static double f_write_bytes(const cJSON *f)
 {
-	return io_sum(cJSON_GetObjectItem(f, "io"), write_calls, "transferred_bytes");
+	return io_sum(cJSON_GetObjectItem(f, "io"), counts_as_write, "transferred_bytes");
 }
 static double f_io_ns(const cJSON *f) { return sum_children(cJSON_GetObjectItem(f, "io"), "total_ns"); }
 #define FILE_NUM(name, path) static double f_##name(const cJSON *f) { return num(f, path); }

@@ -18,6 +18,7 @@
 #include "model/uring.h"
 #include "util/escape.h"
 #include "util/residency.h"
+#include "util/vec.h"
 
 #ifndef IOTRACE_VERSION
 #define IOTRACE_VERSION "unknown"
@@ -209,7 +210,7 @@ static void io_counters(FILE *out, const struct prom_report *r)
 		family(out, f->metric, "counter", f->help);
 		for (size_t g = 0; g < r->ngroups; g++)
 			for (int k = 1; k < IO_KINDS; k++) {
-				const char *pairs[] = { "syscall", io_kinds[k].name, NULL };
+				const char *pairs[] = { "syscall", io_kind_name(k), NULL };
 
 				if (r->groups[g].d->io_used[k])
 					field_sample(out, f, f->metric, &r->groups[g].lab, pairs,
@@ -232,11 +233,11 @@ static void io_histogram(FILE *out, const struct prom_report *r, const char *nam
 			if (!d->io_used[k] || (latency && nr < 0))
 				continue;
 			if (latency)
-				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
+				histogram(out, name, &r->groups[g].lab, "syscall", io_kind_name(k),
 					  NULL, NULL, HIST_FINE, io->lat_hist,
 					  d->sc[nr].total_ns * 1e-9, true);
 			else
-				histogram(out, name, &r->groups[g].lab, "syscall", io_kinds[k].name,
+				histogram(out, name, &r->groups[g].lab, "syscall", io_kind_name(k),
 					  NULL, NULL, HIST_LOG2, io->size_hist, io->transferred_bytes,
 					  false);
 		}
@@ -510,12 +511,9 @@ int prom_add_block(struct prom_block **blocks, size_t *n, struct prom_labels lab
 			return 0;
 		}
 	}
-	b = realloc(*blocks, (*n + 1) * sizeof(*b));
+	b = VEC_PUSH(*blocks, *n);
 	if (!b)
 		return -1;
-	*blocks = b;
-	b = &b[(*n)++];
-	memset(b, 0, sizeof(*b));
 	b->lab = lab;
 	b->rec.key.dev = rec->key.dev;
 	b->rec.key.op = rec->key.op;
@@ -538,12 +536,9 @@ int prom_add_uring(struct prom_uring **urings, size_t *n, struct prom_labels lab
 			return 0;
 		}
 	}
-	u = realloc(*urings, (*n + 1) * sizeof(*u));
+	u = VEC_PUSH(*urings, *n);
 	if (!u)
 		return -1;
-	*urings = u;
-	u = &u[(*n)++];
-	memset(u, 0, sizeof(*u));
 	u->lab = lab;
 	u->rec.key.op = rec->key.op;
 	uring_record_add(&u->rec, rec);

@@ -71,7 +71,7 @@ static cJSON *profile_io_json(const struct profile *p, bool timing)
 					      hist_json(HIST_FINE, io->lat_hist, &io->latency_ns));
 		else
 			cJSON_AddNullToObject(row, "latency_ns");
-		cJSON_AddItemToObject(obj, io_kinds[k].name, row);
+		cJSON_AddItemToObject(obj, io_kind_name(k), row);
 	}
 	return obj;
 }
@@ -154,11 +154,12 @@ static cJSON *file_io_json(const struct file_record *f, bool timing, bool uring)
 
 	for (size_t i = 0; i < f->nio; i++) {
 		const struct file_io *io = &f->io[i];
-		const char *name = io->op < FILE_OPS_END ? file_ops[io->op].name : "?";
+		struct file_op_info op = file_op_info(io->op);
+		const char *name = op.name;
 		bool timed = timing || uring;
 		cJSON *row;
 
-		if (io->op >= FILE_OPS_END || file_ops[io->op].uring != uring)
+		if (io->op >= FILE_OPS_END || op.uring != uring)
 			continue;
 		row = cJSON_CreateObject();
 		/* Both sides of one copy on one file (copy_file_range within it): two entries. */
@@ -199,7 +200,7 @@ static cJSON *file_io_by_name_json(const struct file_record *f)
 		free(esc);
 		for (size_t k = 0; calls && k < g->nrows; k++) {
 			const struct name_calls *c = &g->rows[k];
-			const char *name = c->op < FILE_OPS_END ? file_ops[c->op].name : "?";
+			const char *name = file_op_info(c->op).name;
 			cJSON *row = cJSON_CreateObject();
 
 			snprintf(key, sizeof(key),

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "prom.h"
 #include "report.h"
+#include "util/vec.h"
 
 /*
  * Names with series of their own, at most: a run may start thousands of processes each
@@ -34,12 +35,9 @@ static struct comm_group *group_of(struct comm_group **groups, size_t *n, const 
 			return &(*groups)[i];
 	if (*n >= PROM_FILE_COMMS && strcmp(comm, OTHER_COMMS))
 		return group_of(groups, n, OTHER_COMMS);
-	g = realloc(*groups, (*n + 1) * sizeof(*g));
+	g = VEC_PUSH(*groups, *n);
 	if (!g)
 		return NULL;
-	*groups = g;
-	g = &g[(*n)++];
-	memset(g, 0, sizeof(*g));
 	dense_reset(&g->d);
 	page_cache_reset(&g->pc);
 	snprintf(g->comm, sizeof(g->comm), "%s", comm);

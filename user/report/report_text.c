@@ -155,7 +155,7 @@ static void print_io_table(FILE *out, const struct profile *p, bool timing)
 			continue;
 		snprintf(req, sizeof(req), "%llu%s", (unsigned long long)io->requested_bytes,
 			 io->unknown_request_calls ? "+?" : "");
-		fprintf(out, "%-16s %9llu %7llu %12s %12llu %9llu %9llu", io_kinds[k].name,
+		fprintf(out, "%-16s %9llu %7llu %12s %12llu %9llu %9llu", io_kind_name(k),
 			(unsigned long long)io->calls, (unsigned long long)io->errors, req,
 			(unsigned long long)io->transferred_bytes,
 			(unsigned long long)io->size_bytes.p50,
@@ -176,11 +176,11 @@ static void print_io_hists(FILE *out, const struct profile *p, bool timing)
 			continue;
 		if (io->size_bytes.count) {
 			fprintf(out, "\n%s: bytes transferred per successful call\n",
-				io_kinds[k].name);
+				io_kind_name(k));
 			hist_print(out, HIST_LOG2, io->size_hist, "bytes");
 		}
 		if (timing && io->latency_ns.count) {
-			fprintf(out, "\n%s: latency per call\n", io_kinds[k].name);
+			fprintf(out, "\n%s: latency per call\n", io_kind_name(k));
 			hist_print(out, HIST_FINE, io->lat_hist, "nsecs");
 		}
 	}

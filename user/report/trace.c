@@ -18,6 +18,7 @@
 #include "model/syscall_table.h"
 #include "trace.h"
 #include "trace_out_impl.h"
+#include "util/vec.h"
 
 static const char *file_name(struct trace_writer *w, const struct trace_file *f)
 {
@@ -97,17 +98,15 @@ static void write_request(struct trace_writer *w, const struct trace_block *b, b
 
 static struct trace_link *link_of(struct trace_writer *w, uint32_t tid, uint64_t start_ns)
 {
-	struct trace_link *grown;
+	struct trace_link *l;
 
 	for (size_t i = 0; i < w->nlinks; i++)
 		if (w->links[i].tid == tid && w->links[i].start_ns == start_ns)
 			return &w->links[i];
-	grown = realloc(w->links, (w->nlinks + 1) * sizeof(*grown));
-	if (!grown)
-		return NULL;
-	w->links = grown;
-	w->links[w->nlinks] = (struct trace_link){ .tid = tid, .start_ns = start_ns };
-	return &w->links[w->nlinks++];
+	l = VEC_PUSH(w->links, w->nlinks);
+	if (l)
+		*l = (struct trace_link){ .tid = tid, .start_ns = start_ns };
+	return l;
 }
 
 /* A link whose requests all went out is forgotten. */
@@ -137,7 +136,7 @@ static void on_block(struct trace_writer *w, const struct trace_block *b)
 {
 	struct trace_proc *p = b->tgid ? trace_proc_of(w, b->tgid) : NULL;
 	struct trace_link *l;
-	struct trace_block *grown;
+	struct trace_block *waiting;
 
 	if (p && b->op == BOP_READ)
 		p->now[CT_BLOCK_READ] += b->bytes;
@@ -152,13 +151,12 @@ static void on_block(struct trace_writer *w, const struct trace_block *b)
 		}
 		return;
 	}
-	grown = realloc(l->waiting, (l->nwaiting + 1) * sizeof(*grown));
-	if (!grown) {
+	waiting = VEC_PUSH(l->waiting, l->nwaiting);
+	if (!waiting) {
 		write_request(w, b, false);
 		return;
 	}
-	l->waiting = grown;
-	l->waiting[l->nwaiting++] = *b;
+	*waiting = *b;
 }
 
 static void on_syscall(struct trace_writer *w, const struct trace_syscall *s)

@@ -14,6 +14,7 @@
 #include "util/residency.h"
 #include "model/syscall_table.h"
 #include "trace_out_impl.h"
+#include "util/vec.h"
 
 /* Counter tracks' names (args of the "io" counter event), by COUNTER_TRACKS index. */
 static const char *const track_names[COUNTER_TRACKS] = {
@@ -119,13 +120,12 @@ struct trace_proc *trace_proc_of(struct trace_writer *w, uint32_t pid)
 	for (size_t i = 0; i < w->nprocs; i++)
 		if (w->procs[i].pid == pid)
 			return &w->procs[last = i];
-	grown = realloc(w->procs, (w->nprocs + 1) * sizeof(*grown));
+	grown = VEC_PUSH(w->procs, w->nprocs);
 	if (!grown)
 		return NULL;
-	w->procs = grown;
-	memset(&w->procs[w->nprocs], 0, sizeof(w->procs[0]));
-	w->procs[w->nprocs].pid = pid;
-	return &w->procs[last = w->nprocs++];
+	grown->pid = pid;
+	last = w->nprocs - 1;
+	return grown;
 }
 
 void trace_process(struct trace_writer *w, uint32_t pid, const char *comm)

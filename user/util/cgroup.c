@@ -10,6 +10,7 @@
 #include <mntent.h>
 #include <linux/magic.h>
 #include "cgroup.h"
+#include "vec.h"
 
 const char *cgroup_root(void)
 {
@@ -105,15 +106,8 @@ static int add_entry(const char *fpath, const struct stat *sb, int type, struct 
 			}
 			return 0;
 		}
-	if (ncache == cap) {
-		size_t ncap = cap ? cap * 2 : 256;
-
-		e = realloc(cache, ncap * sizeof(*e));
-		if (!e)
-			return 1;
-		cache = e;
-		cap = ncap;
-	}
+	if (VEC_ROOM(cache, ncache, cap))
+		return 1;
 	e = &cache[ncache];
 	e->id = sb->st_ino;
 	e->path = strdup(*rel ? rel : "/");

@@ -7,6 +7,7 @@
  * that no refresh ever does; one that no source answered is asked again after
  * RETRY_SECONDS (a container just created may not be in its runtime's state yet).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <pthread.h>
@@ -162,6 +163,24 @@ int container_of_pid(pid_t pid, struct container_info *out)
 	free(line);
 	fclose(f);
 	return err;
+}
+
+void container_prime(int max_ms)
+{
+	struct container_info c;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+	char *end;
+
+	while (d && (e = readdir(d))) {
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (pid > 0 && !*end)
+			container_of_pid(pid, &c);
+	}
+	if (d)
+		closedir(d);
+	container_settle(max_ms);
 }
 
 void container_settle(int max_ms)

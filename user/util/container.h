@@ -45,6 +45,11 @@ int container_of_pid(pid_t pid, struct container_info *out);
  */
 void container_settle(int max_ms);
 /*
+ * Asks about the container of every process running now and waits for the answers (at
+ * most max_ms), so that a stream's first lines name the containers already there.
+ */
+void container_prime(int max_ms);
+/*
  * The container in a few characters, for a column: its name; else its ID's first 12
  * digits, the machine's or unit's name, "pod:" and the pod UID's first 8; or "host".
  */

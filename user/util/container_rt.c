@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <cjson/cJSON.h>
 #include "container_rt.h"
+#include "vec.h"
 
 /* A runtime that does not answer within this is given up on (the resolver asks again later). */
 #define SOCKET_TIMEOUT_MS 1500
@@ -50,20 +51,17 @@ const char *runtime_socket(enum container_runtime rt)
 static char *read_all(int fd, size_t *len)
 {
 	size_t n = 0, cap = 1 << 16;
-	char *buf = malloc(cap), *more;
+	char *buf = malloc(cap);
 	ssize_t got;
 
 	while (buf && (got = read(fd, buf + n, cap - n - 1)) > 0) {
 		n += got;
 		if (n + 1 < cap)
 			continue;
-		more = cap < READ_MAX ? realloc(buf, cap * 2) : NULL;
-		if (!more) {
+		if (cap >= READ_MAX || vec_reserve(&buf, &cap, cap + 1, 1)) {
 			free(buf);
 			return NULL;
 		}
-		buf = more;
-		cap *= 2;
 	}
 	if (buf && got < 0) {
 		free(buf);

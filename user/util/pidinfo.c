@@ -2,6 +2,7 @@
 /* -p's pid against /proc (pidinfo.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,4 +70,19 @@ const char *pid_refusal(pid_t pid, bool no_kthreads, char *why, size_t len)
 	else
 		return NULL;
 	return why;
+}
+
+char *pid_cwd(pid_t pid)
+{
+	char path[64], dir[PATH_MAX];
+	ssize_t n;
+
+	if (!pid)
+		return getcwd(NULL, 0);
+	snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
+	n = readlink(path, dir, sizeof(dir) - 1);
+	if (n <= 0)
+		return NULL;
+	dir[n] = '\0';
+	return strdup(dir);
 }

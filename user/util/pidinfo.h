@@ -15,6 +15,8 @@ struct pid_info {
 
 /* /proc/PID/NAME read into buf (NUL-terminated): the bytes read, or -1. */
 int pid_read_file(pid_t pid, const char *name, char *buf, size_t len);
+/* The working directory of pid (0: ours), allocated; NULL if unknown. */
+char *pid_cwd(pid_t pid);
 /* 0 and *out filled, or -1 with errno (ESRCH: no such pid). */
 int pid_info_read(pid_t pid, struct pid_info *out);
 /*

@@ -14,6 +14,8 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include "sym.h"
+#include "hash.h"
+#include "vec.h"
 
 #define MAX_LOADS 16
 
@@ -26,19 +28,24 @@ struct sym_file {
 	struct { uint64_t offset, vaddr, size; } loads[MAX_LOADS];
 };
 
-struct sym_name {
-	const struct sym_file *file;
+/* A file by its index in files[] (its address moves as the array grows). */
+struct sym_name_key {
 	uint64_t off;
-	bool ret;
+	uint32_t file;
+	uint32_t ret;
+};
+
+struct sym_name {
+	struct sym_name_key key;
 	int n;
 	char *names[SYM_MAX_INLINE];
+	UT_hash_handle hh;
 };
 
 struct sym {
 	struct sym_file *files;
 	size_t nfiles;
-	struct sym_name *names; /* open addressing by (file, off, ret) */
-	size_t cap, used;
+	struct sym_name *names; /* by (file, off, ret) */
 };
 
 static char *debuginfo_path;
@@ -56,8 +63,17 @@ struct sym *sym_new(void)
 	return calloc(1, sizeof(struct sym));
 }
 
+static void name_free(struct sym_name *e)
+{
+	for (int k = 0; k < e->n; k++)
+		free(e->names[k]);
+	free(e);
+}
+
 void sym_free(struct sym *y)
 {
+	struct sym_name *e, *tmp;
+
 	if (!y)
 		return;
 	for (size_t i = 0; i < y->nfiles; i++) {
@@ -65,11 +81,11 @@ void sym_free(struct sym *y)
 		if (y->files[i].dwfl)
 			dwfl_end(y->files[i].dwfl);
 	}
-	for (size_t i = 0; i < y->cap; i++)
-		for (int k = 0; y->names[i].file && k < y->names[i].n; k++)
-			free(y->names[i].names[k]);
 	free(y->files);
-	free(y->names);
+	HASH_ITER(hh, y->names, e, tmp) {
+		HASH_DEL(y->names, e);
+		name_free(e);
+	}
 	free(y);
 }
 
@@ -92,16 +108,14 @@ static void read_loads(struct sym_file *f)
 
 static struct sym_file *file_of(struct sym *y, const char *path)
 {
-	struct sym_file *grown, *f;
+	struct sym_file *f;
 
 	for (size_t i = 0; i < y->nfiles; i++)
 		if (!strcmp(y->files[i].path, path))
 			return &y->files[i];
-	grown = realloc(y->files, (y->nfiles + 1) * sizeof(*grown));
-	if (!grown)
+	f = vec_append(&y->files, y->nfiles, sizeof(*f));
+	if (!f)
 		return NULL;
-	y->files = grown;
-	f = memset(&y->files[y->nfiles], 0, sizeof(*f));
 	f->path = strdup(path);
 	if (!f->path)
 		return NULL;
@@ -193,50 +207,35 @@ static void lookup(struct sym_file *f, uint64_t off, bool ret, struct sym_name *
 		out->names[i] = inner_first[n - 1 - i];
 }
 
-static int grow_names(struct sym *y)
+/* The names of (f, off, ret), looked up when new; NULL out of memory. */
+static struct sym_name *name_of(struct sym *y, struct sym_file *f, uint64_t off, bool ret)
 {
-	size_t cap = y->cap ? 2 * y->cap : 1024;
-	struct sym_name *old = y->names, *fresh = calloc(cap, sizeof(*fresh));
+	struct sym_name_key k = { .off = off, .file = f - y->files, .ret = ret };
+	struct sym_name *e;
+	int err;
 
-	if (!fresh)
-		return -1;
-	y->names = fresh;
-	for (size_t i = 0; i < y->cap; i++) {
-		size_t h;
-
-		if (!old[i].file)
-			continue;
-		h = ((uintptr_t)old[i].file ^ old[i].off * 0x9E3779B97F4A7C15ULL) & (cap - 1);
-		while (fresh[h].file)
-			h = (h + 1) & (cap - 1);
-		fresh[h] = old[i];
+	HASH_FIND(hh, y->names, &k, sizeof(k), e);
+	if (e || !(e = calloc(1, sizeof(*e))))
+		return e;
+	e->key = k;
+	lookup(f, off, ret, e);
+	HASH_ADD_OR_FAIL(hh, y->names, key, sizeof(e->key), e, err);
+	if (err) {
+		name_free(e);
+		return NULL;
 	}
-	free(old);
-	y->cap = cap;
-	return 0;
+	return e;
 }
 
 int sym_frames(struct sym *y, const char *path, uint64_t off, bool return_address,
 	       const char *names[SYM_MAX_INLINE])
 {
 	struct sym_file *f = path ? file_of(y, path) : NULL;
-	struct sym_name *e;
-	size_t h;
+	struct sym_name *e = f ? name_of(y, f, off, return_address) : NULL;
 
-	if (!f || ((y->used + 1) * 4 > y->cap * 3 && grow_names(y))) {
+	if (!e) {
 		names[0] = "[unknown]";
 		return 1;
-	}
-	h = ((uintptr_t)f ^ off * 0x9E3779B97F4A7C15ULL) & (y->cap - 1);
-	while ((e = &y->names[h])->file &&
-	       (e->file != f || e->off != off || e->ret != return_address))
-		h = (h + 1) & (y->cap - 1);
-	if (!e->file) {
-		lookup(f, off, return_address, e);
-		e->file = f;
-		e->off = off;
-		e->ret = return_address;
-		y->used++;
 	}
 	for (int i = 0; i < e->n; i++)
 		names[i] = e->names[i];
