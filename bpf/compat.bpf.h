@@ -30,6 +30,19 @@
 /* Chunks of pages (CHUNK_SHIFT) one range marks at most in the compat build (256 MiB). */
 #define COMPAT_MARK_CHUNKS 128
 
+/*
+ * A search over a bitmap's words, which the compat build unrolls: there a global function,
+ * verified once on its own, whose callers go on from one state (its result a number)
+ * instead of one per word the search may end at (256 of them times the rest of top_slot
+ * and of the fork hook passed 5.10's million instructions). The other builds keep it as
+ * it was (bpf_loop verifies one step): COMPAT_GLOBAL(what it is there).
+ */
+#if HAVE_COMPAT
+#define COMPAT_GLOBAL(...) __noinline
+#else
+#define COMPAT_GLOBAL(...) __VA_ARGS__
+#endif
+
 #if !HAVE_COMPAT
 #define current_task() bpf_get_current_task_btf()
 #define TASK_READ(t, a, ...) ___arrow(t, a, ##__VA_ARGS__)

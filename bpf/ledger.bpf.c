@@ -94,16 +94,40 @@ static long take_free_word(__u32 i, void *data)
 	return 0; /* another CPU took it: the next word */
 }
 
+#if HAVE_COMPAT
+/* compat: word i from start, a global function: the search unrolled is calls (compat.bpf.h). */
+__noinline int take_free_word_at(__u32 start, __u32 i)
+{
+	struct free_search s = { .start = start, .idx = MAX_FILES };
+
+	take_free_word(i, &s);
+	return s.idx;
+}
+#endif
+
+/* A given-back index from word start on, or MAX_FILES when none is free. */
+COMPAT_GLOBAL(static __always_inline) __u32 search_free_entries(__u32 start)
+{
+	struct free_search s = { .start = start, .idx = MAX_FILES };
+
+#if HAVE_COMPAT
+	for (__u32 i = 0; i < MAX_FILES / 64 && s.idx >= MAX_FILES; i++)
+		s.idx = take_free_word_at(start, i);
+#else
+	bpf_loop(MAX_FILES / 64, take_free_word, &s, 0);
+#endif
+	return s.idx;
+}
+
 /* A given-back index, or MAX_FILES when none is free (starts where the last one was). */
 static __always_inline __u32 take_free_entry(void)
 {
 	static __u32 hint;
-	struct free_search s = { .start = hint, .idx = MAX_FILES };
+	__u32 idx = search_free_entries(hint);
 
-	BPF_LOOP(MAX_FILES / 64, take_free_word, &s, MAX_FILES / 64);
-	if (s.idx < MAX_FILES)
-		hint = s.idx / 64;
-	return s.idx;
+	if (idx < MAX_FILES)
+		hint = idx / 64;
+	return idx;
 }
 
 /* Gives idx back (a CPU that lost a race for a key). */

@@ -266,11 +266,8 @@ static long mark_chunk(__u32 i, void *data)
 	return 0;
 }
 
-/*
- * A global function is verified once, on its own, instead of at every call site: this
- * keeps the load time of the programs that mark pages in several places low.
- */
-__noinline int mark_page_range(__u32 file, __u64 first, __u64 last, __u32 op)
+/* What op does to each bit of [first, last] of file. */
+static __always_inline struct mark_ctx mark_ctx_of(__u32 file, __u64 first, __u64 last, __u32 op)
 {
 	struct mark_ctx c = {
 		.file = file,
@@ -282,11 +279,41 @@ __noinline int mark_page_range(__u32 file, __u64 first, __u64 last, __u32 op)
 		.clear_used = op == MARK_USED ? 0 : ~0ULL,
 	};
 
+	return c;
+}
+
+#if HAVE_COMPAT
+/*
+ * compat: chunk i of the range, a global function (verified once, with its words unrolled):
+ * the range's unrolled chunks are then calls, not copies of it. Non-zero: stop.
+ */
+__noinline int mark_chunk_at(__u32 file, __u64 first, __u64 last, __u32 op, __u32 i)
+{
+	struct mark_ctx c = mark_ctx_of(file, first, last, op);
+
+	return mark_chunk(i, &c);
+}
+#endif
+
+/*
+ * A global function is verified once, on its own, instead of at every call site: this
+ * keeps the load time of the programs that mark pages in several places low.
+ */
+__noinline int mark_page_range(__u32 file, __u64 first, __u64 last, __u32 op)
+{
+#if HAVE_COMPAT
+	/* at most COMPAT_MARK_CHUNKS chunks (256 MiB of 4 KiB pages) per range */
+	for (__u32 i = 0; i < COMPAT_MARK_CHUNKS && first <= last &&
+			  i <= (last >> CHUNK_SHIFT) - (first >> CHUNK_SHIFT); i++)
+		if (mark_chunk_at(file, first, last, op, i))
+			break;
+#else
+	struct mark_ctx c = mark_ctx_of(file, first, last, op);
+
 	if (last < first)
 		return 0;
-	/* compat: at most COMPAT_MARK_CHUNKS chunks (256 MiB of 4 KiB pages) per range */
-	BPF_LOOP((last >> CHUNK_SHIFT) - (first >> CHUNK_SHIFT) + 1, mark_chunk, &c,
-		 COMPAT_MARK_CHUNKS);
+	bpf_loop((last >> CHUNK_SHIFT) - (first >> CHUNK_SHIFT) + 1, mark_chunk, &c, 0);
+#endif
 	return 0;
 }
 

@@ -39,16 +39,32 @@ static long try_word(__u32 w, void *data)
 	return 0;
 }
 
+#if HAVE_COMPAT
+/* compat: one word's try, a global function: the search unrolled is calls (compat.bpf.h). */
+__noinline int try_slot_word(__u32 w)
+{
+	struct slot_search s = { .slot = 0 };
+
+	try_word(w, &s);
+	return s.slot;
+}
+#endif
+
 /*
  * Take a free slot from the shared bitmap. Slots 0 (untraced) and 1 (overflow) and those
  * past nr_slots are marked used by the loader, so they are never handed out. bpf_loop keeps
  * the verifier from unrolling the search (and the load time short).
  */
-static __u32 alloc_slot(void)
+COMPAT_GLOBAL(static) __u32 alloc_slot(void)
 {
 	struct slot_search s = { .slot = 0 };
 
-	BPF_LOOP((nr_slots + 63) / 64, try_word, &s, MAX_SLOTS / 64);
+#if HAVE_COMPAT
+	for (__u32 w = 0; w < MAX_SLOTS / 64 && w < (nr_slots + 63) / 64 && !s.slot; w++)
+		s.slot = try_slot_word(w);
+#else
+	bpf_loop((nr_slots + 63) / 64, try_word, &s, 0);
+#endif
 	if (s.slot)
 		return s.slot;
 	__sync_fetch_and_add(&drops[DROP_SLOTS], 1);

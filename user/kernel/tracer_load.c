@@ -172,8 +172,12 @@ static int choose_core_btf(struct tracer *t, const struct tracer_config *cfg, ch
 	return fd;
 }
 
-/* -v: each program's verifier statistics (log level 4), into one buffer per program. */
-#define STATS_LOG_SIZE 4096
+/*
+ * -v: each program's verifier statistics (log level 4), into one buffer per program. Newer
+ * verifiers add a line per call of a global function (the compat build's unrolled searches
+ * call one per word: 256 lines in the fork hook), which 4 KiB did not hold.
+ */
+#define STATS_LOG_SIZE 65536
 
 static char (*verifier_stats(struct iotrace_bpf *s))[STATS_LOG_SIZE]
 {
