@@ -647,7 +647,7 @@ static void account(struct block_key *key, struct block_rq_info *info, struct do
 	if (serve) /* serve reports labels, never files */
 		return;
 	fst = lookup_or_init(&file_blocks, &fk, &zero_file_stat, DROP_FILE_BLOCKS, &created);
-	if (created && __sync_fetch_and_add(&file_blocks_new, 1) + 1 == MAX_FILE_BLOCKS / 4)
+	if (created && COUNT_ADD(&file_blocks_new, 1) == MAX_FILE_BLOCKS / 4)
 		ledger_wake_loader();
 	if (fst && !d->keys_only) {
 		add_request((struct block_stat *)fst, info, d);

@@ -8,12 +8,14 @@
  *
  * - bpf_loop and its callbacks (5.17; callbacks as BPF_PSEUDO_FUNC 5.13): a bounded loop the
  *   verifier unrolls, with the same callback called directly (BPF_LOOP).
- * - atomic fetch operations, compare-and-swap, exchange and OR/AND (5.12): the plain
- *   read-modify-write under a lock taken by inserting the word's address into a hash map with
- *   BPF_NOEXIST (an insert is atomic under the bucket's lock): atomic against every other
- *   program; a store of the loader's (user space) between the read and the write is lost,
- *   which only ever leaks a slot or an entry bit the loader gave back (counted nowhere else).
- *   Plain atomic adds (BPF_XADD) exist on every kernel and stay.
+ * - atomic fetch operations (fetch-add too), compare-and-swap, exchange and OR/AND (5.12):
+ *   the plain read-modify-write under a lock taken by inserting the word's address into a
+ *   hash map with BPF_NOEXIST (an insert is atomic under the bucket's lock): atomic against
+ *   every other program; a store of the loader's (user space) between the read and the
+ *   write is lost, which only ever leaks a slot or an entry bit the loader gave back
+ *   (counted nowhere else). Plain atomic adds (BPF_XADD) exist on every kernel and stay;
+ *   5.10 refuses the whole program for one fetch-add anywhere in it, dead code included
+ *   ("BPF_STX uses reserved fields", before the verifier walks it).
  * - bpf_get_current_task_btf (5.11): bpf_get_current_task, its fields read with CO-RE probe
  *   reads (TASK_READ: a helper call each, where the other builds load directly).
  * - bpf_task_pt_regs (5.15) and bpf_find_vma (5.17): not used; --stacks and the interpreter
@@ -55,6 +57,10 @@
 #define FETCH_AND(p, v) __sync_fetch_and_and((p), (v))
 #define CMPXCHG(p, old, new) __sync_val_compare_and_swap((p), (old), (new))
 #define XCHG(p, v) __sync_lock_test_and_set((p), (v))
+/* A number handed out once (an index): the value before the add. */
+#define TAKE_NEXT(p) __sync_fetch_and_add((p), 1)
+/* A count that must never lose an add, and its value after this one (for thresholds). */
+#define COUNT_ADD(p, v) (__sync_fetch_and_add((p), (v)) + (v))
 #define FIND_VMA(task, addr, cb, ctx) bpf_find_vma((task), (addr), (cb), (ctx), 0)
 #define TASK_PT_REGS(task) ((struct pt_regs *)bpf_task_pt_regs(task))
 #else
@@ -142,6 +148,18 @@ static __always_inline void compat_unlock(void *p)
 #define FETCH_AND(p, v) COMPAT_RMW(p, __old & (v), 0, 1)
 #define XCHG(p, v) COMPAT_RMW(p, (v), 0, 1)
 #define CMPXCHG(p, o, n) COMPAT_RMW(p, __old == (o) ? (n) : __old, ~(o), 1)
+/*
+ * Fetch-and-add (BPF_FETCH, 5.12): an index handed out under the lock, all ones (none: the
+ * caller's table-full path) without it; a count by the plain atomic add, never lost, read
+ * back after it (another CPU's add may be in the value: a threshold crossed at once by two
+ * is seen by neither, and the loader, which also polls the count, takes it up).
+ */
+#define TAKE_NEXT(p) COMPAT_RMW(p, __old + 1, (typeof(*(p)))~0ULL, COMPAT_MUST_TRIES)
+#define COUNT_ADD(p, v)                                                                      \
+	({                                                                                   \
+		__sync_fetch_and_add((p), (v));                                              \
+		*(volatile typeof(*(p)) *)(p);                                               \
+	})
 #define ATOMIC_OR(p, v) ((void)COMPAT_RMW(p, __old | (v), 0, COMPAT_MUST_TRIES))
 #define ATOMIC_AND(p, v) ((void)COMPAT_RMW(p, __old & (v), 0, COMPAT_MUST_TRIES))
 #define ATOMIC_CMPXCHG(p, o, n)                                                              \

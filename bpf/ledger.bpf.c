@@ -162,7 +162,7 @@ static __always_inline int new_entry(struct file_key *key)
 	bool created;
 
 	/* Fresh entries first, then the ones given back. */
-	idx = nr_files < MAX_FILES ? __sync_fetch_and_add(&nr_files, 1) : MAX_FILES;
+	idx = nr_files < MAX_FILES ? TAKE_NEXT(&nr_files) : MAX_FILES;
 	if (idx >= MAX_FILES)
 		idx = take_free_entry();
 	if (idx >= MAX_FILES) {
@@ -178,7 +178,7 @@ static __always_inline int new_entry(struct file_key *key)
 	st = bpf_map_lookup_elem(&file_stats, &idx);
 	if (st)
 		st->key = *key;
-	live = __sync_fetch_and_add(&files_live, 1) + 1;
+	live = COUNT_ADD(&files_live, 1);
 	if (live == MAX_FILES / 2 || live == MAX_FILES / 4 * 3)
 		ledger_wake_loader();
 	return idx;
@@ -275,7 +275,7 @@ __noinline __u32 file_row_alloc(__u32 idx, __u32 op)
 	if (!st)
 		return 0;
 	if (bpf_map_pop_elem(&free_rows, &row))
-		row = __sync_fetch_and_add(&nr_rows, 1);
+		row = TAKE_NEXT(&nr_rows);
 	if (row >= MAX_FILE_ROWS) {
 		__sync_fetch_and_add(&drops[DROP_FILE_ROWS], 1);
 		return 0;
