@@ -73,8 +73,8 @@ trial load says it has no `bpf_loop` (so a kernel with one of them keeps its bui
 
 | kernel feature | since | on 5.10–5.16 |
 | --- | --- | --- |
-| `bpf_loop` (5.17), callbacks as subprograms (5.13) | 5.17 | bounded loops the verifier unrolls |
-| atomic fetch, OR, AND, compare-and-swap, exchange | 5.12 | read-modify-write under a lock (a hash map insert with `BPF_NOEXIST`); plain atomic adds stay |
+| `bpf_loop` (5.17), callbacks as subprograms (5.13) | 5.17 | bounded loops the verifier unrolls; a search's step over a bitmap's words (slots, free ledger entries, a range's page chunks) is a global function, verified once, so the search is calls |
+| atomic fetch, OR, AND, compare-and-swap, exchange | 5.12 | read-modify-write under a lock (a hash map insert with `BPF_NOEXIST`); plain atomic adds stay, a count's value read back after its add (5.10 refuses a program holding one fetch-add, dead code included) |
 | `bpf_get_current_task_btf` | 5.11 | `bpf_get_current_task`, fields read with CO-RE probe reads |
 | `bpf_task_pt_regs` | 5.15 | the syscall number of a rename read from the top of the task's kernel stack |
 | `bpf_find_vma` | 5.17 | none: `--stacks` n/a, the interpreter an exec mapped is not told apart |
