@@ -162,9 +162,22 @@ int BPF_PROG(handle_writeback_dirty_folio, struct folio *folio, struct address_s
 	return dirtied(UNTRUSTED(address_space, mapping), UNTRUSTED(folio, folio));
 }
 
+#if HAVE_COMPAT
+/* Before 5.15 a request names its disk itself (its queue has none). */
+struct request___rq_disk {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+#endif
+
 static __always_inline __u32 disk_dev(struct request *rq)
 {
+#if HAVE_COMPAT
+	struct gendisk *disk = bpf_core_field_exists(struct request_queue, disk) ?
+				       BPF_CORE_READ(rq, q, disk) :
+				       BPF_CORE_READ((struct request___rq_disk *)rq, rq_disk);
+#else
 	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+#endif
 
 	if (!disk)
 		return 0;
@@ -811,6 +824,12 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
  * with its privileges dropped, can still do it (BPF_ITER_CREATE on its own link). Each
  * request it counts writes one byte.
  */
+#if HAVE_COMPAT
+struct request___refcount {
+	refcount_t ref;
+} __attribute__((preserve_access_index));
+#endif
+
 SEC("iter/bpf_map_elem")
 int sweep_block_inflight(struct bpf_iter__bpf_map_elem *ctx)
 {
@@ -829,7 +848,14 @@ int sweep_block_inflight(struct bpf_iter__bpf_map_elem *ctx)
 		return 0;
 	rq = (struct request *)rqk;
 	born = BPF_CORE_READ(rq, start_time_ns);
+#if HAVE_COMPAT
+	/* a refcount_t before 5.18 */
+	ref = bpf_core_field_exists(rq->ref.counter) ?
+		      BPF_CORE_READ(rq, ref.counter) :
+		      BPF_CORE_READ((struct request___refcount *)rq, ref.refs.counter);
+#else
 	ref = BPF_CORE_READ(rq, ref.counter);
+#endif
 	if (ref && !(info->issue_ns && born > info->born_ns))
 		return 0;
 	count_late(rqk, info);

@@ -130,6 +130,23 @@ int BPF_PROG(handle_filemap_map_pages_fn, struct vm_fault *vmf, unsigned long st
 
 /* ---- O_DIRECT (no tracepoints in 6.1) ---- */
 
+#if HAVE_COMPAT
+/* Before 5.14 the direction is bit 0 of type (WRITE: the iterator supplies the data). */
+struct iov_iter___type {
+	unsigned int type;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool iter_data_source(struct iov_iter *iter)
+{
+	if (bpf_core_field_exists(iter->data_source))
+		return BPF_CORE_READ(iter, data_source);
+	return BPF_CORE_READ((struct iov_iter___type *)iter, type) & 1;
+}
+#define ITER_DATA_SOURCE(iter) iter_data_source(iter)
+#else
+#define ITER_DATA_SOURCE(iter) BPF_CORE_READ(iter, data_source)
+#endif
+
 SEC("fentry/__iomap_dio_rw")
 int BPF_PROG(handle_iomap_dio_rw_fn, struct kiocb *iocb, struct iov_iter *iter)
 {
@@ -140,7 +157,11 @@ int BPF_PROG(handle_iomap_dio_rw_fn, struct kiocb *iocb, struct iov_iter *iter)
 		return 0;
 	id = (struct inode_ids){ .addr = (__u64)inode, .ino = inode->i_ino,
 				 .dev = inode->i_sb->s_dev, .igen = inode->i_generation };
+#if HAVE_COMPAT
+	dio_begin(&id, inode->i_size, iter->count, ITER_DATA_SOURCE(iter), iocb);
+#else
 	dio_begin(&id, inode->i_size, iter->count, iter->data_source, iocb);
+#endif
 	return 0;
 }
 
@@ -169,7 +190,7 @@ int BPF_KPROBE(handle_iomap_dio_rw_kprobe, struct kiocb *iocb, struct iov_iter *
 				 .dev = BPF_CORE_READ(inode, i_sb, s_dev),
 				 .igen = BPF_CORE_READ(inode, i_generation) };
 	dio_begin(&id, BPF_CORE_READ(inode, i_size), BPF_CORE_READ(iter, count),
-		  BPF_CORE_READ(iter, data_source), iocb);
+		  ITER_DATA_SOURCE(iter), iocb);
 	return 0;
 }
 
