@@ -163,7 +163,7 @@ int BPF_PROG(handle_writeback_dirty_folio, struct folio *folio, struct address_s
 }
 
 #if HAVE_COMPAT
-/* Before 5.15 a request names its disk itself (its queue has none). */
+/* Older kernels (5.10) name a request's disk in the request (its queue has none). */
 struct request___rq_disk {
 	struct gendisk *rq_disk;
 } __attribute__((preserve_access_index));
@@ -849,7 +849,7 @@ int sweep_block_inflight(struct bpf_iter__bpf_map_elem *ctx)
 	rq = (struct request *)rqk;
 	born = BPF_CORE_READ(rq, start_time_ns);
 #if HAVE_COMPAT
-	/* a refcount_t before 5.18 */
+	/* a refcount_t in older kernels (5.10) */
 	ref = bpf_core_field_exists(rq->ref.counter) ?
 		      BPF_CORE_READ(rq, ref.counter) :
 		      BPF_CORE_READ((struct request___refcount *)rq, ref.refs.counter);

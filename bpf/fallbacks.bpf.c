@@ -131,7 +131,7 @@ int BPF_PROG(handle_filemap_map_pages_fn, struct vm_fault *vmf, unsigned long st
 /* ---- O_DIRECT (no tracepoints in 6.1) ---- */
 
 #if HAVE_COMPAT
-/* Before 5.14 the direction is bit 0 of type (WRITE: the iterator supplies the data). */
+/* Older kernels (5.10): the direction is bit 0 of type (WRITE: the iterator supplies data). */
 struct iov_iter___type {
 	unsigned int type;
 } __attribute__((preserve_access_index));
