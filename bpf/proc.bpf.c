@@ -518,7 +518,8 @@ int BPF_PROG(handle_task_rename, struct task_struct *task, const char *comm)
 			serve_label_slot(TASK_READ(task, tgid), (__u64)comm);
 		return 0;
 	}
-	if (!entry || !*entry || (*entry & SLOT_PENDING) || TASK_READ(task, pid) != TASK_READ(task, tgid))
+	if (!entry || !*entry || (*entry & SLOT_PENDING) ||
+	    TASK_READ(task, pid) != TASK_READ(task, tgid))
 		return 0;
 	/* exec renames too, just before its own event, which carries the same name. */
 	if (bpf_core_field_exists(task->in_execve) && BPF_CORE_READ_BITFIELD(task, in_execve))

@@ -159,7 +159,8 @@ static __always_inline void stack_note_maps(struct task_struct *task, __u32 slot
 
 	if (HAVE_COMPAT || !sent || !mm) /* compat: --stacks is n/a (compat.bpf.h) */
 		return;
-	now = (TASK_READ(task, self_exec_id) << 32) | (__u32)(UNTRUSTED(mm_struct, mm)->map_count + 1);
+	now = (TASK_READ(task, self_exec_id) << 32) |
+	      (__u32)(UNTRUSTED(mm_struct, mm)->map_count + 1);
 	if (*sent == now)
 		return;
 	*sent = now;
@@ -224,7 +225,8 @@ static __noinline int stack_fp(void *ctx, struct thread_io *ti, struct pt_regs *
 {
 	__s64 ret = SC_RET(regs);
 	struct task_struct *task = current_task();
-	struct stack_key key = { .tgid = TASK_READ(task, tgid), .nr = nr, .exec_id = TASK_READ(task, self_exec_id) };
+	struct stack_key key = { .tgid = TASK_READ(task, tgid), .nr = nr,
+				 .exec_id = TASK_READ(task, self_exec_id) };
 	struct stack_cache *c = &ti->stk[nr & 1];
 	struct stack_val *v;
 	__u64 top = 0;

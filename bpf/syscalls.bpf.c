@@ -184,8 +184,8 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	__u32 slot = current_slot(task, &entry);
 
 	if (!slot && top)
-		slot = top_slot(TASK_READ(task, tgid), BPF_CORE_READ(task, real_parent, tgid), EV_FOUND,
-				leader_comm(task));
+		slot = top_slot(TASK_READ(task, tgid), BPF_CORE_READ(task, real_parent, tgid),
+				EV_FOUND, leader_comm(task));
 	if (!slot || ((serve || top) && slot == SLOT_NONE))
 		return 0;
 	ti = thread_io_of(task);
@@ -566,8 +566,9 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		if (serve)
 			slot = serve_label_slot(TASK_READ(task, tgid), leader_comm(task));
 		else if (top)
-			slot = top_slot(TASK_READ(task, tgid), BPF_CORE_READ(task, real_parent, tgid),
-					EV_FOUND, leader_comm(task));
+			slot = top_slot(TASK_READ(task, tgid),
+					BPF_CORE_READ(task, real_parent, tgid), EV_FOUND,
+					leader_comm(task));
 		else
 			return 0;
 		adopted = true; /* this call started before it had one: not timed */

@@ -62,7 +62,8 @@ static __always_inline void trace_emit(void *data, __u64 size)
 /* The current thread's name, the first time the timeline shows it. */
 static __always_inline void trace_thread_name(struct task_struct *task)
 {
-	struct trace_thread t = { .kind = TE_THREAD, .tid = TASK_READ(task, pid), .tgid = TASK_READ(task, tgid) };
+	struct trace_thread t = { .kind = TE_THREAD, .tid = TASK_READ(task, pid),
+				  .tgid = TASK_READ(task, tgid) };
 	__u32 one = 1;
 
 	if (bpf_map_lookup_elem(&trace_named, &t.tid))
