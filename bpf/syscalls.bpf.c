@@ -217,7 +217,12 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
  */
 __noinline __u64 iovec_bytes(__u64 addr, __u64 cnt)
 {
+#if HAVE_COMPAT
+	/* 5.10 reads a variable size into the stack only where all of it was written */
+	struct iovec_user iov[IOV_READ_MAX] = {};
+#else
 	struct iovec_user iov[IOV_READ_MAX];
+#endif
 	__u64 sum = 0;
 
 	if (cnt > IOV_READ_MAX ||
