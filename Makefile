@@ -128,9 +128,12 @@ $(OUTPUT)/iotrace.bpf.o: $(TRACER_BPF_OBJS)
 # The same programs built for kernels without some kfuncs (bpf/maps.bpf.h): without the task
 # VMA iterator (before 6.7), and without bpf_rdonly_cast either (6.1). Same maps, programs
 # and globals: the loader opens the build this kernel can load with iotrace.skel.h.
-BPF_VARIANTS := iotrace_noiter iotrace_nokfunc
+# And for kernels without bpf_loop, atomic fetch operations or task BTF helpers (5.10-5.16:
+# bpf/compat.bpf.h).
+BPF_VARIANTS := iotrace_noiter iotrace_nokfunc iotrace_compat
 BPF_DEFS_noiter := -DHAVE_VMA_ITER=0
 BPF_DEFS_nokfunc := -DHAVE_RDONLY_CAST=0 -DHAVE_VMA_ITER=0
+BPF_DEFS_compat := -DHAVE_RDONLY_CAST=0 -DHAVE_VMA_ITER=0 -DHAVE_COMPAT=1
 $(BPF_VARIANTS:%=$(OUTPUT)/bpf/%.bpf.o): $(OUTPUT)/bpf/iotrace_%.bpf.o: bpf/iotrace.bpf.c \
 		$(VMLINUX_H) $(OUTPUT)/.deps | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)

@@ -100,7 +100,7 @@ static const struct file_block_stat zero_file_stat;
 /* An io_uring thread (io-wq worker "iou-wrk-N", or SQPOLL "iou-sqp-N") or the task's own. */
 static __always_inline __u32 submit_thread(struct task_struct *task, const char *comm)
 {
-	if (!(task->flags & PF_IO_WORKER))
+	if (!(TASK_READ(task, flags) & PF_IO_WORKER))
 		return VIA_TASK;
 	return comm[4] == 's' && comm[5] == 'q' && comm[6] == 'p' ? VIA_SQPOLL : VIA_IOWQ;
 }
@@ -115,17 +115,17 @@ static __always_inline __u32 chargeable_tgid(struct task_struct *task)
 	__u16 *entry;
 
 	if (snoop)
-		return task->flags & PF_KTHREAD ? 0 : task->tgid;
-	entry = slot_entry(task->tgid);
+		return TASK_READ(task, flags) & PF_KTHREAD ? 0 : TASK_READ(task, tgid);
+	entry = slot_entry(TASK_READ(task, tgid));
 	if (!entry || !*entry || (*entry & SLOT_PENDING))
 		return 0;
 	/* serve charges labels: the owner of block keys is then the label's slot. */
-	return serve ? *entry : task->tgid;
+	return serve ? *entry : TASK_READ(task, tgid);
 }
 
 /* Pages a traced process dirties, on its ledger entry for the file (run mode and serve). */
 static __always_inline void count_dirtied(struct task_struct *task, struct inode *host,
-					  struct folio *folio)
+					  __u64 pages)
 {
 	struct file_stat *st;
 	__u32 idx;
@@ -135,22 +135,25 @@ static __always_inline void count_dirtied(struct task_struct *task, struct inode
 	st = file_stat_of(task, thread_state(task), host, &idx);
 	if (!st)
 		return;
-	__sync_fetch_and_add(&st->dirtied_pages, 1ULL << (folio_order(folio) & 31));
+	__sync_fetch_and_add(&st->dirtied_pages, pages);
 	if (trace)
-		trace_count_task(task, TC_PAGES_DIRTIED, 1ULL << (folio_order(folio) & 31));
+		trace_count_task(task, TC_PAGES_DIRTIED, pages);
 }
 
-SEC("tp_btf/writeback_dirty_folio")
-int BPF_PROG(handle_writeback_dirty_folio, struct folio *folio, struct address_space *mapping)
+/*
+ * A folio (NULL: one base page) of mapping dirtied by the current task: its ledger entry
+ * counts its pages, and the file's writeback is charged to it (the file's last dirtier).
+ */
+static __always_inline int dirtied(struct address_space *mapping, struct folio *folio)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
+	struct task_struct *task = current_task();
+	struct inode *host = mapping_host(mapping);
 	struct dirtier_info *known, who = { .tgid = chargeable_tgid(task) };
 	struct path_key key;
 
 	if (!who.tgid || !host)
 		return 0;
-	count_dirtied(task, host, UNTRUSTED(folio, folio));
+	count_dirtied(task, host, folio ? 1ULL << (folio_order(folio) & 31) : 1);
 	key.dev = host->i_sb->s_dev;
 	key.igen = host->i_generation;
 	key.ino = host->i_ino;
@@ -164,9 +167,28 @@ int BPF_PROG(handle_writeback_dirty_folio, struct folio *folio, struct address_s
 	return 0;
 }
 
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(handle_writeback_dirty_folio, struct folio *folio, struct address_space *mapping)
+{
+	return dirtied(UNTRUSTED(address_space, mapping), UNTRUSTED(folio, folio));
+}
+
+#if HAVE_COMPAT
+/* Older kernels (5.10) name a request's disk in the request (its queue has none). */
+struct request___rq_disk {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+#endif
+
 static __always_inline __u32 disk_dev(struct request *rq)
 {
+#if HAVE_COMPAT
+	struct gendisk *disk = bpf_core_field_exists(struct request_queue, disk) ?
+				       BPF_CORE_READ(rq, q, disk) :
+				       BPF_CORE_READ((struct request___rq_disk *)rq, rq_disk);
+#else
 	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+#endif
 
 	if (!disk)
 		return 0;
@@ -271,7 +293,7 @@ static __always_inline __u64 rq_key(struct request *rq)
  */
 static __always_inline bool take(struct block_rq_info *info)
 {
-	return !__sync_fetch_and_or(&info->taken, 1);
+	return !FETCH_OR(&info->taken, 1);
 }
 
 /*
@@ -308,13 +330,13 @@ static void count_late(__u64 rqk, struct block_rq_info *old)
  */
 static __always_inline void direct_io_file(struct task_struct *task, struct path_key *file)
 {
-	__u32 key = task->pid & (THREAD_STATES - 1);
+	__u32 key = TASK_READ(task, pid) & (THREAD_STATES - 1);
 	struct thread_state *t;
 
-	if (file->ino || (task->flags & PF_KTHREAD))
+	if (file->ino || (TASK_READ(task, flags) & PF_KTHREAD))
 		return;
 	t = bpf_map_lookup_elem(&thread_states, &key);
-	if (t && t->tid == task->pid && t->dio_ino) {
+	if (t && t->tid == TASK_READ(task, pid) && t->dio_ino) {
 		file->dev = t->dio_dev;
 		file->ino = t->dio_ino;
 		file->igen = t->dio_gen;
@@ -327,12 +349,12 @@ static __always_inline void direct_io_file(struct task_struct *task, struct path
  */
 static __always_inline void link_syscall(struct task_struct *task, struct block_rq_info *info)
 {
-	__u32 key = task->pid & inflight_mask;
+	__u32 key = TASK_READ(task, pid) & inflight_mask;
 	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
 
-	if (!ti || ti->tid != task->pid || !ti->start_ns)
+	if (!ti || ti->tid != TASK_READ(task, pid) || !ti->start_ns)
 		return;
-	info->sys_tid = task->pid;
+	info->sys_tid = TASK_READ(task, pid);
 	info->sys_start_ns = ti->start_ns;
 	ti->linked++; /* only this thread's own programs touch its entry */
 }
@@ -365,7 +387,7 @@ static __always_inline void charge_file(struct task_struct *task, struct block_r
 			info->cgroup = snoop_cgroup();
 		if (!info->charge) {
 			/* Snoop shows the submitter for everything not charged elsewhere. */
-			info->tgid = task->tgid;
+			info->tgid = TASK_READ(task, tgid);
 			bpf_get_current_comm(info->comm, sizeof(info->comm));
 			info->via = submit_thread(task, info->comm);
 		}
@@ -378,7 +400,7 @@ static __always_inline void charge_file(struct task_struct *task, struct block_r
  */
 static __always_inline void charge_start(struct block_rq_info *info, struct bio *bio)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct path_key file = first_page_file(bio);
 
 	direct_io_file(task, &file);
@@ -658,7 +680,7 @@ static void account(struct block_key *key, struct block_rq_info *info, struct do
 	if (serve) /* serve reports labels, never files */
 		return;
 	fst = lookup_or_init(&file_blocks, &fk, &zero_file_stat, DROP_FILE_BLOCKS, &created);
-	if (created && __sync_fetch_and_add(&file_blocks_new, 1) + 1 == MAX_FILE_BLOCKS / 4)
+	if (created && COUNT_ADD(&file_blocks_new, 1) == MAX_FILE_BLOCKS / 4)
 		ledger_wake_loader();
 	if (fst && !d->keys_only) {
 		add_request((struct block_stat *)fst, info, d);
@@ -823,6 +845,12 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
  * with its privileges dropped, can still do it (BPF_ITER_CREATE on its own link). Each
  * request it counts writes one byte.
  */
+#if HAVE_COMPAT
+struct request___refcount {
+	refcount_t ref;
+} __attribute__((preserve_access_index));
+#endif
+
 SEC("iter/bpf_map_elem")
 int sweep_block_inflight(struct bpf_iter__bpf_map_elem *ctx)
 {
@@ -841,7 +869,14 @@ int sweep_block_inflight(struct bpf_iter__bpf_map_elem *ctx)
 		return 0;
 	rq = (struct request *)rqk;
 	born = BPF_CORE_READ(rq, start_time_ns);
+#if HAVE_COMPAT
+	/* a refcount_t in older kernels (5.10) */
+	ref = bpf_core_field_exists(rq->ref.counter) ?
+		      BPF_CORE_READ(rq, ref.counter) :
+		      BPF_CORE_READ((struct request___refcount *)rq, ref.refs.counter);
+#else
 	ref = BPF_CORE_READ(rq, ref.counter);
+#endif
 	if (ref && !(info->issue_ns && born > info->born_ns))
 		return 0;
 	count_late(rqk, info);

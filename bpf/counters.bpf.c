@@ -42,7 +42,7 @@ static __always_inline void sc_add_totals(__u32 tag, const struct syscall_stat *
 	__sync_fetch_and_add(&t->errors, st->errors);
 	__sync_fetch_and_add(&t->total_ns, st->total_ns);
 	__sync_fetch_and_add(&t->timed, st->timed);
-	__sync_fetch_and_or(&sc_moved[(bit / 64) & (MAX_SLOTS * MAX_SYSCALLS / 64 - 1)],
+	ATOMIC_OR(&sc_moved[(bit / 64) & (MAX_SLOTS * MAX_SYSCALLS / 64 - 1)],
 			    1ULL << (bit % 64));
 }
 
@@ -63,7 +63,7 @@ static __always_inline int claim_row(__u32 cpu, __u32 *tag, __u32 *old)
 	if (!*old)
 		return 0;
 	moving(cpu);
-	if (__sync_val_compare_and_swap(tag, *old, CACHE_CLAIMED) != *old) {
+	if (CMPXCHG(tag, *old, CACHE_CLAIMED) != *old) {
 		moving(cpu);
 		return -1;
 	}
@@ -131,14 +131,14 @@ static long io_move_word(__u32 i, void *data)
 	    i == __builtin_offsetof(struct io_stat, lat_min_plus1) / 8) {
 		for (int tries = 0; tries < 8; tries++) {
 			old = m->to[i];
-			if ((old && old <= v) || __sync_val_compare_and_swap(&m->to[i], old, v) == old)
+			if ((old && old <= v) || CMPXCHG(&m->to[i], old, v) == old)
 				break;
 		}
 	} else if (i == __builtin_offsetof(struct io_stat, size_max) / 8 ||
 		   i == __builtin_offsetof(struct io_stat, lat_max) / 8) {
 		for (int tries = 0; tries < 8; tries++) {
 			old = m->to[i];
-			if (old >= v || __sync_val_compare_and_swap(&m->to[i], old, v) == old)
+			if (old >= v || CMPXCHG(&m->to[i], old, v) == old)
 				break;
 		}
 	} else {
@@ -146,6 +146,44 @@ static long io_move_word(__u32 i, void *data)
 	}
 	return 0;
 }
+
+#if HAVE_COMPAT
+/*
+ * compat: the histograms' words of row idx (plain sums, io_stat's last) into old's totals
+ * and zeroed; the words before them (the minima and maxima) go one by one by io_move_word.
+ * A global function with a loop the verifier walks once a word, with only the value to
+ * branch on: ~350 words of io_move_word unrolled took 167,000 of sys_exit's 208,000
+ * instructions to verify, and in io_row_take's loop each state that reached it walked it.
+ */
+#define IO_PLAIN_FIRST (__builtin_offsetof(struct io_stat, size_hist) / 8)
+_Static_assert(__builtin_offsetof(struct io_stat, lat_max) / 8 < IO_PLAIN_FIRST &&
+		       __builtin_offsetof(struct io_stat, lat_hist) / 8 > IO_PLAIN_FIRST,
+	       "the histograms are io_stat's last words, summed");
+
+__noinline int io_move_sums(__u32 idx, __u32 old)
+{
+	struct io_cache_row *row = bpf_map_lookup_elem(&io_cache, &idx);
+	__u64 *to = bpf_map_lookup_elem(&io_totals, &old), *from;
+
+	if (!row)
+		return 0;
+	from = (__u64 *)&row->st;
+	if (!to) { /* the totals had no room (counted): zeroed only */
+		for (__u32 i = IO_PLAIN_FIRST; i < IO_WORDS; i++)
+			*(volatile __u64 *)&from[i] = 0; /* not a memset: no such call in BPF */
+		return 0;
+	}
+	for (__u32 i = IO_PLAIN_FIRST; i < IO_WORDS; i++) {
+		__u64 v = from[i];
+
+		if (v) {
+			from[i] = 0;
+			__sync_fetch_and_add(&to[i], v);
+		}
+	}
+	return 0;
+}
+#endif
 
 /*
  * The same for the I/O cache: a row's sizes and histograms into the totals (a loop over
@@ -165,9 +203,15 @@ __noinline int io_row_take(__u32 cpu, __u32 idx, __u32 tag)
 		t = lookup_or_init(&io_totals, &old, &zero, DROP_TOTALS, NULL);
 		m.from = (__u64 *)&row->st;
 		m.to = (__u64 *)t;
+#if HAVE_COMPAT
+		for (__u32 i = 0; i < IO_PLAIN_FIRST; i++)
+			io_move_word(i, &m);
+		io_move_sums(idx, old);
+#else
 		bpf_loop(IO_WORDS, io_move_word, &m, 0);
+#endif
 		if (t)
-			__sync_fetch_and_or(&io_moved[TAG_SLOT_IO(old) & (MAX_SLOTS - 1)],
+			ATOMIC_OR(&io_moved[TAG_SLOT_IO(old) & (MAX_SLOTS - 1)],
 					    1u << ((old - 1) & 15));
 		moving(cpu);
 	}

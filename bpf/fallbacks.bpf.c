@@ -13,6 +13,16 @@
 
 /* ---- readahead (no tracepoints in 6.1) ---- */
 
+/*
+ * Before folios (5.16) the same tracepoint took a page: a page cache page of 5.10's
+ * filesystems is one base page (no large folios in the page cache then).
+ */
+SEC("tp_btf/writeback_dirty_page")
+int BPF_PROG(handle_writeback_dirty_page, struct page *page, struct address_space *mapping)
+{
+	return dirtied(mapping, NULL);
+}
+
 SEC("fentry/page_cache_sync_ra")
 int BPF_PROG(handle_page_cache_sync_ra_fn, struct readahead_control *ractl,
 	     unsigned long req_count)
@@ -120,6 +130,23 @@ int BPF_PROG(handle_filemap_map_pages_fn, struct vm_fault *vmf, unsigned long st
 
 /* ---- O_DIRECT (no tracepoints in 6.1) ---- */
 
+#if HAVE_COMPAT
+/* Older kernels (5.10): the direction is bit 0 of type (WRITE: the iterator supplies data). */
+struct iov_iter___type {
+	unsigned int type;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool iter_data_source(struct iov_iter *iter)
+{
+	if (bpf_core_field_exists(iter->data_source))
+		return BPF_CORE_READ(iter, data_source);
+	return BPF_CORE_READ((struct iov_iter___type *)iter, type) & 1;
+}
+#define ITER_DATA_SOURCE(iter) iter_data_source(iter)
+#else
+#define ITER_DATA_SOURCE(iter) BPF_CORE_READ(iter, data_source)
+#endif
+
 SEC("fentry/__iomap_dio_rw")
 int BPF_PROG(handle_iomap_dio_rw_fn, struct kiocb *iocb, struct iov_iter *iter)
 {
@@ -130,7 +157,11 @@ int BPF_PROG(handle_iomap_dio_rw_fn, struct kiocb *iocb, struct iov_iter *iter)
 		return 0;
 	id = (struct inode_ids){ .addr = (__u64)inode, .ino = inode->i_ino,
 				 .dev = inode->i_sb->s_dev, .igen = inode->i_generation };
+#if HAVE_COMPAT
+	dio_begin(&id, inode->i_size, iter->count, ITER_DATA_SOURCE(iter), iocb);
+#else
 	dio_begin(&id, inode->i_size, iter->count, iter->data_source, iocb);
+#endif
 	return 0;
 }
 
@@ -159,7 +190,7 @@ int BPF_KPROBE(handle_iomap_dio_rw_kprobe, struct kiocb *iocb, struct iov_iter *
 				 .dev = BPF_CORE_READ(inode, i_sb, s_dev),
 				 .igen = BPF_CORE_READ(inode, i_generation) };
 	dio_begin(&id, BPF_CORE_READ(inode, i_size), BPF_CORE_READ(iter, count),
-		  BPF_CORE_READ(iter, data_source), iocb);
+		  ITER_DATA_SOURCE(iter), iocb);
 	return 0;
 }
 
@@ -176,8 +207,7 @@ int BPF_KRETPROBE(handle_iomap_dio_rw_kretprobe)
  * block_getrq: a new request for bio, in the submitting task, just before the kernel fills
  * the request from the bio and accounts its start (where block_io_start fires since).
  */
-SEC("tp_btf/block_getrq")
-int BPF_PROG(handle_block_getrq, struct bio *bio)
+static __always_inline int getrq_start(struct bio *bio)
 {
 	struct block_rq_info info = { .start_ns = bpf_ktime_get_ns() };
 	__u64 key = (__u64)bio;
@@ -185,6 +215,19 @@ int BPF_PROG(handle_block_getrq, struct bio *bio)
 	charge_start(&info, bio);
 	bpf_map_update_elem(&block_starts, &key, &info, BPF_ANY);
 	return 0;
+}
+
+SEC("tp_btf/block_getrq")
+int BPF_PROG(handle_block_getrq, struct bio *bio)
+{
+	return getrq_start(bio);
+}
+
+/* Before 5.11 block_getrq took the queue and the operation too. */
+SEC("tp_btf/block_getrq")
+int BPF_PROG(handle_block_getrq_queue, struct request_queue *q, struct bio *bio, int rw)
+{
+	return getrq_start(bio);
 }
 
 /* ---- io_uring (the older tracepoints' arguments) ---- */

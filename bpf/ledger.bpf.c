@@ -87,29 +87,53 @@ static long take_free_word(__u32 i, void *data)
 	if (!bits)
 		return 0;
 	bit = bits & -bits;
-	if (__sync_fetch_and_and(&free_files[w], ~bit) & bit) {
+	if (FETCH_AND(&free_files[w], ~bit) & bit) {
 		s->idx = w * 64 + bit_index(bit);
 		return 1;
 	}
 	return 0; /* another CPU took it: the next word */
 }
 
+#if HAVE_COMPAT
+/* compat: word i from start, a global function: the search unrolled is calls (compat.bpf.h). */
+__noinline int take_free_word_at(__u32 start, __u32 i)
+{
+	struct free_search s = { .start = start, .idx = MAX_FILES };
+
+	take_free_word(i, &s);
+	return s.idx;
+}
+#endif
+
+/* A given-back index from word start on, or MAX_FILES when none is free. */
+COMPAT_GLOBAL(static __always_inline) __u32 search_free_entries(__u32 start)
+{
+	struct free_search s = { .start = start, .idx = MAX_FILES };
+
+#if HAVE_COMPAT
+	for (__u32 i = 0; i < MAX_FILES / 64 && s.idx >= MAX_FILES; i++)
+		s.idx = take_free_word_at(start, i);
+#else
+	bpf_loop(MAX_FILES / 64, take_free_word, &s, 0);
+#endif
+	return s.idx;
+}
+
 /* A given-back index, or MAX_FILES when none is free (starts where the last one was). */
 static __always_inline __u32 take_free_entry(void)
 {
 	static __u32 hint;
-	struct free_search s = { .start = hint, .idx = MAX_FILES };
+	__u32 idx = search_free_entries(hint);
 
-	bpf_loop(MAX_FILES / 64, take_free_word, &s, 0);
-	if (s.idx < MAX_FILES)
-		hint = s.idx / 64;
-	return s.idx;
+	if (idx < MAX_FILES)
+		hint = idx / 64;
+	return idx;
 }
 
 /* Gives idx back (a CPU that lost a race for a key). */
 static __always_inline void free_entry(__u32 idx)
 {
-	__sync_fetch_and_or(&free_files[(idx / 64) & (MAX_FILES / 64 - 1)], 1ULL << (idx % 64));
+	ATOMIC_OR(&free_files[(idx / 64) & (MAX_FILES / 64 - 1)], 1ULL << (idx % 64));
 }
 
 /*
@@ -138,7 +162,7 @@ static __always_inline int new_entry(struct file_key *key)
 	bool created;
 
 	/* Fresh entries first, then the ones given back. */
-	idx = nr_files < MAX_FILES ? __sync_fetch_and_add(&nr_files, 1) : MAX_FILES;
+	idx = nr_files < MAX_FILES ? TAKE_NEXT(&nr_files) : MAX_FILES;
 	if (idx >= MAX_FILES)
 		idx = take_free_entry();
 	if (idx >= MAX_FILES) {
@@ -154,7 +178,7 @@ static __always_inline int new_entry(struct file_key *key)
 	st = bpf_map_lookup_elem(&file_stats, &idx);
 	if (st)
 		st->key = *key;
-	live = __sync_fetch_and_add(&files_live, 1) + 1;
+	live = COUNT_ADD(&files_live, 1);
 	if (live == MAX_FILES / 2 || live == MAX_FILES / 4 * 3)
 		ledger_wake_loader();
 	return idx;
@@ -201,7 +225,7 @@ __noinline int rename_entry(__u32 idx, __u64 name_id)
 	idx = fresh;
 	st = fresh >= 0 ? bpf_map_lookup_elem(&file_stats, &idx) : NULL;
 	if (st)
-		__sync_val_compare_and_swap(&st->name_id, 0, name_id);
+		ATOMIC_CMPXCHG(&st->name_id, 0, name_id);
 	return fresh;
 }
 
@@ -233,7 +257,7 @@ __noinline int file_index_of_file(__u32 owner, __u64 file_addr)
 	st = bpf_map_lookup_elem(&file_stats, &idx);
 	if (!st || !name)
 		return found;
-	was = __sync_val_compare_and_swap(&st->name_id, 0, name);
+	was = CMPXCHG(&st->name_id, 0, name);
 	if (!was || was == name || KREAD(inode, __i_nlink) > 1)
 		return found;
 	return rename_entry(idx, name);
@@ -251,7 +275,7 @@ __noinline __u32 file_row_alloc(__u32 idx, __u32 op)
 	if (!st)
 		return 0;
 	if (bpf_map_pop_elem(&free_rows, &row))
-		row = __sync_fetch_and_add(&nr_rows, 1);
+		row = TAKE_NEXT(&nr_rows);
 	if (row >= MAX_FILE_ROWS) {
 		__sync_fetch_and_add(&drops[DROP_FILE_ROWS], 1);
 		return 0;
@@ -260,7 +284,7 @@ __noinline __u32 file_row_alloc(__u32 idx, __u32 op)
 	if (r)
 		*r = zero_row;
 	/* Another thread of the process may have made the row meanwhile: keep the first. */
-	old = __sync_val_compare_and_swap(&st->row[op & (FILE_OP_SLOTS - 1)], 0, row + 1);
+	old = CMPXCHG(&st->row[op & (FILE_OP_SLOTS - 1)], 0, row + 1);
 	if (old) {
 		bpf_map_push_elem(&free_rows, &row, 0);
 		return old;
@@ -296,20 +320,24 @@ static __always_inline struct file_stat *entry_at(__u32 idx, __u32 gen)
 /* The struct file behind fd in the current task's table, or NULL (no PROBE_MEM fault). */
 static __always_inline struct file *fd_file(struct task_struct *task, __u64 fd)
 {
+#if HAVE_COMPAT
+	struct files_struct *files = TASK_READ(task, files);
+#else
 	struct files_struct *files = UNTRUSTED(task_struct, task)->files;
+#endif
 	struct fdtable *fdt;
 	void *slot;
 
 	if (!files)
 		return NULL;
-	fdt = files->fdt;
-	if (!fdt || fd >= fdt->max_fds)
+	fdt = TASK_READ(files, fdt); /* compat: files is a number, read with probe reads */
+	if (!fdt || fd >= TASK_READ(fdt, max_fds))
 		return NULL;
 	/*
 	 * fdt->fd is an array of pointers, which a BTF walk cannot index: read the slot as the
 	 * first member of a struct that starts with a struct file * (kiocb's ki_filp).
 	 */
-	slot = (void *)((__u64)fdt->fd + fd * sizeof(void *));
+	slot = (void *)((__u64)TASK_READ(fdt, fd) + fd * sizeof(void *));
 	return KREAD(UNTRUSTED(kiocb, slot), ki_filp);
 }
 
@@ -351,7 +379,7 @@ static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
 	/* Global functions take scalars only: copy the pointer's value out as a number. */
 	bpf_probe_read_kernel(&file_addr, sizeof(file_addr), &file);
 	c->names = names_epoch; /* before: a rename from now on is seen at the next call */
-	idx = file_index_of_file(task->tgid, file_addr);
+	idx = file_index_of_file(TASK_READ(task, tgid), file_addr);
 	if (idx < 0)
 		return NULL;
 	*idxp = idx;
@@ -398,5 +426,5 @@ static __always_inline void mark_loaded(struct file_stat *st, __u32 how)
 		st->load_read_calls = calls;
 		st->load_read_bytes = bytes;
 	}
-	__sync_fetch_and_or(&st->loaded, how);
+	ATOMIC_OR(&st->loaded, how);
 }

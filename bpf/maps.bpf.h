@@ -9,6 +9,7 @@
 #define BUCKETS_INLINE static __always_inline
 #include "iotrace.h"
 #include "regs.bpf.h"
+#include "compat.bpf.h"
 
 /* Slot of each traced process: four u16 per element, indexed by tgid (set at load: pid_max/4). */
 struct {
@@ -263,7 +264,7 @@ static __always_inline __u32 bit_index(__u64 v)
 /* The thread's xorshift generator: no helper call. */
 static __always_inline __u32 thread_random(struct task_struct *task, struct thread_io *ti)
 {
-	__u32 x = ti->rng ?: task->pid | 1;
+	__u32 x = ti->rng ?: TASK_READ(task, pid) | 1;
 
 	x ^= x << 13;
 	x ^= x >> 17;

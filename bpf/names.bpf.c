@@ -232,7 +232,7 @@ static __u32 walk_names(struct file_name *n, __u64 d)
 	struct name_walk w = { .d = d, .n = n };
 
 	/* bpf_loop: the verifier checks one step, not every level unrolled. */
-	bpf_loop(64, name_step, &w, 0);
+	BPF_LOOP(64, name_step, &w, 64);
 	n->truncated = !w.done;
 	return w.off;
 }
@@ -579,7 +579,7 @@ __noinline __u64 anon_key(__u64 file_addr)
 
 	bpf_probe_read_kernel_str(name, sizeof(name),
 				  BPF_CORE_READ((struct file *)file_addr, f_path.dentry, d_name.name));
-	bpf_loop(ANON_NAME_LEN, fnv_step, &h, 0);
+	BPF_LOOP(ANON_NAME_LEN, fnv_step, &h, ANON_NAME_LEN);
 	return h.h | ANON_KEY_BIT;
 }
 
@@ -628,17 +628,22 @@ static __always_inline void note_inode(struct inode *arg)
 {
 	/* Untrusted (design.md, "Start-up"): 4.6 ms of verification per program otherwise. */
 	struct inode *inode = UNTRUSTED(inode, arg);
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u16 *slot = slot_entry(task->tgid);
+	struct task_struct *task = current_task();
+	__u16 *slot = slot_entry(TASK_READ(task, tgid));
 	struct noted fresh = {}, *n;
-	__u32 tid = task->pid;
-	struct pt_regs *regs;
+	__u32 tid = TASK_READ(task, pid);
 
 	if (serve || !slot || !*slot || (*slot & SLOT_PENDING))
 		return;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+#if HAVE_COMPAT
+	if (!naming_syscall(compat_syscall_nr(task)))
+		return;
+#else
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
 	if (!regs || !naming_syscall(SC_NR(regs)))
 		return;
+#endif
 	n = lookup_or_init(&noted_inodes, &tid, &fresh, DROP_PATHS, NULL);
 	if (!n)
 		return;
@@ -761,8 +766,8 @@ static long name_noted(__u32 i, void *data)
  */
 __noinline int names_changed(__u32 nr, __u32 ok)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tid = task->pid;
+	struct task_struct *task = current_task();
+	__u32 tid = TASK_READ(task, pid);
 	struct noted_walk w = { .n = bpf_map_lookup_elem(&noted_inodes, &tid) };
 
 	if (ok && (nr == nr_rename || nr == nr_renameat || nr == nr_renameat2))
@@ -770,7 +775,7 @@ __noinline int names_changed(__u32 nr, __u32 ok)
 	if (!w.n)
 		return 0;
 	if (ok)
-		bpf_loop(NOTED_INODES, name_noted, &w, 0);
+		BPF_LOOP(NOTED_INODES, name_noted, &w, NOTED_INODES);
 	bpf_map_delete_elem(&noted_inodes, &tid);
 	return 0;
 }

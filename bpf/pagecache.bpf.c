@@ -68,8 +68,8 @@ static const struct chunk_bits zero_bits;
 /* The current task if its process is traced (and past its execve), else NULL. */
 static __always_inline struct task_struct *traced_task(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u16 *entry = slot_entry(task->tgid);
+	struct task_struct *task = current_task();
+	__u16 *entry = slot_entry(TASK_READ(task, tgid));
 
 	if (!entry || !*entry || (*entry & SLOT_PENDING))
 		return NULL;
@@ -78,13 +78,13 @@ static __always_inline struct task_struct *traced_task(void)
 
 static __always_inline struct thread_state *thread_state(struct task_struct *task)
 {
-	__u32 key = task->pid & (THREAD_STATES - 1);
+	__u32 key = TASK_READ(task, pid) & (THREAD_STATES - 1);
 	struct thread_state *t = bpf_map_lookup_elem(&thread_states, &key);
 
-	if (t && t->tid != task->pid) {
+	if (t && t->tid != TASK_READ(task, pid)) {
 		/* Another thread's leftovers: start clean rather than link unrelated events. */
 		__builtin_memset(t, 0, sizeof(*t));
-		t->tid = task->pid;
+		t->tid = TASK_READ(task, pid);
 	}
 	return t;
 }
@@ -115,13 +115,13 @@ static __always_inline struct file_stat *file_stat_lookup(struct task_struct *ta
 							  const struct inode_ids *id, __u32 *idxp)
 {
 	struct inode *inode = UNTRUSTED(inode, (void *)id->addr);
-	__u32 igen, owner = task->tgid;
+	__u32 igen, owner = TASK_READ(task, tgid);
 	__u64 addr = 0;
 	int idx;
 
 	/* serve keeps files per label: the owner is the process's label slot. */
 	if (serve) {
-		__u16 *entry = slot_entry(task->tgid);
+		__u16 *entry = slot_entry(TASK_READ(task, tgid));
 
 		owner = entry ? *entry : 0;
 	}
@@ -165,7 +165,7 @@ static __always_inline struct file_stat *file_stat_of_ids(struct task_struct *ta
 		struct file_stat *cached = entry_at(t->cached_idx, t->cached_gen);
 
 		*idxp = t->cached_idx;
-		if (cached && (serve || cached->key.owner == task->tgid))
+		if (cached && (serve || cached->key.owner == TASK_READ(task, tgid)))
 			return cached;
 	}
 	struct file_stat *st = file_stat_lookup(task, id, idxp);
@@ -230,7 +230,7 @@ static __always_inline void note_chunk(__u32 file, __u64 chunk)
 	for (int tries = 0; st && tries < 4; tries++) {
 		__u64 end = st->chunk_end;
 
-		if (end > chunk || __sync_val_compare_and_swap(&st->chunk_end, end, chunk + 1) == end)
+		if (end > chunk || CMPXCHG(&st->chunk_end, end, chunk + 1) == end)
 			return;
 	}
 }
@@ -262,15 +262,12 @@ static long mark_chunk(__u32 i, void *data)
 	c->lo = lo;
 	c->hi = hi;
 	/* A nested loop: the verifier checks one word's step instead of eight unrolled ones. */
-	bpf_loop(CHUNK_WORDS, mark_word, c, 0);
+	BPF_LOOP(CHUNK_WORDS, mark_word, c, CHUNK_WORDS);
 	return 0;
 }
 
-/*
- * A global function is verified once, on its own, instead of at every call site: this
- * keeps the load time of the programs that mark pages in several places low.
- */
-__noinline int mark_page_range(__u32 file, __u64 first, __u64 last, __u32 op)
+/* What op does to each bit of [first, last] of file. */
+static __always_inline struct mark_ctx mark_ctx_of(__u32 file, __u64 first, __u64 last, __u32 op)
 {
 	struct mark_ctx c = {
 		.file = file,
@@ -282,9 +279,41 @@ __noinline int mark_page_range(__u32 file, __u64 first, __u64 last, __u32 op)
 		.clear_used = op == MARK_USED ? 0 : ~0ULL,
 	};
 
+	return c;
+}
+
+#if HAVE_COMPAT
+/*
+ * compat: chunk i of the range, a global function (verified once, with its words unrolled):
+ * the range's unrolled chunks are then calls, not copies of it. Non-zero: stop.
+ */
+__noinline int mark_chunk_at(__u32 file, __u64 first, __u64 last, __u32 op, __u32 i)
+{
+	struct mark_ctx c = mark_ctx_of(file, first, last, op);
+
+	return mark_chunk(i, &c);
+}
+#endif
+
+/*
+ * A global function is verified once, on its own, instead of at every call site: this
+ * keeps the load time of the programs that mark pages in several places low.
+ */
+__noinline int mark_page_range(__u32 file, __u64 first, __u64 last, __u32 op)
+{
+#if HAVE_COMPAT
+	/* at most COMPAT_MARK_CHUNKS chunks (256 MiB of 4 KiB pages) per range */
+	for (__u32 i = 0; i < COMPAT_MARK_CHUNKS && first <= last &&
+			  i <= (last >> CHUNK_SHIFT) - (first >> CHUNK_SHIFT); i++)
+		if (mark_chunk_at(file, first, last, op, i))
+			break;
+#else
+	struct mark_ctx c = mark_ctx_of(file, first, last, op);
+
 	if (last < first)
 		return 0;
 	bpf_loop((last >> CHUNK_SHIFT) - (first >> CHUNK_SHIFT) + 1, mark_chunk, &c, 0);
+#endif
 	return 0;
 }
 
@@ -741,11 +770,11 @@ int BPF_PROG(handle_iomap_dio_rw_begin, struct kiocb *iocb, struct iov_iter *ite
  */
 static __always_inline void direct_io_done(void *iocb)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 key = task->pid & (THREAD_STATES - 1);
+	struct task_struct *task = current_task();
+	__u32 key = TASK_READ(task, pid) & (THREAD_STATES - 1);
 	struct thread_state *t = bpf_map_lookup_elem(&thread_states, &key);
 
-	if (t && t->tid == task->pid && (!iocb || t->dio_iocb == (__u64)iocb))
+	if (t && t->tid == TASK_READ(task, pid) && (!iocb || t->dio_iocb == (__u64)iocb))
 		t->dio_ino = 0;
 }
 
@@ -810,15 +839,15 @@ static __always_inline void mark_exec_inode(struct task_struct *task, __u64 inod
  */
 __noinline int note_exec_files(__u64 exe)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct task_struct *task = current_task();
+	struct pt_regs *regs = TASK_PT_REGS(task);
 	__u64 interp = 0;
 
 	if (serve || top || !exe) /* only run mode's report tells loaded code apart */
 		return 0;
 	mark_exec_inode(task, exe);
 	if (regs)
-		bpf_find_vma(task, USER_PC(regs), vma_inode_of, &interp, 0);
+		FIND_VMA(task, USER_PC(regs), vma_inode_of, &interp);
 	if (interp && interp != exe)
 		mark_exec_inode(task, interp);
 	return 0;

@@ -23,14 +23,15 @@ static long try_word(__u32 w, void *data)
 
 	if (w >= MAX_SLOTS / 64)
 		return 1;
-	for (int tries = 0; tries < 4; tries++) {
+	/* compat: one try a word, or the verifier's branches pass 5.10's limit (compat.bpf.h) */
+	for (int tries = 0; tries < (HAVE_COMPAT ? 1 : 4); tries++) {
 		__u64 used = slot_used[w];
 		__u64 bit;
 
 		if (used == ~0ULL)
 			return 0;
 		bit = ~used & (used + 1);
-		if (!(__sync_fetch_and_or(&slot_used[w], bit) & bit)) {
+		if (!(FETCH_OR(&slot_used[w], bit) & bit)) {
 			s->slot = w * 64 + lowest_clear_bit(used);
 			return 1;
 		}
@@ -38,16 +39,32 @@ static long try_word(__u32 w, void *data)
 	return 0;
 }
 
+#if HAVE_COMPAT
+/* compat: one word's try, a global function: the search unrolled is calls (compat.bpf.h). */
+__noinline int try_slot_word(__u32 w)
+{
+	struct slot_search s = { .slot = 0 };
+
+	try_word(w, &s);
+	return s.slot;
+}
+#endif
+
 /*
  * Take a free slot from the shared bitmap. Slots 0 (untraced) and 1 (overflow) and those
  * past nr_slots are marked used by the loader, so they are never handed out. bpf_loop keeps
  * the verifier from unrolling the search (and the load time short).
  */
-static __u32 alloc_slot(void)
+COMPAT_GLOBAL(static) __u32 alloc_slot(void)
 {
 	struct slot_search s = { .slot = 0 };
 
+#if HAVE_COMPAT
+	for (__u32 w = 0; w < MAX_SLOTS / 64 && w < (nr_slots + 63) / 64 && !s.slot; w++)
+		s.slot = try_slot_word(w);
+#else
 	bpf_loop((nr_slots + 63) / 64, try_word, &s, 0);
+#endif
 	if (s.slot)
 		return s.slot;
 	__sync_fetch_and_add(&drops[DROP_SLOTS], 1);
@@ -134,7 +151,7 @@ __noinline int serve_label_slot(__u32 tgid, __u64 comm_addr)
 	if (slot != OVERFLOW_SLOT && bpf_map_update_elem(&label_slots, &key, &slot, BPF_NOEXIST)) {
 		/* Another CPU labelled it first (use its slot and give ours back), or the map is full. */
 		found = bpf_map_lookup_elem(&label_slots, &key);
-		__sync_fetch_and_and(&slot_used[(slot / 64) & (MAX_SLOTS / 64 - 1)],
+		ATOMIC_AND(&slot_used[(slot / 64) & (MAX_SLOTS / 64 - 1)],
 				     ~(1ULL << (slot % 64)));
 		slot = found ? *found : OVERFLOW_SLOT;
 	} else if (slot != OVERFLOW_SLOT) {
@@ -173,7 +190,7 @@ static __always_inline bool claim_entry(__u32 tgid, __u16 value)
 
 		if ((old >> shift) & 0xffff)
 			return false;
-		if (__sync_val_compare_and_swap(word, old, old | ((__u64)value << shift)) == old)
+		if (CMPXCHG(word, old, old | ((__u64)value << shift)) == old)
 			return true;
 	}
 	return false;
@@ -182,7 +199,7 @@ static __always_inline bool claim_entry(__u32 tgid, __u16 value)
 static __always_inline void free_slot(__u32 slot)
 {
 	if (slot != OVERFLOW_SLOT)
-		__sync_fetch_and_and(&slot_used[(slot / 64) & (MAX_SLOTS / 64 - 1)],
+		ATOMIC_AND(&slot_used[(slot / 64) & (MAX_SLOTS / 64 - 1)],
 				     ~(1ULL << (slot % 64)));
 }
 
@@ -248,7 +265,7 @@ static __always_inline void fill_event(struct iot_proc_event *e, __u32 kind,
 				       struct task_struct *task, __u32 slot)
 {
 	e->kind = kind;
-	e->pid = task->tgid;
+	e->pid = TASK_READ(task, tgid);
 	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
 	e->slot = slot;
 	e->ts_ns = bpf_ktime_get_ns();
@@ -308,7 +325,7 @@ static __always_inline __u32 row_begin(struct slot_proc *row)
 {
 	__u32 seq = *(volatile __u32 *)&row->seq;
 
-	if (seq & 1 || __sync_val_compare_and_swap(&row->seq, seq, seq + 1) != seq)
+	if (seq & 1 || CMPXCHG(&row->seq, seq, seq + 1) != seq)
 		return 0;
 	return seq + 1;
 }
@@ -316,7 +333,7 @@ static __always_inline __u32 row_begin(struct slot_proc *row)
 static __always_inline void row_end(struct slot_proc *row, __u32 seq)
 {
 	if (seq)
-		__sync_val_compare_and_swap(&row->seq, seq, seq + 1);
+		ATOMIC_CMPXCHG(&row->seq, seq, seq + 1);
 }
 
 /*
@@ -512,19 +529,20 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 SEC("tp_btf/task_rename")
 int BPF_PROG(handle_task_rename, struct task_struct *task, const char *comm)
 {
-	__u16 *entry = slot_entry(task->tgid);
+	__u16 *entry = slot_entry(TASK_READ(task, tgid));
 	struct iot_proc_event *e;
 	struct slot_proc *row;
 	__u32 seq;
 
 	if (serve) {
 		/* A rename from another task (/proc/PID/comm) keeps the old label. */
-		if (label_comm && task->pid == task->tgid &&
-		    task->tgid == bpf_get_current_pid_tgid() >> 32 && entry && *entry)
-			serve_label_slot(task->tgid, (__u64)comm);
+		if (label_comm && TASK_READ(task, pid) == TASK_READ(task, tgid) &&
+		    TASK_READ(task, tgid) == bpf_get_current_pid_tgid() >> 32 && entry && *entry)
+			serve_label_slot(TASK_READ(task, tgid), (__u64)comm);
 		return 0;
 	}
-	if (!entry || !*entry || (*entry & SLOT_PENDING) || task->pid != task->tgid)
+	if (!entry || !*entry || (*entry & SLOT_PENDING) ||
+	    TASK_READ(task, pid) != TASK_READ(task, tgid))
 		return 0;
 	/* exec renames too, just before its own event, which carries the same name. */
 	if (bpf_core_field_exists(task->in_execve) && BPF_CORE_READ_BITFIELD(task, in_execve))

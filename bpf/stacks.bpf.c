@@ -91,7 +91,7 @@ extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym;
 /* The process's executable file mappings, to user space (global: verified once). */
 __noinline int stack_send_maps(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *vma;
 	struct stack_maps *m = bpf_ringbuf_reserve(&stack_events, sizeof(*m), 0);
@@ -102,8 +102,8 @@ __noinline int stack_send_maps(void)
 		return 0;
 	}
 	m->kind = SE_MAPS;
-	m->tgid = task->tgid;
-	m->exec_id = task->self_exec_id;
+	m->tgid = TASK_READ(task, tgid);
+	m->exec_id = TASK_READ(task, self_exec_id);
 	bpf_iter_task_vma_new(&it, task, 0);
 	while ((vma = bpf_iter_task_vma_next(&it)) && n < MAX_STACK_VMAS) {
 		struct inode *inode;
@@ -134,7 +134,7 @@ __noinline int stack_send_maps(void)
  */
 __noinline int stack_send_maps(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct stack_maps *m = bpf_ringbuf_reserve(&stack_events, sizeof(*m), 0);
 
 	if (!m) {
@@ -142,8 +142,8 @@ __noinline int stack_send_maps(void)
 		return 0;
 	}
 	m->kind = SE_MAPS_PROC;
-	m->tgid = task->tgid;
-	m->exec_id = task->self_exec_id;
+	m->tgid = TASK_READ(task, tgid);
+	m->exec_id = TASK_READ(task, self_exec_id);
 	m->n = 0;
 	bpf_ringbuf_submit(m, 0);
 	return 0;
@@ -154,12 +154,13 @@ __noinline int stack_send_maps(void)
 static __always_inline void stack_note_maps(struct task_struct *task, __u32 slot)
 {
 	__u64 *sent = bpf_map_lookup_elem(&stack_maps_sent, &slot);
-	struct mm_struct *mm = UNTRUSTED(task_struct, task)->mm;
+	struct mm_struct *mm = HAVE_COMPAT ? NULL : UNTRUSTED(task_struct, task)->mm;
 	__u64 now;
 
-	if (!sent || !mm)
+	if (HAVE_COMPAT || !sent || !mm) /* compat: --stacks is n/a (compat.bpf.h) */
 		return;
-	now = (task->self_exec_id << 32) | (__u32)(UNTRUSTED(mm_struct, mm)->map_count + 1);
+	now = (TASK_READ(task, self_exec_id) << 32) |
+	      (__u32)(UNTRUSTED(mm_struct, mm)->map_count + 1);
 	if (*sent == now)
 		return;
 	*sent = now;
@@ -190,7 +191,7 @@ static __always_inline __u64 leaf_caller(struct task_struct *task, __u64 top)
 
 	if (!top)
 		return 0;
-	bpf_find_vma(task, top, vma_exec, &c, 0);
+	FIND_VMA(task, top, vma_exec, &c);
 	return c.exec ? top : 0;
 }
 
@@ -223,8 +224,9 @@ static __noinline int stack_fp(void *ctx, struct thread_io *ti, struct pt_regs *
 			       __u64 weighted_ns)
 {
 	__s64 ret = SC_RET(regs);
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct stack_key key = { .tgid = task->tgid, .nr = nr, .exec_id = task->self_exec_id };
+	struct task_struct *task = current_task();
+	struct stack_key key = { .tgid = TASK_READ(task, tgid), .nr = nr,
+				 .exec_id = TASK_READ(task, self_exec_id) };
 	struct stack_cache *c = &ti->stk[nr & 1];
 	struct stack_val *v;
 	__u64 top = 0;
@@ -313,28 +315,30 @@ __noinline int stack_dwarf(__u32 slot, __u32 nr, __s64 ret, __u64 weighted_ns, _
 	__sync_fetch_and_add(&p->time_ns, weighted_ns);
 	if (p->sampled >= STACK_DWARF_WARMUP && (rnd & (STACK_DWARF_PERIOD - 1)))
 		return 0;
-	task = bpf_get_current_task_btf(); /* helper calls only for a sample */
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	task = current_task(); /* helper calls only for a sample */
+	regs = TASK_PT_REGS(task);
+	if (!regs)
+		return 0;
 	s = bpf_ringbuf_reserve(&stack_events, sizeof(*s), 0);
 	if (!s) {
 		__sync_fetch_and_add(&drops[DROP_STACKS], 1);
 		return 0;
 	}
 	s->kind = SE_SAMPLE;
-	s->tgid = task->tgid;
-	s->tid = task->pid;
+	s->tgid = TASK_READ(task, tgid);
+	s->tid = TASK_READ(task, pid);
 	s->nr = nr;
 	dwarf_regs(s->regs, regs);
 	/* Up to the end of the stack's mapping: a read past it would fail whole. */
-	bpf_find_vma(task, USER_SP(regs), vma_end, &end, 0);
+	FIND_VMA(task, USER_SP(regs), vma_end, &end);
 	size = end > USER_SP(regs) ? end - USER_SP(regs) : 0;
 	if (size > STACK_DWARF_BYTES)
 		size = STACK_DWARF_BYTES;
 	s->size = read_stack(s, USER_SP(regs), size);
 	/* What it stands for: itself and the calls since the last sample (exact sums). */
-	s->calls = __sync_lock_test_and_set(&p->calls, 0);
-	s->bytes = __sync_lock_test_and_set(&p->bytes, 0);
-	s->time_ns = __sync_lock_test_and_set(&p->time_ns, 0);
+	s->calls = XCHG(&p->calls, 0);
+	s->bytes = XCHG(&p->bytes, 0);
+	s->time_ns = XCHG(&p->time_ns, 0);
 	p->sampled++;
 	bpf_ringbuf_submit(s, 0);
 	return 0;

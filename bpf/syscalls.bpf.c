@@ -85,14 +85,14 @@ static __always_inline struct task_struct *syscall_task(struct pt_regs *regs)
 	}
 	return UNTRUSTED(task_struct, task);
 #else
-	return bpf_get_current_task_btf();
+	return current_task();
 #endif
 }
 
 /* Traced slot of the current task, or 0. */
 static __always_inline __u32 current_slot(struct task_struct *task, __u16 **entryp)
 {
-	__u16 *entry = slot_entry(task->tgid);
+	__u16 *entry = slot_entry(TASK_READ(task, tgid));
 
 	*entryp = entry;
 	return entry ? *entry : 0;
@@ -101,12 +101,12 @@ static __always_inline __u32 current_slot(struct task_struct *task, __u16 **entr
 /* The current thread's syscall state; another thread's leftovers are cleared first. */
 static __always_inline struct thread_io *thread_io_of(struct task_struct *task)
 {
-	__u32 key = task->pid & inflight_mask;
+	__u32 key = TASK_READ(task, pid) & inflight_mask;
 	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
 
-	if (ti && ti->tid != task->pid) {
+	if (ti && ti->tid != TASK_READ(task, pid)) {
 		__builtin_memset(ti, 0, sizeof(*ti));
-		ti->tid = task->pid;
+		ti->tid = TASK_READ(task, pid);
 	}
 	return ti;
 }
@@ -117,12 +117,12 @@ static __always_inline struct thread_io *thread_io_of(struct task_struct *task)
  */
 __noinline int note_closing_file(__u64 fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 key = task->pid & inflight_mask, idx;
+	struct task_struct *task = current_task();
+	__u32 key = TASK_READ(task, pid) & inflight_mask, idx;
 	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
 	struct file_stat *st;
 
-	if (!ti || ti->tid != task->pid)
+	if (!ti || ti->tid != TASK_READ(task, pid))
 		return 0;
 	st = entry_of_fd(task, ti, fd, &idx, false);
 	ti->close_idx = st ? idx + 1 : 0;
@@ -194,8 +194,8 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	__u32 slot = current_slot(task, &entry);
 
 	if (!slot && top)
-		slot = top_slot(task->tgid, BPF_CORE_READ(task, real_parent, tgid), EV_FOUND,
-				leader_comm(task));
+		slot = top_slot(TASK_READ(task, tgid), BPF_CORE_READ(task, real_parent, tgid),
+				EV_FOUND, leader_comm(task));
 	if (!slot || ((serve || top) && slot == SLOT_NONE))
 		return 0;
 	ti = thread_io_of(task);
@@ -227,7 +227,12 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
  */
 __noinline __u64 iovec_bytes(__u64 addr, __u64 cnt)
 {
+#if HAVE_COMPAT
+	/* 5.10 reads a variable size into the stack only where all of it was written */
+	struct iovec_user iov[IOV_READ_MAX] = {};
+#else
 	struct iovec_user iov[IOV_READ_MAX];
+#endif
 	__u64 sum = 0;
 
 	if (cnt > IOV_READ_MAX ||
@@ -291,7 +296,7 @@ __noinline int io_count_totals(__u32 tag, __s64 ret, __u64 req, __u64 lat_ns, __
 	}
 	if (lat_ns)
 		__sync_fetch_and_add(&t->lat_hist[fine_bucket(lat_ns)], weight);
-	__sync_fetch_and_or(&io_moved[TAG_SLOT_IO(tag) & (MAX_SLOTS - 1)], 1u << ((tag - 1) & 15));
+	ATOMIC_OR(&io_moved[TAG_SLOT_IO(tag) & (MAX_SLOTS - 1)], 1u << ((tag - 1) & 15));
 	return 0;
 }
 
@@ -409,11 +414,11 @@ static __always_inline int count_file(struct task_struct *task, struct thread_io
  */
 __noinline int count_second_file(__u32 op, __u64 fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 key = task->pid & inflight_mask;
+	struct task_struct *task = current_task();
+	__u32 key = TASK_READ(task, pid) & inflight_mask;
 	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
 
-	if (ti && ti->tid == task->pid)
+	if (ti && ti->tid == TASK_READ(task, pid))
 		count_file(task, ti, op, fd, 1);
 	return 0;
 }
@@ -471,8 +476,8 @@ static __always_inline void account_files(struct task_struct *task, struct threa
  */
 __noinline int trace_syscall(__u32 nr, __u32 slot, __s64 ret, __u64 dur_ns)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 key = task->pid & inflight_mask;
+	struct task_struct *task = current_task();
+	__u32 key = TASK_READ(task, pid) & inflight_mask;
 	struct thread_io *ti = bpf_map_lookup_elem(&inflight, &key);
 	struct trace_syscall e = { .kind = TE_SYSCALL };
 	struct trace_unlinked u = { .kind = TE_UNLINKED };
@@ -483,11 +488,11 @@ __noinline int trace_syscall(__u32 nr, __u32 slot, __s64 ret, __u64 dur_ns)
 		trace_count(slot, TC_SYS_READ, ret);
 	if (ret > 0 && (trace_rw[nr] & 2))
 		trace_count(slot, TC_SYS_WRITE, ret);
-	if (!ti || ti->tid != task->pid)
+	if (!ti || ti->tid != TASK_READ(task, pid))
 		return 0;
 	if (trace_nr[nr] && dur_ns != TRACE_UNTIMED && dur_ns >= trace_min_ns) {
-		e.tid = task->pid;
-		e.tgid = task->tgid;
+		e.tid = TASK_READ(task, pid);
+		e.tgid = TASK_READ(task, tgid);
 		e.nr = nr;
 		e.start_ns = ti->trace_start_ns;
 		e.dur_ns = dur_ns;
@@ -498,7 +503,7 @@ __noinline int trace_syscall(__u32 nr, __u32 slot, __s64 ret, __u64 dur_ns)
 		trace_thread_name(task);
 		trace_emit(&e, sizeof(e));
 	} else if (ti->linked) {
-		u.tid = task->pid;
+		u.tid = TASK_READ(task, pid);
 		u.start_ns = ti->trace_start_ns;
 		u.linked = ti->linked;
 		trace_emit(&u, sizeof(u));
@@ -574,10 +579,11 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	if (!slot) {
 		/* serve, top: a process that was running before iotrace gets its slot now. */
 		if (serve)
-			slot = serve_label_slot(task->tgid, leader_comm(task));
+			slot = serve_label_slot(TASK_READ(task, tgid), leader_comm(task));
 		else if (top)
-			slot = top_slot(task->tgid, BPF_CORE_READ(task, real_parent, tgid),
-					EV_FOUND, leader_comm(task));
+			slot = top_slot(TASK_READ(task, tgid),
+					BPF_CORE_READ(task, real_parent, tgid), EV_FOUND,
+					leader_comm(task));
 		else
 			return 0;
 		adopted = true; /* this call started before it had one: not timed */

@@ -62,7 +62,8 @@ static __always_inline void trace_emit(void *data, __u64 size)
 /* The current thread's name, the first time the timeline shows it. */
 static __always_inline void trace_thread_name(struct task_struct *task)
 {
-	struct trace_thread t = { .kind = TE_THREAD, .tid = task->pid, .tgid = task->tgid };
+	struct trace_thread t = { .kind = TE_THREAD, .tid = TASK_READ(task, pid),
+				  .tgid = TASK_READ(task, tgid) };
 	__u32 one = 1;
 
 	if (bpf_map_lookup_elem(&trace_named, &t.tid))
@@ -83,7 +84,7 @@ static __always_inline void trace_count(__u32 slot, __u32 which, __u64 n)
 /* The same for the current task, by its process's slot. */
 static __always_inline void trace_count_task(struct task_struct *task, __u32 which, __u64 n)
 {
-	__u16 *entry = slot_entry(task->tgid);
+	__u16 *entry = slot_entry(TASK_READ(task, tgid));
 
 	if (entry && *entry && !(*entry & SLOT_PENDING))
 		trace_count(*entry, which, n);

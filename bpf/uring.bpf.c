@@ -74,10 +74,10 @@ static __always_inline struct uring_stat *uring_stat_of(__u32 owner, __u32 op)
 /* A request submitted (its SQE read and the request made from it). */
 static __always_inline void uring_submit(struct io_kiocb *req)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct io_kiocb *r = UNTRUSTED(io_kiocb, req);
-	struct uring_req e = { .owner = chargeable_tgid(task), .tgid = task->tgid,
-			       .tid = task->pid };
+	struct uring_req e = { .owner = chargeable_tgid(task), .tgid = TASK_READ(task, tgid),
+			       .tid = TASK_READ(task, pid) };
 	struct uring_req *old;
 	struct uring_stat *st;
 	__u64 key = (__u64)req;
@@ -88,7 +88,7 @@ static __always_inline void uring_submit(struct io_kiocb *req)
 	st = uring_stat_of(e.owner, e.op);
 	if (st) {
 		__sync_fetch_and_add(&st->ops, 1);
-		if (task->flags & PF_IO_WORKER)
+		if (TASK_READ(task, flags) & PF_IO_WORKER)
 			__sync_fetch_and_add(&st->sqpoll_ops, 1);
 	}
 	if (r->flags & IOSQE_CQE_SKIP_SUCCESS)
@@ -124,7 +124,7 @@ SEC("tp_btf/io_uring_req_failed")
 int BPF_PROG(handle_io_uring_req_failed, const struct io_uring_sqe *sqe, struct io_kiocb *req,
 	     int error)
 {
-	__u32 owner = chargeable_tgid(bpf_get_current_task_btf());
+	__u32 owner = chargeable_tgid(current_task());
 	struct uring_stat *st;
 
 	if (!owner)
@@ -180,6 +180,10 @@ __noinline int count_uring_file(__u32 tgid, __u64 req, __u32 op, __s64 res, __u6
 
 	if (!fop || !req)
 		return 0;
+#if HAVE_COMPAT
+	/* An atomic add of a known 0 (weight) becomes an atomic OR, which 5.10 lacks. */
+	barrier_var(c.weight);
+#endif
 	bpf_probe_read_kernel(&file_addr, sizeof(file_addr),
 			      (void *)(req + bpf_core_field_offset(struct io_kiocb, file)));
 	file = UNTRUSTED(file, (void *)file_addr);
@@ -237,7 +241,7 @@ static __always_inline void count_cqe(struct uring_stat *st, struct uring_req *e
 static __always_inline void uring_complete(void *ctx_, void *req, __u64 user_data, __s32 res,
 					   __u32 cflags)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct uring_data_key dk = { .ctx = (__u64)ctx_, .user_data = user_data };
 	__u64 key = (__u64)req, lat_ns = 0, *multishot = NULL;
 	__u32 owner, tgid, op;
@@ -260,7 +264,7 @@ static __always_inline void uring_complete(void *ctx_, void *req, __u64 user_dat
 	} else {
 		/* Not followed (CQE_SKIP failing, table full): still this process's CQE. */
 		owner = chargeable_tgid(task);
-		tgid = task->tgid;
+		tgid = TASK_READ(task, tgid);
 		/* req is a void * of the tracepoint: a number, not a BTF pointer */
 		op = req ? KREAD(UNTRUSTED(io_kiocb, req), opcode) : 0;
 		if (!owner || !req)
@@ -296,7 +300,7 @@ SEC("tp_btf/io_uring_cqe_overflow")
 int BPF_PROG(handle_io_uring_cqe_overflow, void *ctx_, __u64 user_data, __s32 res, __u32 cflags,
 	     void *ocqe)
 {
-	if (chargeable_tgid(bpf_get_current_task_btf()))
+	if (chargeable_tgid(current_task()))
 		__sync_fetch_and_add(&drops[DROP_URING_OVERFLOW], 1);
 	return 0;
 }

@@ -43,12 +43,18 @@ KERNELS_DIR = OUTPUT / "kernels"
 # in linux-binary-unsigned-*, the modules in linux-modules-*.
 Line = namedtuple("Line", "suite packages arch flavour")
 
+BULLSEYE = "bullseye bullseye-security"
 BOOKWORM, TRIXIE = "bookworm bookworm-security", "trixie trixie-security"
 SPLIT = "linux-binary-unsigned-{v}-amd64 linux-modules-{v}-amd64"
 KERNELS = {
     "generic": Line(BOOKWORM, "linux-image-6.1.0-{v}-amd64-unsigned", "amd64", "generic"),
     "cloud": Line(BOOKWORM, "linux-image-6.1.0-{v}-cloud-amd64-unsigned", "amd64", "cloud"),
     "rt": Line(BOOKWORM, "linux-image-6.1.0-{v}-rt-amd64-unsigned", "amd64", "PREEMPT_RT"),
+    "bullseye": Line(BULLSEYE, "linux-image-5.10.0-{v}-amd64-unsigned", "amd64", "generic"),
+    "bullseye-cloud": Line(BULLSEYE, "linux-image-5.10.0-{v}-cloud-amd64-unsigned", "amd64",
+                           "cloud"),
+    "bullseye-rt": Line(BULLSEYE, "linux-image-5.10.0-{v}-rt-amd64-unsigned", "amd64",
+                        "PREEMPT_RT"),
     "trixie": Line(TRIXIE, "linux-image-{v}-amd64-unsigned", "amd64", "generic"),
     "sid": Line("sid", SPLIT, "amd64", "generic"),
     "backports": Line("trixie-backports", SPLIT, "amd64", "generic"),

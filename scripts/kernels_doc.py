@@ -35,9 +35,9 @@ iotrace asks the running kernel what it has — its BTF (tracepoints, functions,
 for fentry and kprobes, whether attaching works — and never compares version numbers
 (user/kernel/tracer_hooks.c). Two choices follow:
 
-- **The build of the programs.** The kernel side is compiled three times from one source
+- **The build of the programs.** The kernel side is compiled four times from one source
   (bpf/maps.bpf.h): *full* (kfuncs `bpf_rdonly_cast` and the task VMA iterator), *no task
-  VMA iterator*, and *no kfuncs*. A kfunc a kernel lacks fails the load of every program
+  VMA iterator*, *no kfuncs*, and *compat* (below: kernels without `bpf_loop`). A kfunc a kernel lacks fails the load of every program
   of an object, so the loader picks the build the kernel can load. Without
   `bpf_rdonly_cast`, fields reached through a pointer that came from a number (an fd
   table's slot, a global function's argument) are read with `bpf_probe_read_kernel`, one
@@ -56,8 +56,57 @@ for fentry and kprobes, whether attaching works — and never compares version n
 
 `iotrace info` prints all of this for the machine it runs on; the JSON report carries it
 as `"kernel"` (docs/json.md). `IOTRACE_DISABLE_TRACEPOINTS=a,b` switches events off (every
-way of them), for tests; `IOTRACE_BUILD=noiter|nokfunc` loads a build with fewer kfuncs on a
-kernel that has them all, to measure what the older kernels' build costs on one machine.
+way of them), for tests; `IOTRACE_BUILD=noiter|nokfunc|compat` loads a build with fewer
+kfuncs on a kernel that has them all, to measure what the older kernels' build costs on one
+machine.
+
+## The 5.x kernels: the compat build
+
+The oldest kernel iotrace supports is 5.10 (Debian 11, Amazon Linux 2; 5.14 of RHEL 9 and
+5.15 of Ubuntu 22.04 lie between): it is the oldest long-term kernel still in service, and
+the oldest with everything iotrace cannot do without — BTF and `tp_btf` programs (5.5),
+BPF ring buffers (5.8), map element iterators (5.9, the sweep of skipped block
+completions). Older kernels lack a ring buffer, the only stream iotrace's processes and
+snoop use. What the programs use that 5.10 lacks, and what the *compat* build
+(bpf/compat.bpf.h) does instead, chosen where the kernel has no `bpf_rdonly_cast` and a
+trial load says it has no `bpf_loop` (so a kernel with one of them keeps its build):
+
+| kernel feature | since | on 5.10–5.16 |
+| --- | --- | --- |
+| `bpf_loop` (5.17), callbacks as subprograms (5.13) | 5.17 | bounded loops the verifier unrolls; a search's step over a bitmap's words (slots, free ledger entries, a range's page chunks) is a global function, verified once, so the search is calls |
+| atomic fetch, OR, AND, compare-and-swap, exchange | 5.12 | read-modify-write under a lock (a hash map insert with `BPF_NOEXIST`); plain atomic adds stay, a count's value read back after its add (5.10 refuses a program holding one fetch-add, dead code included) |
+| `bpf_get_current_task_btf` | 5.11 | `bpf_get_current_task`, fields read with CO-RE probe reads |
+| `bpf_task_pt_regs` | 5.15 | the syscall number of a rename read from the top of the task's kernel stack |
+| `bpf_find_vma` | 5.17 | none: `--stacks` n/a, the interpreter an exec mapped is not told apart |
+| `block_getrq(bio)` | 5.11 | `block_getrq(q, bio, rw)` |
+| `writeback_dirty_folio`, `struct folio` | 5.17 | `writeback_dirty_page` (one base page) |
+| `mm_filemap_get_pages` / `filemap_get_pages` | 5.15 | none yet: page cache n/a (`generic_file_buffered_read` is to do) |
+| `io_uring_req_failed`, `io_uring_cqe_overflow` | 5.18, 5.19 | none: io_uring n/a |
+| `bpf_rdonly_cast`, the task VMA iterator | 6.2, 6.7 | as the *no kfuncs* build |
+
+The compat build costs more per event than the others (a helper call per task field read,
+a lock around the rare bit claims), and only kernels that need it load it: the other builds'
+programs are the same as before it.
+
+**Status (2026-11-26): loaded whole on 5.10.** Debian 11's 5.10.0-46 (`bullseye` in
+scripts/guest.py) chooses the compat build, its block hooks (`block_getrq` with its queue,
+`writeback_dirty_page`) and `fentry __iomap_dio_rw` for O_DIRECT; its verifier takes every
+program (sys_exit 60,161 instructions, sys_enter 32,372, exec 6,720, fork 4,565; 2.8 s to
+load under TCG). The matrix's bullseye line checks there: `info` (the build, each hook,
+page cache, io_uring and `--stacks` n/a with their reasons), syscalls of tr2u, copy,
+readall, a pipeline and tar against `strace -f -c`, files of tar, sqlite and copy against
+`strace -ff -yy`, block bytes against the disk's counters, O_DIRECT and a dd's writeback
+charged, snoop. Not yet: page cache (its 5.10 hooks are to do), io_uring (5.10's
+tracepoints), `--stacks` and the ELF interpreter of an exec (no `bpf_task_pt_regs`,
+`bpf_find_vma`), the cloud and RT flavours' boots, and top and serve, untested there (their
+`-c`/`--container` filters call `bpf_get_current_ancestor_cgroup_id`, which 5.10 may not
+offer tracing programs).
+What 5.10's verifier refused on the way, each now avoided in bpf/compat.bpf.h's build: the
+slot search unrolled over 256 words (past a million instructions), a fetch-add anywhere in
+a program ("BPF_STX uses reserved fields"), a field its BTF names otherwise (`rq_disk`, a
+`refcount_t` request count, `iov_iter.type`), a variable-size read into stack not all
+written. `tests/test_toolchain.py` checks the object for the instructions 5.10 refuses
+unwalked, `tests/test_run.py` loads the build on the host's verifier (`IOTRACE_BUILD=compat`).
 
 ## How it is checked
 

@@ -91,6 +91,21 @@ def test_counts_equal_strace(case, tmp_path, small_input):
     assert report["totals"]["syscalls"]["execve"]["calls"] >= 1
 
 
+@pytest.mark.parametrize("case", ["tr2u", "fork-exec"])
+def test_compat_build_counts_equal_strace(case, tmp_path, small_input):
+    """The compat build (5.10-5.16's: bpf/compat.bpf.h) asked for here (IOTRACE_BUILD) loads
+    whole and counts as strace -f -c: this kernel's verifier walks its unrolled loops too,
+    and refuses a program past its million instructions as 5.10's does, without a boot."""
+    args, stdin = WORKLOAD_CASES[case](tmp_path)
+    env = {**os.environ, "IOTRACE_BUILD": "compat"}
+    report, res = iotrace_json([str(a) for a in args], tmp_path, stdin, env=env)
+    assert report["kernel"]["build"]["name"] == "compat", report["kernel"]["build"]
+    ref, sres = strace_counts([str(a) for a in args], tmp_path, stdin)
+    assert res.returncode == sres.returncode, (res.stderr, sres.stderr)
+    assert_same_counts(counts_of(report["totals"]["syscalls"]), ref, restarted=["wait4"],
+                       signal_timed=case == "fork-exec")
+
+
 def test_counts_equal_strace_without_timing(tmp_path, small_input):
     report = compare_with_strace([wl("tr2u"), "a", "b"], tmp_path, small_input,
                                  options=["--no-time"])

@@ -11,6 +11,7 @@
 #define ARGS_filemap_get_pages_iter "struct kiocb *,struct iov_iter *,struct folio_batch *"
 #define ARGS_filemap_get_pages_count "struct kiocb *,size_t,struct folio_batch *,bool"
 #define ARGS_block_getrq "struct bio *"
+#define ARGS_block_getrq_queue "struct request_queue *,struct bio *,int"
 #define ARGS_io_uring_submit_sqe "struct io_kiocb *,bool"
 /* Only the request is read: 7.x passes a bool where 6.1 to 6.18 pass an int. */
 #define ARGS_io_uring_queue_async_work "struct io_kiocb *,?"

@@ -82,7 +82,7 @@ extern const char *const tracer_group_names[TRACER_HOOK_GROUPS];
 /* The events the programs use (named after their tracepoints; tracer_hooks.c). */
 #define NR_HOOKS 31
 /* Builds of the programs for the kfuncs a kernel has (bpf/maps.bpf.h). */
-enum tracer_build { BUILD_FULL, BUILD_NOITER, BUILD_NOKFUNC, TRACER_BUILDS };
+enum tracer_build { BUILD_FULL, BUILD_NOITER, BUILD_NOKFUNC, BUILD_COMPAT, TRACER_BUILDS };
 extern const char *const tracer_build_names[TRACER_BUILDS];
 
 /* How this kernel gives event i: its tracepoint's name, the way taken, or why none. */
@@ -98,6 +98,8 @@ struct tracer_hook_info {
 void tracer_hook_info(const struct tracer *t, int i, struct tracer_hook_info *out);
 /* The build loaded and why. */
 enum tracer_build tracer_build(const struct tracer *t, const char **why);
+/* Why --stacks cannot work with the build this kernel took, or NULL. */
+const char *tracer_stacks_na(const struct tracer *t);
 /* Kernel memory of the tracer's BPF maps (their fdinfo memlock), and how many (nmaps). */
 uint64_t tracer_map_bytes(const struct tracer *t, uint32_t *nmaps);
 /* How this kernel is traced: the kernel, its BTF, the build, every hook (tracer_info.c). */

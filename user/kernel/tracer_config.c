@@ -40,7 +40,8 @@ int tracer_config_add_cgroup(struct tracer_config *cfg, uint64_t id, uint32_t le
 static void configure_snoop(struct iotrace_bpf *s, const struct tracer_config *cfg)
 {
 	struct bpf_program *keep[] = {
-		s->progs.handle_writeback_dirty_folio, s->progs.handle_block_io_start,
+		s->progs.handle_writeback_dirty_folio, s->progs.handle_writeback_dirty_page,
+		s->progs.handle_block_io_start,
 		s->progs.handle_block_rq_insert, s->progs.handle_block_rq_issue,
 		s->progs.handle_block_rq_complete, s->progs.handle_block_rq_merge,
 		s->progs.sweep_block_inflight,

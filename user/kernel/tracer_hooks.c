@@ -72,9 +72,11 @@ static const struct hook_def hook_defs[] = {
 	HOOK("iomap_dio_complete", HOOKS_DIRECT_IO,
 	     WAY("handle_iomap_dio_complete", "handle_iomap_dio_rw_queued"),
 	     WAY("handle_iomap_dio_rw_exit_fn"), WAY("handle_iomap_dio_rw_kretprobe")),
-	HOOK("writeback_dirty_folio", HOOKS_BLOCK, WAY("handle_writeback_dirty_folio")),
+	HOOK("writeback_dirty_folio", HOOKS_BLOCK, WAY("handle_writeback_dirty_folio"),
+	     WAY("handle_writeback_dirty_page")),
 	HOOK("block_io_start", HOOKS_BLOCK, WAY("handle_block_io_start"),
-	     WAY_ARGS(ARGS_block_getrq, "handle_block_getrq")),
+	     WAY_ARGS(ARGS_block_getrq, "handle_block_getrq"),
+	     WAY_ARGS(ARGS_block_getrq_queue, "handle_block_getrq_queue")),
 	HOOK("block_rq_insert", HOOKS_BLOCK, WAY("handle_block_rq_insert")),
 	HOOK("block_rq_issue", HOOKS_BLOCK, WAY("handle_block_rq_issue")),
 	HOOK("block_rq_complete", HOOKS_BLOCK, WAY("handle_block_rq_complete")),
@@ -320,7 +322,7 @@ static void configure_ways(struct tracer *t, const struct btf_index *btf)
 {
 	struct iotrace_bpf *s = t->skel;
 
-	if (way_of(t, "block_io_start") == 1) { /* block_getrq */
+	if (way_of(t, "block_io_start") >= 1) { /* block_getrq, either argument list */
 		s->rodata->start_by_bio = true;
 		bpf_map__set_max_entries(s->maps.block_starts, MAX_BLOCK_INFLIGHT);
 	}
@@ -498,20 +500,40 @@ enum tracer_build tracer_build(const struct tracer *t, const char **why)
 
 /* ---- builds ---- */
 
+const char *tracer_stacks_na(const struct tracer *t)
+{
+	return t->build == BUILD_COMPAT ? "helpers bpf_task_pt_regs and bpf_find_vma not in this "
+					  "kernel (compat build)" : NULL;
+}
+
 const char *const tracer_build_names[TRACER_BUILDS] = {
 	[BUILD_FULL] = "full", [BUILD_NOITER] = "no task VMA iterator",
-	[BUILD_NOKFUNC] = "no kfuncs",
+	[BUILD_NOKFUNC] = "no kfuncs", [BUILD_COMPAT] = "compat",
 };
+
+/*
+ * Whether the verifier knows bpf_loop, by a trial load (helpers are not in BTF): the newest
+ * of what the compat build does without (bpf/compat.bpf.h), so a kernel that has it has them
+ * all. 1 yes, 0 no, <0 the probe itself failed.
+ */
+static int have_bpf_loop(void)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_SOCKET_FILTER, BPF_FUNC_loop, NULL);
+}
 
 /* The build of the programs this kernel can load: the kfuncs it has (maps.bpf.h). */
 enum tracer_build choose_build(const struct btf_index *btf, const char **why)
 {
-	/* IOTRACE_BUILD=noiter|nokfunc: a build with fewer kfuncs on this kernel (cost A/B). */
+	/* IOTRACE_BUILD=noiter|nokfunc|compat: a build with fewer kfuncs on this kernel (cost A/B). */
 	const char *forced = getenv("IOTRACE_BUILD");
 
 	if (forced && !strcmp(forced, "nokfunc")) {
 		*why = "IOTRACE_BUILD=nokfunc";
 		return BUILD_NOKFUNC;
+	}
+	if (forced && !strcmp(forced, "compat")) {
+		*why = "IOTRACE_BUILD=compat";
+		return BUILD_COMPAT;
 	}
 	if (forced && !strcmp(forced, "noiter")) {
 		*why = "IOTRACE_BUILD=noiter";
@@ -520,6 +542,11 @@ enum tracer_build choose_build(const struct btf_index *btf, const char **why)
 	if (!btf) {
 		*why = "the kernel iotrace was built on, which has them all";
 		return BUILD_FULL;
+	}
+	if (btf_index_find(btf, "bpf_rdonly_cast", true) < 0 && have_bpf_loop() == 0) {
+		*why = "helper bpf_loop not in this kernel (a trial load): bounded loops, atomics "
+		       "under a lock, task fields read with probe reads; --stacks n/a";
+		return BUILD_COMPAT;
 	}
 	if (btf_index_find(btf, "bpf_rdonly_cast", true) < 0) {
 		*why = "kfunc bpf_rdonly_cast not in this kernel: fields of kernel pointers "

@@ -69,6 +69,7 @@ static void describe_kernel(const struct tracer *t, struct kernel_report *out)
 	snprintf(out->build, sizeof(out->build), "%s", tracer_build_names[t->build]);
 	snprintf(out->build_why, sizeof(out->build_why), "%s", t->build_why ? t->build_why : "");
 	out->vma_iter = t->build == BUILD_FULL;
+	out->stacks_na = tracer_stacks_na(t);
 	out->load_ms = t->load_ms;
 	out->attach_ms = t->attach_ms;
 	out->map_bytes = tracer_map_bytes(t, &out->nmaps);

@@ -18,6 +18,7 @@
 #include "tracer_impl.h"
 #include "iotrace_noiter.skel.h"
 #include "iotrace_nokfunc.skel.h"
+#include "iotrace_compat.skel.h"
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 #define NOTES_PATH "/sys/kernel/notes"
@@ -171,8 +172,12 @@ static int choose_core_btf(struct tracer *t, const struct tracer_config *cfg, ch
 	return fd;
 }
 
-/* -v: each program's verifier statistics (log level 4), into one buffer per program. */
-#define STATS_LOG_SIZE 4096
+/*
+ * -v: each program's verifier statistics (log level 4), into one buffer per program. Newer
+ * verifiers add a line per call of a global function (the compat build's unrolled searches
+ * call one per word: 256 lines in the fork hook), which 4 KiB did not hold.
+ */
+#define STATS_LOG_SIZE 65536
 
 static char (*verifier_stats(struct iotrace_bpf *s))[STATS_LOG_SIZE]
 {
@@ -212,7 +217,11 @@ _Static_assert(sizeof(*((struct iotrace_bpf *)0)->rodata) ==
 	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
 		       sizeof(*((struct iotrace_nokfunc_bpf *)0)->bss) &&
 	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
-		       sizeof(*((struct iotrace_noiter_bpf *)0)->bss),
+		       sizeof(*((struct iotrace_noiter_bpf *)0)->bss) &&
+	       sizeof(*((struct iotrace_bpf *)0)->rodata) ==
+		       sizeof(*((struct iotrace_compat_bpf *)0)->rodata) &&
+	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
+		       sizeof(*((struct iotrace_compat_bpf *)0)->bss),
 	       "every build of the programs has the same globals");
 
 /* The skeleton of iotrace.skel.h over the object of build b (same names, same layout). */
@@ -230,6 +239,8 @@ static struct iotrace_bpf *open_build(enum tracer_build b, const struct bpf_obje
 		s->skeleton->data = iotrace_noiter_bpf__elf_bytes(&s->skeleton->data_sz);
 	else if (!err && b == BUILD_NOKFUNC)
 		s->skeleton->data = iotrace_nokfunc_bpf__elf_bytes(&s->skeleton->data_sz);
+	else if (!err && b == BUILD_COMPAT)
+		s->skeleton->data = iotrace_compat_bpf__elf_bytes(&s->skeleton->data_sz);
 	err = err ?: bpf_object__open_skeleton(s->skeleton, opts);
 	if (err) {
 		iotrace_bpf__destroy(s);
@@ -338,6 +349,18 @@ static void report_missing(const struct tracer *t)
 				SUPPORTED_KERNELS "\n", tracer_group_names[g], t->missing[g]);
 }
 
+/* --stacks where the build cannot walk stacks: one line, -ECANCELED (said already). */
+static int refuse_stacks(const struct tracer *t, const struct tracer_config *cfg)
+{
+	const char *why = tracer_stacks_na(t);
+
+	if (!cfg->stacks || !why)
+		return 0;
+	fprintf(stderr, "iotrace: --stacks is not available on this kernel: %s; run without "
+		"--stacks\n", why);
+	return -ECANCELED;
+}
+
 /*
  * Asks the kernel's BTF what it has (~10 ms to parse), picks the build and every event's way,
  * and loads: the kernel it was built on skips the asking and takes the full build and every
@@ -359,8 +382,8 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 		t->probed = ix != NULL;
 	}
 	t->build = choose_build(ix, &t->build_why);
-	err = open_and_load(t, cfg, btf_path, ids, ix);
-	if (err && !ix && err != -EPERM && err != -EACCES && err != -ENOTSUP) {
+	err = refuse_stacks(t, cfg) ?: open_and_load(t, cfg, btf_path, ids, ix);
+	if (err && err != -ECANCELED && !ix && err != -EPERM && err != -EACCES && err != -ENOTSUP) {
 		/* Not quite the kernel it was built on: ask its BTF, choose again, retry. */
 		iotrace_bpf__destroy(t->skel);
 		t->skel = NULL;
@@ -369,7 +392,7 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 		ix = btf_index_new(btf);
 		t->probed = ix != NULL;
 		t->build = choose_build(ix, &t->build_why);
-		err = open_and_load(t, cfg, btf_path, ids, ix);
+		err = refuse_stacks(t, cfg) ?: open_and_load(t, cfg, btf_path, ids, ix);
 	}
 	btf_index_free(ix);
 	btf__free(btf);
@@ -377,7 +400,14 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 		close(btf_fd);
 	if (err == -ENOTSUP)
 		report_missing(t);
-	else if (err)
+	else if (err && t->build == BUILD_COMPAT && err != -EPERM && err != -EACCES &&
+		 err != -ECANCELED)
+		/* 5.10's verifier still refuses parts of it: said as what it is (kernels.md). */
+		fprintf(stderr, "iotrace: this kernel's verifier refused the compat build of the "
+			"programs (kernels without bpf_loop: support incomplete, docs/kernels.md): "
+			"%s; " SUPPORTED_KERNELS "\n", last_libbpf_warning[0] ? last_libbpf_warning :
+			strerror(-err));
+	else if (err && err != -ECANCELED)
 		report_failure(t->skel ? "load the BPF programs" : "open the BPF object", err);
 	return err;
 }

@@ -43,6 +43,7 @@ struct kernel_report {
 	char build[32];         /* the build of the programs loaded */
 	char build_why[200];
 	bool vma_iter;          /* exited processes' frames can be named (--stacks) */
+	const char *stacks_na;  /* why --stacks cannot work on this kernel, or NULL */
 	double load_ms, attach_ms;
 	uint64_t map_bytes;     /* kernel memory of the run's BPF maps (fdinfo memlock) */
 	uint32_t nmaps;

@@ -27,9 +27,12 @@ static void text_groups(FILE *out, const struct kernel_report *k)
 	for (int g = 0; g < KERNEL_GROUPS; g++)
 		fprintf(out, "%-24s %s%s\n", k->groups[g].name,
 			k->groups[g].available ? "yes" : "n/a: ", k->groups[g].why);
-	fprintf(out, "%-24s %s\n", "--stacks",
-		k->vma_iter ? "yes" : "yes; frames of processes that exited before the end are "
-				      "unnamed (no task VMA iterator)");
+	if (k->stacks_na)
+		fprintf(out, "%-24s n/a: %s\n", "--stacks", k->stacks_na);
+	else
+		fprintf(out, "%-24s %s\n", "--stacks",
+			k->vma_iter ? "yes" : "yes; frames of processes that exited before the end "
+					      "are unnamed (no task VMA iterator)");
 }
 
 /* Why a better way was not taken: under the hook, indented, within 100 columns. */
@@ -116,7 +119,9 @@ static cJSON *features_json(const struct kernel_report *k)
 		cJSON_AddItemToObject(obj, k->groups[g].key, f);
 	}
 	f = cJSON_CreateObject();
-	cJSON_AddBoolToObject(f, "available", k->groups[0].available);
+	cJSON_AddBoolToObject(f, "available", k->groups[0].available && !k->stacks_na);
+	if (k->stacks_na)
+		cJSON_AddStringToObject(f, "reason", k->stacks_na);
 	cJSON_AddBoolToObject(f, "exited_processes", k->vma_iter);
 	cJSON_AddItemToObject(obj, "stacks", f);
 	return obj;
