@@ -108,11 +108,11 @@ static __always_inline void scratch_take(struct scratch *s)
 		return;
 	for (__u32 i = 0; i < NAME_SCRATCHES; i++) {
 		s->bit = 1u << i;
-		if (__sync_fetch_and_or(s->used, s->bit) & s->bit)
+		if (FETCH_OR(s->used, s->bit) & s->bit)
 			continue;
 		s->n = bpf_map_lookup_elem(&name_scratch, &i);
 		if (!s->n)
-			__sync_fetch_and_and(s->used, ~s->bit);
+			ATOMIC_AND(s->used, ~s->bit);
 		return;
 	}
 	__sync_fetch_and_add(&drops[DROP_PATHS], 1);
@@ -121,7 +121,7 @@ static __always_inline void scratch_take(struct scratch *s)
 static __always_inline void scratch_give(struct scratch *s)
 {
 	if (s->n)
-		__sync_fetch_and_and(s->used, ~s->bit);
+		ATOMIC_AND(s->used, ~s->bit);
 }
 
 /* The name a file had when last sent (name_id_of), and whether it was deleted then. */
