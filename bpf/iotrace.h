@@ -313,6 +313,8 @@ _Static_assert(sizeof(struct slot_proc) == 56 + COMM_LEN + ARGS_LEN, "slot_proc 
 #define MAX_CHUNKS 65536
 #define NAME_BUF 768         /* a path's names, leaf first, NUL-terminated each */
 #define NAME_PART_MAX 256    /* NAME_MAX + 1 */
+#define NAME_MASK 1023       /* a part's offset as the verifier bounds it: >= NAME_BUF */
+#define NAME_SLACK (NAME_MASK + 1 - NAME_BUF) /* room so that any masked offset fits */
 
 /*
  * Syscalls counted per (process, file), as strace names them; the loader resolves their
@@ -389,7 +391,7 @@ struct file_name {
 	__u32 again;      /* sent at a rename, link or unlink: the file's newest name */
 	__u32 gen;        /* the inode's own generation (the key's may count reuses on it) */
 	__u32 pad;
-	char buf[NAME_BUF + NAME_PART_MAX];
+	char buf[NAME_BUF + NAME_PART_MAX + NAME_SLACK]; /* the slack never sent */
 };
 
 /* ---- page cache and readahead (bpf/pagecache.bpf.c) ---- */

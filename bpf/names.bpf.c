@@ -98,6 +98,20 @@ struct scratch {
  * lost, and counted). A program runs on one CPU from start to end, so it gives the scratch
  * back on the CPU it took it on.
  */
+/* Scratch i, if no other program has it; true when the search ends (taken, or unusable). */
+static __always_inline bool scratch_try(struct scratch *s, __u32 i)
+{
+	__u32 key = i;
+
+	s->bit = 1u << i;
+	if (FETCH_OR(s->used, s->bit) & s->bit)
+		return false;
+	s->n = bpf_map_lookup_elem(&name_scratch, &key);
+	if (!s->n)
+		ATOMIC_AND(s->used, ~s->bit);
+	return true;
+}
+
 static __always_inline void scratch_take(struct scratch *s)
 {
 	__u32 zero = 0;
@@ -106,15 +120,11 @@ static __always_inline void scratch_take(struct scratch *s)
 	s->used = bpf_map_lookup_elem(&name_scratch_used, &zero);
 	if (!s->used)
 		return;
-	for (__u32 i = 0; i < NAME_SCRATCHES; i++) {
-		s->bit = 1u << i;
-		if (FETCH_OR(s->used, s->bit) & s->bit)
-			continue;
-		s->n = bpf_map_lookup_elem(&name_scratch, &i);
-		if (!s->n)
-			ATOMIC_AND(s->used, ~s->bit);
+	/* Written out, not a loop: 5.10's verifier took the compat build's lock in a loop of
+	 * them for a loop that never ends. */
+	_Static_assert(NAME_SCRATCHES == 4, "one try per scratch");
+	if (scratch_try(s, 0) || scratch_try(s, 1) || scratch_try(s, 2) || scratch_try(s, 3))
 		return;
-	}
 	__sync_fetch_and_add(&drops[DROP_PATHS], 1);
 }
 
@@ -216,6 +226,13 @@ static long name_step(__u32 i, void *data)
 	/* buf has NAME_PART_MAX bytes of room past NAME_BUF for the last name. */
 	if (off > NAME_BUF)
 		return 1;
+	/*
+	 * The same offset masked (no-op: off <= NAME_BUF) in the register the read takes, so
+	 * that a verifier which keeps no bound of a spilled register (5.10's) sees it in buf
+	 * (NAME_SLACK bytes past the room for the mask's largest value).
+	 */
+	barrier_var(off);
+	off &= NAME_MASK;
 	len = bpf_probe_read_kernel_str(w->n->buf + off, NAME_PART_MAX,
 					BPF_CORE_READ(d, d_name.name));
 	if (len <= 0)
