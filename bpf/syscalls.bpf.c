@@ -79,9 +79,14 @@ static __always_inline struct task_struct *syscall_task(struct pt_regs *regs)
 	task = bpf_get_current_task_btf();
 	if (c) {
 		c->task = (__u64)task;
-		off = (__u64)regs - (__u64)task->stack;
-		if (regs_in_stack != off) /* once: the line is read by every CPU */
-			regs_in_stack = off;
+		/*
+		 * Once (the line is read by every CPU). The registers' address as a number:
+		 * 6.12's verifier refuses arithmetic on the trusted pointer itself.
+		 */
+		if (!regs_in_stack) {
+			bpf_probe_read_kernel(&off, sizeof(off), &regs);
+			regs_in_stack = off - (__u64)task->stack;
+		}
 	}
 	return UNTRUSTED(task_struct, task);
 #else
