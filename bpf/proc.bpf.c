@@ -337,11 +337,6 @@ static __always_inline void row_end(struct slot_proc *row, __u32 seq)
 }
 
 /*
- * The row of a new process, written before any of its calls can count (the child runs
- * only after this tracepoint): no other writer yet. Until it execs, a child runs its
- * parent's program: it gets its parent's command line.
- */
-/*
  * Run mode: the mount and pid namespaces task is in (the inode numbers lsns and
  * /proc/PID/ns show): its pid namespace is the one its pid was made in, at its level.
  */
@@ -358,6 +353,11 @@ static __always_inline void row_namespaces(struct slot_proc *row, struct task_st
 	row->pid_ns = BPF_CORE_READ(up.ns, ns.inum);
 }
 
+/*
+ * The row of a new process, written before any of its calls can count (the child runs
+ * only after this tracepoint): no other writer yet. Until it execs, a child runs its
+ * parent's program: it gets its parent's command line.
+ */
 static __always_inline void row_start(__u32 slot, struct task_struct *child, __u32 ppid,
 				      __u32 parent_slot)
 {
