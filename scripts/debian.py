@@ -12,6 +12,7 @@ or changed.
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +27,35 @@ def apt_dir(suite, arch):
     return OUTPUT / "apt" / f"{suite.replace(' ', '+')}-{arch}"
 
 
+# Ubuntu's suites (the matrix boots Ubuntu 24.04's kernel, the one most machines of the
+# 6.2-6.17 range run): its archive, and its signing keys from Debian's own package of them
+# (trixie's ubuntu-keyring), so that trust starts at Debian's keyring as for every
+# other suite.
+UBUNTU_SUITES = {"noble", "noble-updates", "noble-security"}
+UBUNTU_ARCHIVE = "http://archive.ubuntu.com/ubuntu"
+UBUNTU_KEYRING = OUTPUT / "apt" / "ubuntu-archive-keyring.gpg"
+
+
+def ubuntu_keyring():
+    """Ubuntu's archive keyring, unpacked once from Debian trixie's package of it."""
+    if not UBUNTU_KEYRING.exists():
+        UBUNTU_KEYRING.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=OUTPUT) as tmp:
+            (deb,) = download("trixie trixie-security", "amd64", ["ubuntu-keyring"], tmp)
+            subprocess.run(["dpkg-deb", "-x", str(deb), f"{tmp}/x"], check=True)
+            found = Path(tmp, "x/usr/share/keyrings/ubuntu-archive-keyring.gpg")
+            found.replace(UBUNTU_KEYRING)
+    return UBUNTU_KEYRING
+
+
+def source_line(suite):
+    """The sources.list line of one suite."""
+    if suite in UBUNTU_SUITES:
+        return f"deb [signed-by={ubuntu_keyring()}] {UBUNTU_ARCHIVE} {suite} main\n"
+    return ("deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian."
+            f"org/debian{'-security' if suite.endswith('-security') else ''} {suite} main\n")
+
+
 def options(suite, arch):
     """apt-get/apt-cache options for the ARCH packages of SUITE (one suite or several,
     e.g. "bookworm bookworm-security") from a configuration and state of our own under
@@ -37,10 +67,7 @@ def options(suite, arch):
                     "state/lists/partial", "cache/archives/partial"):
             (d / sub).mkdir(parents=True, exist_ok=True)
         (d / "state/status").touch()
-        (etc / "sources.list").write_text("".join(
-            "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian."
-            f"org/debian{'-security' if s.endswith('-security') else ''} {s} main\n"
-            for s in suite.split()))
+        (etc / "sources.list").write_text("".join(source_line(s) for s in suite.split()))
     return ["-o", f"Dir::Etc={etc}", "-o", f"Dir::State={d / 'state'}",
             "-o", f"Dir::State::status={d / 'state/status'}", "-o", f"Dir::Cache={d / 'cache'}",
             "-o", f"APT::Architecture={arch}", "-o", f"APT::Architectures::={arch}",

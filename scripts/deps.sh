@@ -36,8 +36,9 @@ PKGS=(
 	docker.io
 	# the kernel matrix: Debian's kernels booted under QEMU (TCG) with a busybox
 	# initramfs and an ext4 work disk made and read without mounting (scripts/guest.py);
-	# arm64: its QEMU, and binutils for `make ARCH=arm64` (clang compiles for it)
-	qemu-system-x86 busybox-static cpio e2fsprogs qemu-system-arm binutils-aarch64-linux-gnu
+	# arm64: its QEMU, and binutils for `make ARCH=arm64` (clang compiles for it); zstd:
+	# Ubuntu's kernel modules (.ko.zst)
+	qemu-system-x86 busybox-static cpio e2fsprogs qemu-system-arm binutils-aarch64-linux-gnu zstd
 )
 
 # npm (for speedscope) only where no Node.js came with the machine.

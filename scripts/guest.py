@@ -46,6 +46,7 @@ Line = namedtuple("Line", "suite packages arch flavour")
 
 BULLSEYE = "bullseye bullseye-security"
 BOOKWORM, TRIXIE = "bookworm bookworm-security", "trixie trixie-security"
+NOBLE = "noble noble-updates noble-security"
 SPLIT = "linux-binary-unsigned-{v}-amd64 linux-modules-{v}-amd64"
 KERNELS = {
     "generic": Line(BOOKWORM, "linux-image-6.1.0-{v}-amd64-unsigned", "amd64", "generic"),
@@ -61,6 +62,9 @@ KERNELS = {
     "backports": Line("trixie-backports", SPLIT, "amd64", "generic"),
     "arm64": Line(BOOKWORM, "linux-image-6.1.0-{v}-arm64-unsigned", "arm64", "generic"),
     "trixie-arm64": Line(TRIXIE, "linux-image-{v}-arm64-unsigned", "arm64", "generic"),
+    # Ubuntu 24.04's own kernel (6.8), from Ubuntu's archive (scripts/debian.py)
+    "noble": Line(NOBLE, "linux-image-unsigned-6.8.0-{v}-generic linux-modules-6.8.0-{v}-generic",
+                  "amd64", "generic"),
 }
 # Kept for the callers that name the lines by flavour.
 FLAVOURS = KERNELS
@@ -151,7 +155,10 @@ def kernel_release(kdir):
 
 
 def module_bytes(ko):
-    """A module file's contents (.ko, or .ko.xz as trixie ships them)."""
+    """A module file's contents (.ko, .ko.xz as trixie ships them, .ko.zst as Ubuntu)."""
+    if ko.name.endswith(".zst"):
+        return subprocess.run(["zstd", "-dcq", str(ko)], capture_output=True,
+                              check=True).stdout
     data = ko.read_bytes()
     return lzma.decompress(data) if ko.name.endswith(".xz") else data
 

@@ -38,7 +38,7 @@ import guest  # noqa: E402
 
 # The kernel lines booted (scripts/guest.py KERNELS: suite, packages, architecture).
 LINES = ["generic", "cloud", "rt", "trixie", "sid", "backports", "arm64", "trixie-arm64",
-         "bullseye"]
+         "bullseye", "noble"]
 FLAVOURS = LINES
 # Every case on 6.1's generic kernel. The other lines run the checks that depend on the
 # kernel (LEAN: syscalls and files against strace, note 004, block, O_DIRECT, io_uring,
@@ -241,7 +241,19 @@ FACTS_510 = {
               "iomap_dio_complete": "fexit __iomap_dio_rw#1",
               **{e: None for e in PAGE_CACHE_EVENTS + IO_URING_EVENTS}},
 }
-FACTS = {"bullseye": FACTS_510, "bullseye-cloud": FACTS_510, "bullseye-rt": FACTS_510,
+# Ubuntu 24.04's 6.8 (the kernel between 6.1 and 6.12 most machines run): the full build;
+# no page-cache tracepoints yet (fentry/fexit, filemap_get_pages with its 6.8 arguments),
+# sched_process_exit and io_uring_complete with their older arguments; no timestamp
+# tracepoints (renames n/a).
+FACTS_68 = {
+    "build": "full", "renames": False, "exited_stacks": True, "sequential": None,
+    "hooks": {"sched_process_exit": "tp_btf sched_process_exit#1", **PAGE_CACHE_FENTRY,
+              "mm_filemap_get_pages": "fexit filemap_get_pages#2",
+              "mm_filemap_fault": "fentry filemap_fault#1",
+              "mm_filemap_map_pages": "fexit filemap_map_pages#1",
+              "io_uring_complete": "tp_btf io_uring_complete#1"},
+}
+FACTS = {"noble": FACTS_68, "bullseye": FACTS_510, "bullseye-cloud": FACTS_510, "bullseye-rt": FACTS_510,
          "generic": FACTS_61, "cloud": FACTS_61, "rt": FACTS_61, "trixie": FACTS_612,
          "sid": FACTS_7, "backports": FACTS_7, "arm64": FACTS_61_ARM64, "trixie-arm64": FACTS_612}
 
