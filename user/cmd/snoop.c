@@ -275,6 +275,19 @@ static double now_ms(void)
  * Waits for events until a signal or the duration ends; returns 0, -1 on an error of its
  * own (errno), or -2 when standard output could not be written (already said).
  */
+/*
+ * The signals that end snoop, blocked (read from a signalfd): before "tracing" is said, so
+ * that one sent as soon as it is read ends snoop cleanly rather than killing it.
+ */
+static void stop_signals(sigset_t *mask)
+{
+	sigemptyset(mask);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, mask, NULL);
+}
+
 static int snoop_loop(struct tracer *t, double duration)
 {
 	int sfd = -1, tfd = -1, epfd = epoll_create1(EPOLL_CLOEXEC), err = 0;
@@ -283,11 +296,7 @@ static int snoop_loop(struct tracer *t, double duration)
 	double swept_ms = now_ms();
 	sigset_t mask;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
+	stop_signals(&mask);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (epfd < 0 || sfd < 0 || add_fd(epfd, sfd) || add_fd(epfd, tracer_events_fd(t)))
 		err = -1;
@@ -344,12 +353,14 @@ int snoop_main(int argc, char **argv)
 
 	argv[0] = "iotrace snoop";
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	/* Before the programs attach: every event's time (its completion) comes after it. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	s.start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	t = tracer_open(&o.cfg, on_block_event, &s);
 	if (!t)
 		return 1;
 	container_prime(CONTAINER_PRIME_MS);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	s.start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	stop_signals(&(sigset_t){ 0 });
 	fprintf(stderr, "iotrace: tracing block I/O%s; Ctrl-C to end\n",
 		o.duration > 0 ? " for the given duration" : "");
 	errno = 0;
