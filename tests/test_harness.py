@@ -7,9 +7,9 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-from helpers import (IOTRACE, IOTRACE_DATA_LIMIT, MIB, ROOT, iotrace_processes, kill_tree,
-                     run)
+from helpers import IOTRACE, IOTRACE_DATA_LIMIT, MIB, iotrace_processes, kill_tree, run
 
 # bytearray(n) takes its zeroed memory from calloc (fresh mappings: untouched, so the
 # allocation that succeeds costs no RAM); past the cap, Python raises MemoryError.
@@ -81,7 +81,7 @@ def test_an_iotrace_left_running_is_killed_and_fails_its_test(tmp_path):
     before = iotrace_processes()
     res = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "conftest",
                "-q", "--rootdir", tmp_path, tmp_path / "test_leaky.py"], cwd=tmp_path,
-              env={**os.environ, "PYTHONPATH": str(ROOT / "tests")}, timeout=120)
+              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent)}, timeout=120)
     # Found by their command line and their directory (the inner session's).
     left = pids_running("while :; do sleep 0.1; done", tmp_path)
     for pid in left:
