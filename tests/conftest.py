@@ -36,5 +36,13 @@ def no_iotrace_left_running():
         pytest.fail(f"iotrace left running after the test (killed): {leaked}")
 
 
+def pytest_sessionfinish(session):
+    """What a fixture of a module or of the session left running dies with the session."""
+    leaked = end_leaked_iotrace({})
+    if leaked:
+        print(f"\nconftest: iotrace left running at the end of the session (killed): {leaked}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "soak: long hardening runs, for `make soak` only")
