@@ -4,7 +4,8 @@ import signal
 
 import pytest
 
-from helpers import IOTRACE, WORKLOADS
+from helpers import (IOTRACE, WORKLOADS, cap_iotrace_data, end_leaked_iotrace,
+                     iotrace_processes)
 
 
 def pytest_sessionstart(session):
@@ -18,6 +19,29 @@ def pytest_sessionstart(session):
     # experiments cleaning up) then wait in vain. A handler of ours is reset by exec.
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # A runaway iotrace fails its test with ENOMEM instead of exhausting the machine.
+    cap_iotrace_data()
+
+
+@pytest.fixture(autouse=True)
+def no_iotrace_left_running():
+    """An iotrace a test started and left running (its command never ended and the test
+    gave up waiting) would trace on, its memory growing with every process its command
+    starts, through every later test: one took 22.9 GB that way. It is killed, with its
+    command, and its test fails."""
+    before = iotrace_processes()
+    yield
+    leaked = end_leaked_iotrace(before)
+    if leaked:
+        pytest.fail(f"iotrace left running after the test (killed): {leaked}")
+
+
+def pytest_sessionfinish(session):
+    """What a fixture of a module or of the session left running dies with the session."""
+    leaked = end_leaked_iotrace({})
+    if leaked:
+        print(f"\nconftest: iotrace left running at the end of the session (killed): {leaked}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_configure(config):

@@ -3,6 +3,7 @@ import json
 import os
 import re
 import resource
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -17,6 +18,13 @@ USAGE = b"usage:"
 # No test needs a file near this size; a program that misparses a size dies of SIGXFSZ
 # instead of filling the disk.
 FSIZE_LIMIT = 256 * MIB
+# Every iotrace a test starts (and the command it runs) may have this much data (RLIMIT_DATA:
+# heap and private writable mappings; the BPF maps and ring buffers iotrace maps are shared
+# mappings, which do not count). A run keeps ~8 to 35 KiB per process it traced: the host
+# tests' biggest (test_scale's 20,000 processes, compare's storm) peak under 300 MiB, `make
+# soak`'s 100,000 processes an estimated 0.8 GiB. A runaway meets ENOMEM here and fails its
+# own test instead of taking the machine (one left running reached 22.9 GB in CI: conftest.py).
+IOTRACE_DATA_LIMIT = 4096 * MIB
 
 
 def wl(name):
@@ -25,6 +33,121 @@ def wl(name):
 
 def limit_file_size():
     resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE_LIMIT, FSIZE_LIMIT))
+
+
+def limit_data():
+    """The soft RLIMIT_DATA of IOTRACE_DATA_LIMIT (the hard limit stays)."""
+    hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
+    soft = IOTRACE_DATA_LIMIT if hard == resource.RLIM_INFINITY else min(hard, IOTRACE_DATA_LIMIT)
+    resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+
+
+# An argument that runs iotrace: its path (a program's argv, or a wrapper's: strace, taskset,
+# timeout) or a word of a shell line ("... | iotrace snoop -j").
+IOTRACE_WORD = re.compile(rb"""(?:^|[\s/'"(;|&])iotrace(?=$|[\s'")(;|&])""")
+
+
+def starts_iotrace(args):
+    """Whether a Popen's args (a list, or one string or path) may start iotrace."""
+    if isinstance(args, (str, bytes, os.PathLike)):
+        args = [args]
+    return any(IOTRACE_WORD.search(os.fsencode(a)) for a in args
+               if isinstance(a, (str, bytes, os.PathLike)))
+
+
+def process_table():
+    """{pid: (ppid, start time in clock ticks, state)} of every process (/proc/*/stat)."""
+    table = {}
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            table[int(proc.name)] = (int(fields[1]), fields[19], fields[0])
+        except (OSError, IndexError, ValueError):
+            continue  # gone
+    return table
+
+
+def iotrace_processes():
+    """{(pid, start time): command line} of the processes of this tree's iotrace that this
+    process started (its descendants: a test's, not another test run's beside it)."""
+    found, exe, table = {}, os.path.realpath(IOTRACE), process_table()
+    for pid, (ppid, start, _) in table.items():
+        seen = set()
+        while ppid > 1 and ppid != os.getpid() and ppid not in seen:
+            seen.add(ppid)
+            ppid = table.get(ppid, (0,))[0]
+        try:
+            if ppid != os.getpid() or os.readlink(f"/proc/{pid}/exe") != exe:
+                continue
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").strip()
+        except OSError:
+            continue  # gone
+        found[(pid, start)] = argv.decode(errors="replace")
+    return found
+
+
+def children_of(pids):
+    """The children of pids, zombies left out."""
+    return {pid for pid, (ppid, _, state) in process_table().items()
+            if ppid in pids and state != "Z"}
+
+
+def kill_tree(pid):
+    """SIGKILL pid's descendants, then pid. iotrace is a subreaper: what its command's
+    processes leave orphaned comes to it, so its children are killed until none is left."""
+    for _ in range(100):
+        tree, new = set(), {pid}
+        while new:
+            tree |= new
+            new = children_of(new) - tree
+        tree.discard(pid)
+        if not tree:
+            break
+        for p in tree:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)  # its Popen, if any, reaps it
+    except ProcessLookupError:
+        pass
+
+
+def end_leaked_iotrace(before, grace=5.0):
+    """The iotrace processes started since `before` (iotrace_processes()) that outlive
+    their test by `grace` seconds, killed with their commands: their command lines."""
+    deadline = time.monotonic() + grace
+    while True:
+        leaked = {k: v for k, v in iotrace_processes().items() if k not in before}
+        if not leaked or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    for pid, _ in leaked:
+        kill_tree(pid)
+    return [f"{pid}: {argv}" for (pid, _), argv in leaked.items()]
+
+
+def cap_iotrace_data():
+    """Makes every Popen (subprocess.run's too) that starts iotrace do it under limit_data,
+    whichever helper or test starts it: its own preexec_fn, if any, runs after."""
+    popen_init = subprocess.Popen.__init__
+    if getattr(popen_init, "caps_iotrace", False):
+        return
+
+    def init(self, args, *a, **kw):
+        if starts_iotrace(args):
+            given = kw.get("preexec_fn")
+
+            def preexec():
+                limit_data()
+                if given:
+                    given()
+            kw["preexec_fn"] = preexec
+        popen_init(self, args, *a, **kw)
+    init.caps_iotrace = True
+    subprocess.Popen.__init__ = init
 
 
 def run(args, **kw):

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from helpers import IOTRACE, MIB, run, wl
+from helpers import IOTRACE, IOTRACE_DATA_LIMIT, MIB, run, wl
 from test_block import disk_of, disk_stat
 
 KIB = 1024
@@ -190,9 +190,10 @@ def session():
 
 
 def open_shell(session, width, height):
+    # The shell, not tmux's server (maybe another session's), starts iotrace: capped here.
     res = tmux("new-session", "-d", "-s", session, "-x", str(width), "-y", str(height),
-               "env", "-u", "COLUMNS", "-u", "LINES", "TERM=screen-256color", "PS1=$ ",
-               "sh")
+               "prlimit", f"--data={IOTRACE_DATA_LIMIT}:", "env", "-u", "COLUMNS", "-u",
+               "LINES", "TERM=screen-256color", "PS1=$ ", "sh")
     assert res.returncode == 0, res.stderr
 
 
