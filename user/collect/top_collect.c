@@ -65,14 +65,22 @@ int top_collector_start(struct top_collector *c, struct tracer *t,
 	return 0;
 }
 
-static void who_free(struct top_collector *c)
+/* Groups no process was shown in since refresh 'before' leave (all of them: before ~0). */
+static void who_forget(struct top_collector *c, uint64_t before)
 {
 	struct group_who *w, *tmp;
 
 	HASH_ITER(hh, c->who, w, tmp) {
+		if (w->refresh >= before)
+			continue;
 		HASH_DEL(c->who, w);
 		free(w);
 	}
+}
+
+static void who_free(struct top_collector *c)
+{
+	who_forget(c, UINT64_MAX);
 }
 
 void top_collector_free(struct top_collector *c)
@@ -518,6 +526,11 @@ int top_collect(struct top_collector *c, struct top_sample *out)
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
+	/*
+	 * The groups the last sample did not show leave (the caller is done with it): a cgroup
+	 * made and removed for each job or container would otherwise keep ~1 KiB for good.
+	 */
+	who_forget(c, c->refreshes);
 	c->refreshes++;
 	/*
 	 * The bound of this sample's block counts (docs/json.md), read before anything is: a
