@@ -609,3 +609,26 @@ def test_run_mode_follows_a_containers_main_process(tmp_path):
     assert {p["container_id"] for p in procs} == {a.id} and procs[0]["pid"] == a.pid
     (dd,) = [p for p in procs if p["comm"] == "dd"]
     assert (dd["block"]["write"]["requests"], dd["block"]["write"]["bytes"]) == (7, 7 * 65536)
+
+
+@needs_podman
+def test_run_mode_names_a_removed_container(tmp_path):
+    """iotrace --json -- podman run --rm --name N ... cat: the container is gone by the
+    report, yet it is named N (the name podman was given), not by its short ID: its runtime
+    is asked while the run sees it. Its cat is its only process; the rest are the host's."""
+    with Podman() as pm:
+        name = f"{containers.PREFIX}{os.getpid()}-rm"
+        pm.started.append(name)  # removed at the end if --rm did not
+        res = run([IOTRACE, "--json", "-o", tmp_path / "r.json", "--", "podman", "run",
+                   "--rm", "--name", name, "--network", "none", pm.image, "cat", "/bin/sh"],
+                  env=containers.ENV)
+        assert res.returncode == 0, res.stderr
+        assert name not in pm.names().values()
+    d = json.loads((tmp_path / "r.json").read_text())
+    (c,) = d["containers"]
+    assert (c["container"], c["name"], c["runtime"]) == (name, name, "podman"), c
+    procs = d["processes"][:-1]
+    inside = [p for p in procs if p["container_id"] == c["container_id"]]
+    assert "cat" in [p["comm"] for p in inside] and all(p["container"] == name for p in inside)
+    assert d["host_processes"] + c["processes"] == len(procs)
+    assert d["unknown_container_processes"] == 0
