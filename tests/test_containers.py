@@ -632,3 +632,26 @@ def test_run_mode_names_a_removed_container(tmp_path):
     assert "cat" in [p["comm"] for p in inside] and all(p["container"] == name for p in inside)
     assert d["host_processes"] + c["processes"] == len(procs)
     assert d["unknown_container_processes"] == 0
+
+
+def test_top_filter_above_containers_keeps_them_apart(tmp_path):
+    """top -j -c <a cgroup above two kubelet-shaped containers> --group container (as -c
+    system.slice holds docker's scopes, or -c kubepods.slice every pod): each container's
+    row (its ID's first 12 digits, no runtime knowing them) has exactly its writer's 17 and
+    9 x 64 KiB O_DIRECT writes, not one "host" row (the filter's cgroup read as the
+    container)."""
+    gate = tmp_path / "go"
+    wait = f"while [ ! -e {gate} ]; do sleep 0.01; done; exec dd if=/dev/zero " \
+           f"of={tmp_path}/out.$$ bs=64k count=$0 oflag=direct status=none"
+    pods = [(str(uuid.uuid4()), random_id(), n) for n in (17, 9)]
+    with CgroupTree("above") as tree:
+        top = top_json_lines(["-c", tree.path(""), "--group", "container"])
+        writers = [tree.spawn_in(kubelet_shapes(pod, cid)[4][0], ["sh", "-c", wait, str(n)])
+                   for pod, cid, n in pods]
+        gate.touch()
+        assert [w.wait(timeout=60) for w in writers] == [0, 0]
+        lines = top_lines_of(top)
+    sums = group_sums(lines, "disk_writes")
+    for pod, cid, n in pods:
+        assert sums.get(cid[:12]) == n, (cid[:12], sums)
+    assert "host" not in sums, sums

@@ -127,6 +127,16 @@ static struct tproc *new_proc(struct top_collector *c, uint32_t pid)
 static void note_new(struct top_collector *c, uint32_t pid, uint32_t ppid, uint32_t slot,
 		     uint64_t cgroup, const char *comm);
 
+/* With filters, the process's own cgroup (its container's), its path noted while it exists. */
+static void note_own_cgroup(struct top_collector *c, struct tproc *p, uint64_t own)
+{
+	if (!own || own == p->own_cgroup)
+		return;
+	p->own_cgroup = own;
+	if (c->ncgroups)
+		cgroup_note(own);
+}
+
 struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid)
 {
 	struct tproc *p = top_find(c, pid);
@@ -145,8 +155,10 @@ struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid)
 	if (slot > OVERFLOW_SLOT && slot < MAX_SLOTS &&
 	    !tracer_read_slot_proc(c->tracer, slot, &row) && row.pid == pid) {
 		note_new(c, row.pid, row.ppid, slot, row.cgroup, row.comm);
-		if ((p = top_find(c, pid)))
+		if ((p = top_find(c, pid))) {
+			note_own_cgroup(c, p, row.own_cgroup);
 			return p;
+		}
 	}
 	if (!(p = new_proc(c, pid)))
 		return p;
@@ -281,6 +293,7 @@ static void sync_slot(uint32_t slot, void *ctx)
 	if (!p || p->exited || p->slot != slot)
 		return;
 	memcpy(p->comm, row.comm, sizeof(p->comm));
+	note_own_cgroup(c, p, row.own_cgroup);
 	if (row.cgroup && row.cgroup != p->cgroup) {
 		p->cgroup = row.cgroup;
 		if (!c->ncgroups)
@@ -448,7 +461,11 @@ static void proc_out(struct top_collector *c, const struct tproc *p, struct top_
 	out->ppid = p->ppid;
 	memcpy(out->comm, p->comm, sizeof(out->comm));
 	out->cgroup = group_path(c, p->cgroup);
-	w = out->cgroup && p->cgroup ? group_who(c, p->cgroup, out->cgroup) : NULL;
+	/* With filters its group is the filter's cgroup: its container is its own cgroup's. */
+	if (c->ncgroups && p->own_cgroup)
+		w = group_who(c, p->own_cgroup, cgroup_path_of(p->own_cgroup));
+	else
+		w = out->cgroup && p->cgroup ? group_who(c, p->cgroup, out->cgroup) : NULL;
 	if (w) {
 		out->container = w->container;
 		out->container_id = w->id[0] ? w->id : NULL;
