@@ -655,3 +655,23 @@ def test_top_filter_above_containers_keeps_them_apart(tmp_path):
     for pod, cid, n in pods:
         assert sums.get(cid[:12]) == n, (cid[:12], sums)
     assert "host" not in sums, sums
+
+
+def test_run_mode_container_gone_before_read_is_not_host(tmp_path):
+    """iotrace --json -- sh: the shell stops iotrace, runs cat in a container-shaped cgroup
+    (libpod-<id>.scope) of its own, removes it, then lets iotrace go on: the cgroup is gone
+    before iotrace reads cat's row, so cat's container is not known, and it is counted as
+    such (unknown_container_processes), never as the host's."""
+    with CgroupTree("gone") as tree:
+        cg = tree.base / f"libpod-{random_id()}.scope"
+        back = tree.base / "back"
+        script = f"""kill -STOP $PPID; mkdir {back} {cg}; echo $$ > {back}/cgroup.procs
+sh -c 'echo $$ > {cg}/cgroup.procs; exec cat /etc/hostname' > /dev/null
+rmdir {cg}; kill -CONT $PPID"""
+        res = run([IOTRACE, "--json", "-o", tmp_path / "r.json", "--", "sh", "-c", script])
+        assert res.returncode == 0, res.stderr
+    d = json.loads((tmp_path / "r.json").read_text())
+    procs = d["processes"][:-1]
+    assert "cat" in [p["comm"] for p in procs] and d["containers"] == []
+    assert d["unknown_container_processes"] >= 1
+    assert d["host_processes"] + d["unknown_container_processes"] == len(procs)
