@@ -279,6 +279,8 @@ struct slot_proc {
 	/* top: its group's cgroup id (0: none); run mode: its own, at fork, exec and exit */
 	__u64 cgroup;
 	__u32 mnt_ns, pid_ns; /* run mode: its namespaces' inode numbers at fork and exec */
+	/* top with -c or --container: its own cgroup id at fork and exec (its container's) */
+	__u64 own_cgroup;
 	char comm[COMM_LEN];
 	char args[ARGS_LEN];    /* NUL-separated argv, cut at ARGS_LEN */
 };
@@ -303,7 +305,7 @@ _Static_assert(sizeof(struct io_stat) == 8 * (7 + HIST_BUCKETS + FINE_BUCKETS), 
 _Static_assert(sizeof(struct thread_io) == 192 + 32 * FD_CACHE, "thread_io layout");
 _Static_assert(sizeof(struct iot_proc_event) == 40 + COMM_LEN, "proc_event layout");
 _Static_assert(sizeof(struct iot_exec_event) == 40 + COMM_LEN + ARGS_LEN, "exec_event layout");
-_Static_assert(sizeof(struct slot_proc) == 56 + COMM_LEN + ARGS_LEN, "slot_proc layout");
+_Static_assert(sizeof(struct slot_proc) == 64 + COMM_LEN + ARGS_LEN, "slot_proc layout");
 
 /* ---- the per-file ledger (bpf/ledger.bpf.c) ---- */
 

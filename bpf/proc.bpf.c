@@ -402,6 +402,8 @@ static __always_inline void top_row(__u32 slot, __u32 tgid, __u32 ppid, __u64 cg
 	row->pid = tgid;
 	row->ppid = ppid;
 	row->cgroup = cgroup;
+	/* Below a filter's cgroup, the container is its own's (-c system.slice: docker's). */
+	row->own_cgroup = nr_cgroup_filters ? bpf_get_current_cgroup_id() : cgroup;
 	row->exit_code = 0;
 	row->start_ns = bpf_ktime_get_ns();
 	row->end_ns = 0;
@@ -492,6 +494,8 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 			seq = row_begin(row);
 			bpf_probe_read_kernel_str(row->comm, sizeof(row->comm), p->comm);
 			row->cgroup = filter_cgroup();
+			row->own_cgroup = nr_cgroup_filters ? bpf_get_current_cgroup_id()
+							    : row->cgroup;
 			row_end(row, seq);
 		}
 		e = reserve_event(EV_EXEC, p, slot);

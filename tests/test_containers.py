@@ -433,9 +433,10 @@ def test_top_group_by_container(tmp_path):
     assert all(l["group_by"] == "container" for l in lines)
     ids = {g["group"]: g["container_id"] for l in lines for g in l["groups"]}
     for c, n in ((a, 31), (b, 19)):
-        assert names[c.id] == c.name and ids[c.name] == c.id, ids
-        assert group_sums(lines, "disk_writes").get(c.name) == n, lines[-1]["groups"]
-        assert group_sums(lines, "disk_write_bytes")[c.name] == n * 65536
+        row = f"{c.name} ({c.id[:12]})"  # a name is not unique (pods): its short ID too
+        assert names[c.id] == c.name and ids[row] == c.id, ids
+        assert group_sums(lines, "disk_writes").get(row) == n, lines[-1]["groups"]
+        assert group_sums(lines, "disk_write_bytes")[row] == n * 65536
 
 
 @needs_podman
@@ -608,3 +609,69 @@ def test_run_mode_follows_a_containers_main_process(tmp_path):
     assert {p["container_id"] for p in procs} == {a.id} and procs[0]["pid"] == a.pid
     (dd,) = [p for p in procs if p["comm"] == "dd"]
     assert (dd["block"]["write"]["requests"], dd["block"]["write"]["bytes"]) == (7, 7 * 65536)
+
+
+@needs_podman
+def test_run_mode_names_a_removed_container(tmp_path):
+    """iotrace --json -- podman run --rm --name N ... cat: the container is gone by the
+    report, yet it is named N (the name podman was given), not by its short ID: its runtime
+    is asked while the run sees it. Its cat is its only process; the rest are the host's."""
+    with Podman() as pm:
+        name = f"{containers.PREFIX}{os.getpid()}-rm"
+        pm.started.append(name)  # removed at the end if --rm did not
+        res = run([IOTRACE, "--json", "-o", tmp_path / "r.json", "--", "podman", "run",
+                   "--rm", "--name", name, "--network", "none", pm.image, "cat", "/bin/sh"],
+                  env=containers.ENV)
+        assert res.returncode == 0, res.stderr
+        assert name not in pm.names().values()
+    d = json.loads((tmp_path / "r.json").read_text())
+    (c,) = d["containers"]
+    assert (c["container"], c["name"], c["runtime"]) == (name, name, "podman"), c
+    procs = d["processes"][:-1]
+    inside = [p for p in procs if p["container_id"] == c["container_id"]]
+    assert "cat" in [p["comm"] for p in inside] and all(p["container"] == name for p in inside)
+    assert d["host_processes"] + c["processes"] == len(procs)
+    assert d["unknown_container_processes"] == 0
+
+
+def test_top_filter_above_containers_keeps_them_apart(tmp_path):
+    """top -j -c <a cgroup above two kubelet-shaped containers> --group container (as -c
+    system.slice holds docker's scopes, or -c kubepods.slice every pod): each container's
+    row (its ID's first 12 digits, no runtime knowing them) has exactly its writer's 17 and
+    9 x 64 KiB O_DIRECT writes, not one "host" row (the filter's cgroup read as the
+    container)."""
+    gate = tmp_path / "go"
+    wait = f"while [ ! -e {gate} ]; do sleep 0.01; done; exec dd if=/dev/zero " \
+           f"of={tmp_path}/out.$$ bs=64k count=$0 oflag=direct status=none"
+    pods = [(str(uuid.uuid4()), random_id(), n) for n in (17, 9)]
+    with CgroupTree("above") as tree:
+        top = top_json_lines(["-c", tree.path(""), "--group", "container"])
+        writers = [tree.spawn_in(kubelet_shapes(pod, cid)[4][0], ["sh", "-c", wait, str(n)])
+                   for pod, cid, n in pods]
+        gate.touch()
+        assert [w.wait(timeout=60) for w in writers] == [0, 0]
+        lines = top_lines_of(top)
+    sums = group_sums(lines, "disk_writes")
+    for pod, cid, n in pods:
+        assert sums.get(cid[:12]) == n, (cid[:12], sums)
+    assert "host" not in sums, sums
+
+
+def test_run_mode_container_gone_before_read_is_not_host(tmp_path):
+    """iotrace --json -- sh: the shell stops iotrace, runs cat in a container-shaped cgroup
+    (libpod-<id>.scope) of its own, removes it, then lets iotrace go on: the cgroup is gone
+    before iotrace reads cat's row, so cat's container is not known, and it is counted as
+    such (unknown_container_processes), never as the host's."""
+    with CgroupTree("gone") as tree:
+        cg = tree.base / f"libpod-{random_id()}.scope"
+        back = tree.base / "back"
+        script = f"""kill -STOP $PPID; mkdir {back} {cg}; echo $$ > {back}/cgroup.procs
+sh -c 'echo $$ > {cg}/cgroup.procs; exec cat /etc/hostname' > /dev/null
+rmdir {cg}; kill -CONT $PPID"""
+        res = run([IOTRACE, "--json", "-o", tmp_path / "r.json", "--", "sh", "-c", script])
+        assert res.returncode == 0, res.stderr
+    d = json.loads((tmp_path / "r.json").read_text())
+    procs = d["processes"][:-1]
+    assert "cat" in [p["comm"] for p in procs] and d["containers"] == []
+    assert d["unknown_container_processes"] >= 1
+    assert d["host_processes"] + d["unknown_container_processes"] == len(procs)

@@ -351,8 +351,15 @@ static void sync_slot(struct collector *c, uint32_t slot)
 		p->pid_ns = row.pid_ns;
 	}
 	if (row.cgroup && row.cgroup != p->cgroup) {
+		struct container_info info;
+
 		p->cgroup = row.cgroup;
 		cgroup_note(row.cgroup); /* its path, while the cgroup exists */
+		/*
+		 * Its runtime asked now, in the background, while the container exists: one
+		 * run with --rm is gone by the report, and its runtime no longer knows it.
+		 */
+		container_of_path(cgroup_path_of(row.cgroup), &info);
 	}
 	if (row.state == SP_EXITED)
 		exited(c, p, row.exit_code, row.end_ns);

@@ -48,7 +48,7 @@ int collect_containers(struct run_result *r)
 	struct container_info info;
 	uint64_t last = 0;
 	uint32_t idx = 0;
-	bool asked = false;
+	bool asked = false, known = false;
 
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct proc_record *p = &r->procs[i];
@@ -58,6 +58,8 @@ int collect_containers(struct run_result *r)
 			continue;
 		if (p->cgroup != last) {
 			path = cgroup_path_of(p->cgroup);
+			/* "id:N": removed before the collector read its path (not the host's). */
+			known = path[0] == '/';
 			container_of_path(path, &info);
 			last = p->cgroup;
 			idx = 0;
@@ -71,8 +73,10 @@ int collect_containers(struct run_result *r)
 		p->container = idx;
 		if (idx)
 			r->containers[idx - 1].procs++;
-		else
+		else if (known)
 			r->host_procs++;
+		else
+			r->unknown_procs++;
 	}
 	if (!asked)
 		return 0;

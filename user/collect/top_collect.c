@@ -65,14 +65,22 @@ int top_collector_start(struct top_collector *c, struct tracer *t,
 	return 0;
 }
 
-static void who_free(struct top_collector *c)
+/* Groups no process was shown in since refresh 'before' leave (all of them: before ~0). */
+static void who_forget(struct top_collector *c, uint64_t before)
 {
 	struct group_who *w, *tmp;
 
 	HASH_ITER(hh, c->who, w, tmp) {
+		if (w->refresh >= before)
+			continue;
 		HASH_DEL(c->who, w);
 		free(w);
 	}
+}
+
+static void who_free(struct top_collector *c)
+{
+	who_forget(c, UINT64_MAX);
 }
 
 void top_collector_free(struct top_collector *c)
@@ -119,6 +127,16 @@ static struct tproc *new_proc(struct top_collector *c, uint32_t pid)
 static void note_new(struct top_collector *c, uint32_t pid, uint32_t ppid, uint32_t slot,
 		     uint64_t cgroup, const char *comm);
 
+/* With filters, the process's own cgroup (its container's), its path noted while it exists. */
+static void note_own_cgroup(struct top_collector *c, struct tproc *p, uint64_t own)
+{
+	if (!own || own == p->own_cgroup)
+		return;
+	p->own_cgroup = own;
+	if (c->ncgroups)
+		cgroup_note(own);
+}
+
 struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid)
 {
 	struct tproc *p = top_find(c, pid);
@@ -137,8 +155,10 @@ struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid)
 	if (slot > OVERFLOW_SLOT && slot < MAX_SLOTS &&
 	    !tracer_read_slot_proc(c->tracer, slot, &row) && row.pid == pid) {
 		note_new(c, row.pid, row.ppid, slot, row.cgroup, row.comm);
-		if ((p = top_find(c, pid)))
+		if ((p = top_find(c, pid))) {
+			note_own_cgroup(c, p, row.own_cgroup);
 			return p;
+		}
 	}
 	if (!(p = new_proc(c, pid)))
 		return p;
@@ -273,6 +293,7 @@ static void sync_slot(uint32_t slot, void *ctx)
 	if (!p || p->exited || p->slot != slot)
 		return;
 	memcpy(p->comm, row.comm, sizeof(p->comm));
+	note_own_cgroup(c, p, row.own_cgroup);
 	if (row.cgroup && row.cgroup != p->cgroup) {
 		p->cgroup = row.cgroup;
 		if (!c->ncgroups)
@@ -440,7 +461,11 @@ static void proc_out(struct top_collector *c, const struct tproc *p, struct top_
 	out->ppid = p->ppid;
 	memcpy(out->comm, p->comm, sizeof(out->comm));
 	out->cgroup = group_path(c, p->cgroup);
-	w = out->cgroup && p->cgroup ? group_who(c, p->cgroup, out->cgroup) : NULL;
+	/* With filters its group is the filter's cgroup: its container is its own cgroup's. */
+	if (c->ncgroups && p->own_cgroup)
+		w = group_who(c, p->own_cgroup, cgroup_path_of(p->own_cgroup));
+	else
+		w = out->cgroup && p->cgroup ? group_who(c, p->cgroup, out->cgroup) : NULL;
 	if (w) {
 		out->container = w->container;
 		out->container_id = w->id[0] ? w->id : NULL;
@@ -518,6 +543,11 @@ int top_collect(struct top_collector *c, struct top_sample *out)
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
+	/*
+	 * The groups the last sample did not show leave (the caller is done with it): a cgroup
+	 * made and removed for each job or container would otherwise keep ~1 KiB for good.
+	 */
+	who_forget(c, c->refreshes);
 	c->refreshes++;
 	/*
 	 * The bound of this sample's block counts (docs/json.md), read before anything is: a

@@ -20,6 +20,7 @@ struct tproc {
 	uint32_t pid, ppid, slot;
 	char comm[COMM_LEN];
 	uint64_t cgroup;  /* its group (the -c cgroup it is in, or its own), 0: unknown */
+	uint64_t own_cgroup; /* its own cgroup (its container's), 0: unknown */
 	bool exited;
 	bool overflow;    /* the record of the overflow slot's processes together */
 	uint32_t quiet;   /* refreshes since its exit with nothing counted */

@@ -306,6 +306,8 @@ struct run_result {
 	struct run_container *containers; /* by first process; a process's is procs[].container */
 	size_t ncontainers;
 	uint32_t host_procs; /* processes in no container (a known cgroup) */
+	/* processes whose cgroup was gone before its path was read: container not known */
+	uint32_t unknown_procs;
 	struct profile overflow;  /* processes beyond the slot limit, merged */
 	bool overflow_used;
 	struct profile totals;

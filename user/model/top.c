@@ -160,6 +160,17 @@ static char *row_name(const struct top_proc *p, const struct top_view_opts *o)
 		return strdup("(overflow)");
 	if (o->group == TOP_BY_PROCESS)
 		return strdup(p->comm);
+	/*
+	 * A container's name is not unique (every pod of a Deployment has its "app"): the
+	 * rows are folded by name, so a named container's row names its short ID too.
+	 */
+	if (o->group == TOP_BY_CONTAINER && p->container && p->container_id &&
+	    strncmp(p->container, p->container_id, 12)) {
+		if (asprintf(&name, "%s (%.12s)%s%s", p->container, p->container_id,
+			     o->by_comm ? " " : "", o->by_comm ? p->comm : "") < 0)
+			return NULL;
+		return name;
+	}
 	if (o->by_comm) {
 		if (asprintf(&name, "%s %s", group_key(p, o->group), p->comm) < 0)
 			return NULL;

@@ -542,6 +542,7 @@ static cJSON *run_json(const struct run_result *r)
 	cJSON_AddBoolToObject(root, "synced", r->synced);
 	cJSON_AddItemToObject(root, "containers", containers_json(r));
 	add_u64(root, "host_processes", r->host_procs);
+	add_u64(root, "unknown_container_processes", r->unknown_procs);
 	return root;
 }
 

@@ -55,7 +55,7 @@ static void print_containers(FILE *out, const struct run_result *r)
 {
 	char label[CONTAINER_TEXT_MAX], cell[NAME_TEXT_MAX];
 
-	if (!r->ncontainers)
+	if (!r->ncontainers && !r->unknown_procs)
 		return;
 	fputs("containers:", out);
 	for (size_t i = 0; i < r->ncontainers; i++) {
@@ -67,7 +67,10 @@ static void print_containers(FILE *out, const struct run_result *r)
 			c->procs, i ? "" : c->procs == 1 ? " process" : " processes");
 	}
 	if (r->host_procs)
-		fprintf(out, ", host (%u)", r->host_procs);
+		fprintf(out, "%s host (%u)", r->ncontainers ? "," : "", r->host_procs);
+	if (r->unknown_procs)
+		fprintf(out, "%s not known (%u: cgroup gone before it was read)",
+			r->ncontainers || r->host_procs ? "," : "", r->unknown_procs);
 	fputc('\n', out);
 }
 
