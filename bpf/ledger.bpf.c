@@ -283,10 +283,18 @@ __noinline __u32 file_row_alloc(__u32 idx, __u32 op)
 	r = bpf_map_lookup_elem(&file_rows, &row);
 	if (r)
 		*r = zero_row;
-	/* Another thread of the process may have made the row meanwhile: keep the first. */
+	/*
+	 * Another thread of the process may have made the row meanwhile: keep the first. The
+	 * compat build's exchange returns all ones when its lock could not be had (a program
+	 * nested on this CPU): the call is then lost, and counted so.
+	 */
 	old = CMPXCHG(&st->row[op & (FILE_OP_SLOTS - 1)], 0, row + 1);
 	if (old) {
 		bpf_map_push_elem(&free_rows, &row, 0);
+		if (old > MAX_FILE_ROWS) {
+			__sync_fetch_and_add(&drops[DROP_FILE_ROWS], 1);
+			return 0;
+		}
 		return old;
 	}
 	return row + 1;

@@ -88,7 +88,10 @@ trial load says it has no `bpf_loop` (so a kernel with one of them keeps its bui
 
 The compat build costs more per event than the others (a helper call per task field read,
 a lock around the rare bit claims), and only kernels that need it load it: the other builds'
-programs are the same as before it.
+programs are the same as before it. Its lock is a hash map insert, which a program nested
+on the same CPU (an interrupt's) cannot get while the interrupted one holds it: a call whose
+ledger row needed it then is lost and counted (`drops.file_rows`, shown as lost; one call of
+a tar's in one run of the bullseye line), never silently.
 
 **Status (2026-11-26): loaded whole on 5.10.** Debian 11's 5.10.0-46 (`bullseye` in
 scripts/guest.py) chooses the compat build, its block hooks (`block_getrq` with its queue,
