@@ -5,8 +5,8 @@ end of a 20,000-process run).
 The command is a shell starting /bin/true PROCS times; its last act writes the time
 (`date +%s%N`, CLOCK_REALTIME), and the latency is from then to iotrace's exit (the report
 written and closed). Each build given runs in turn (A B A B ...) RUNS times per output kind
-(text, --json, -s); the table gives medians with (min–max) and the median of the paired
-ratios to the baseline. Run alone: `scripts/bench_latency.py --baseline OTHER_IOTRACE`.
+(text; json: --json; summary: -s); the table gives medians with (min–max) and the median of
+the paired ratios to the baseline. Run alone: `scripts/bench_latency.py --baseline OTHER_IOTRACE`.
 """
 import argparse
 import json
@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 IOTRACE = ROOT / "iotrace"
-KINDS = {"text": [], "--json": ["--json"], "-s": ["-s"]}
+KINDS = {"text": [], "json": ["--json"], "summary": ["-s"]}
 LATENCY_MS = 1000  # the issue's bound
 
 
