@@ -23,7 +23,7 @@ def test_bucket_math_against_a_reference():
     res = subprocess.run([ROOT / ".output/tests/hist_test"], capture_output=True, text=True,
                          timeout=300)
     lines = res.stdout.splitlines()
-    assert res.returncode == 0 and len(lines) == 5, res.stdout + res.stderr
+    assert res.returncode == 0 and len(lines) == 6, res.stdout + res.stderr
     assert all(line.startswith("ok ") for line in lines), lines
 
 

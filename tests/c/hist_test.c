@@ -66,6 +66,43 @@ static long check_value(uint64_t v)
 	       (v < hist_bucket_lo(HIST_LOG2, l) || v > hist_bucket_hi(HIST_LOG2, l));
 }
 
+/* A random histogram: a few buckets filled, of every size (and now and then none). */
+static void random_hist(__u64 *hist, int n)
+{
+	int filled = rnd() % 6;
+
+	for (int b = 0; b < n; b++)
+		hist[b] = 0;
+	while (filled--)
+		hist[rnd() % n] += rnd() % 3 ? rnd() % 1000 + 1 : rnd() >> 20;
+}
+
+/* hist_summary_of's one walk gives each quantile as a walk of its own does. */
+static long check_summary(enum hist_layout l)
+{
+	__u64 hist[FINE_BUCKETS];
+	int n = hist_buckets(l);
+	long bad = 0;
+
+	for (long i = 0; i < 200000; i++) {
+		uint64_t min = rnd() % 5000, max = min + rnd() % 100000;
+		bool known = i % 2;
+		struct hist_summary s;
+
+		random_hist(hist, n);
+		s = hist_summary_of(l, hist, known, min, max);
+		if (!known) {
+			min = 0;
+			max = UINT64_MAX;
+		}
+		bad += s.count != hist_total(l, hist) ||
+		       s.p50 != hist_quantile(l, hist, 0.5, min, max) ||
+		       s.p90 != hist_quantile(l, hist, 0.9, min, max) ||
+		       s.p99 != hist_quantile(l, hist, 0.99, min, max);
+	}
+	return bad;
+}
+
 int main(void)
 {
 	long bad = 0;
@@ -96,5 +133,7 @@ int main(void)
 		bad += (hi - lo + 1) * FINE_SUBS > lo;
 	}
 	check("fine buckets at most 1/8 of their values wide", bad);
+	check("a summary's quantiles those of hist_quantile (log2, fine)",
+	      check_summary(HIST_LOG2) + check_summary(HIST_FINE));
 	return failures ? 1 : 0;
 }

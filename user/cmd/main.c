@@ -405,8 +405,9 @@ int main(int argc, char **argv)
 			name_cell(o.prom_file, 0, shown, sizeof(shown)), strerror(errno));
 		status = 1;
 	}
-	run_result_free(&r);
+	/* The report out first: a run of many processes takes a while to give its memory back. */
 	if (output_close(&out))
-		return 1;
+		status = 1;
+	run_result_free(&r);
 	return status;
 }

@@ -445,6 +445,8 @@ int collector_on_event(void *ctx, void *data, size_t size)
  */
 static int attach_files(struct collector *c)
 {
+	struct residency_memo *memo = NULL;
+
 	if (tracer_read_files(c->tracer, give_entry, c))
 		return -ENOMEM;
 	if (tracer_take_file_blocks(c->tracer, true, give_file_block, c))
@@ -452,8 +454,9 @@ static int attach_files(struct collector *c)
 	tracer_unseen_file_blocks(c->tracer, give_file_block, c);
 	for (size_t i = 0; i < c->nprocs; i++)
 		for (size_t j = 0; j < c->procs[i].nfiles; j++)
-			if (collect_resolve_file(c->names, &c->procs[i].files[j]))
+			if (collect_resolve_file(c->names, &memo, &c->procs[i].files[j]))
 				c->error = -ENOMEM;
+	collect_residency_free(&memo);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "collect_impl.h"
 #include "model/files.h"
 #include "model/names.h"
+#include "util/hash.h"
 
 static bool parent_exists(const char *path)
 {
@@ -77,7 +78,65 @@ static const char *name_of_id(void *ctx, uint64_t id)
 	return names_of_id(x->names, &x->key, id);
 }
 
-int collect_resolve_file(struct names *names, struct file_record *f)
+/*
+ * A file's residency, read once however many processes used it (each has its record of
+ * the file: twenty thousand shells share one libc): by the key and the generation checked,
+ * for the path last asked (a file found under a new name is read again, then kept so).
+ */
+struct residency_memo {
+	struct path_key key;
+	char *path;
+	const char *missing;
+	struct residency res;
+	UT_hash_handle hh;
+};
+
+static const char *read_residency(struct residency_memo **memo, const char *path,
+				  const struct path_key *file, uint32_t gen, struct residency *r)
+{
+	struct path_key key = { .dev = file->dev, .ino = file->ino, .igen = gen };
+	struct residency_memo *m;
+	char *copy;
+	int err;
+
+	HASH_FIND(hh, *memo, &key, sizeof(key), m);
+	if (m && path && !strcmp(m->path, path)) {
+		*r = m->res;
+		return m->missing;
+	}
+	copy = path ? strdup(path) : NULL;
+	if (!m && copy && (m = calloc(1, sizeof(*m)))) {
+		m->key = key;
+		HASH_ADD_OR_FAIL(hh, *memo, key, sizeof(m->key), m, err);
+		if (err) {
+			free(m);
+			m = NULL;
+		}
+	}
+	if (!m || !copy) { /* no path, or no room to keep it: read, not kept */
+		free(copy);
+		return residency_read(path, key.dev, key.ino, gen, r);
+	}
+	free(m->path);
+	m->path = copy;
+	m->missing = residency_read(path, key.dev, key.ino, gen, &m->res);
+	*r = m->res;
+	return m->missing;
+}
+
+void collect_residency_free(struct residency_memo **memo)
+{
+	struct residency_memo *m, *tmp;
+
+	HASH_ITER(hh, *memo, m, tmp) {
+		HASH_DEL(*memo, m);
+		free(m->path);
+		free(m);
+	}
+}
+
+int collect_resolve_file(struct names *names, struct residency_memo **memo,
+			 struct file_record *f)
 {
 	struct name_ctx ctx = { names, { .dev = f->key.dev, .ino = f->key.ino,
 					 .igen = f->key.igen } };
@@ -100,13 +159,12 @@ int collect_resolve_file(struct names *names, struct file_record *f)
 		f->residency_missing = "not a regular file";
 	else
 		f->residency_missing = f->deleted ? "deleted"
-						  : residency_read(f->name, f->key.dev, f->key.ino,
+						  : read_residency(memo, f->name, &ctx.key,
 								   v.counted ? 0 : v.gen, &res);
 	if (f->residency_missing == residency_gone) {
 		gone_at_end(names, f, &ctx.key, v.counted ? 0 : v.gen);
 		if (!f->residency_missing) /* found under its new name */
-			f->residency_missing = residency_read(f->name, f->key.dev, f->key.ino, 0,
-							      &res);
+			f->residency_missing = read_residency(memo, f->name, &ctx.key, 0, &res);
 	}
 	if (files_name_calls(f, name_of_id, &ctx))
 		err = -ENOMEM;

@@ -154,19 +154,39 @@ int files_name_calls(struct file_record *f, file_name_of_fn name_of, void *ctx)
 
 /* ---- --files-by path ---- */
 
-static int merge_io(struct file_record *dst, const struct file_io *io)
+/*
+ * The merged row's histograms, summed dense as the records come (a row of twenty thousand
+ * processes' libc), made sparse once at the end: by the index of their row in dst's io[]
+ * and blocks[].
+ */
+struct merge_dense {
+	__u64 (*io)[HIST_BUCKETS];
+	__u64 (*blocks)[3][HIST_BUCKETS]; /* size, lat, qlat */
+	size_t nio, nblocks;
+};
+
+static void dense_add_sparse(__u64 *dense, const struct sparse_hist *s)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		dense[s->bins[i].b % HIST_BUCKETS] += s->bins[i].count;
+}
+
+static int merge_io(struct file_record *dst, struct merge_dense *md, const struct file_io *io)
 {
 	struct file_io *row = NULL;
-	__u64 dense[HIST_BUCKETS];
+	size_t i;
 
-	for (size_t i = 0; i < dst->nio && !row; i++)
+	for (i = 0; i < dst->nio && !row; i++)
 		if (dst->io[i].op == io->op)
 			row = &dst->io[i];
 	if (!row) {
+		if (!VEC_PUSH(md->io, md->nio))
+			return -1;
 		row = VEC_PUSH(dst->io, dst->nio);
 		if (!row)
 			return -1;
 		row->op = io->op;
+		i = dst->nio;
 	}
 	row->calls += io->calls;
 	row->errors += io->errors;
@@ -174,35 +194,48 @@ static int merge_io(struct file_record *dst, const struct file_io *io)
 	row->transferred_bytes += io->transferred_bytes;
 	row->total_ns += io->total_ns;
 	row->timed_calls += io->timed_calls;
-	sparse_hist_dense(&io->lat, dense);
-	return sparse_hist_add(&row->lat, dense);
+	dense_add_sparse(md->io[i - 1], &io->lat);
+	return 0;
 }
 
-static int merge_block(struct file_record *dst, const struct file_block *b)
+static int merge_block(struct file_record *dst, struct merge_dense *md, const struct file_block *b)
 {
 	struct file_block *row = NULL;
-	__u64 dense[HIST_BUCKETS];
-	int err = 0;
+	size_t i;
 
-	for (size_t i = 0; i < dst->nblocks && !row; i++)
+	for (i = 0; i < dst->nblocks && !row; i++)
 		if (dst->blocks[i].disk == b->disk && dst->blocks[i].op == b->op)
 			row = &dst->blocks[i];
 	if (!row) {
+		if (!VEC_PUSH(md->blocks, md->nblocks))
+			return -1;
 		row = VEC_PUSH(dst->blocks, dst->nblocks);
 		if (!row)
 			return -1;
 		row->disk = b->disk;
 		row->op = b->op;
+		i = dst->nblocks;
 	}
 #define ADD_BLOCK_FIELD(name, ...) row->c.name += b->c.name;
 	BLOCK_FIELDS(ADD_BLOCK_FIELD)
-	sparse_hist_dense(&b->size, dense);
-	err |= sparse_hist_add(&row->size, dense);
-	sparse_hist_dense(&b->lat, dense);
-	err |= sparse_hist_add(&row->lat, dense);
-	sparse_hist_dense(&b->qlat, dense);
-	err |= sparse_hist_add(&row->qlat, dense);
-	return err ? -1 : 0;
+	dense_add_sparse(md->blocks[i - 1][0], &b->size);
+	dense_add_sparse(md->blocks[i - 1][1], &b->lat);
+	dense_add_sparse(md->blocks[i - 1][2], &b->qlat);
+	return 0;
+}
+
+/* The sums into dst's rows' histograms; md freed. */
+static int merge_dense_finish(struct file_record *dst, struct merge_dense *md, int err)
+{
+	for (size_t i = 0; i < dst->nio && i < md->nio && !err; i++)
+		err = sparse_hist_add(&dst->io[i].lat, md->io[i]);
+	for (size_t i = 0; i < dst->nblocks && i < md->nblocks && !err; i++)
+		err = sparse_hist_add(&dst->blocks[i].size, md->blocks[i][0]) ||
+		      sparse_hist_add(&dst->blocks[i].lat, md->blocks[i][1]) ||
+		      sparse_hist_add(&dst->blocks[i].qlat, md->blocks[i][2]);
+	free(md->io);
+	free(md->blocks);
+	return err;
 }
 
 /* m's calls by name into the merged row's (by path: the names are its versions' paths). */
@@ -254,6 +287,7 @@ static int merge_other_names(struct file_record *dst, struct file_record *const 
 int files_merge(struct file_record *dst, struct file_record *const *m, size_t n)
 {
 	const struct file_record *newest = m[n - 1];
+	struct merge_dense md = { 0 };
 	struct page_cache_sum pc;
 	bool by_name = false;
 	int err = 0;
@@ -277,10 +311,11 @@ int files_merge(struct file_record *dst, struct file_record *const *m, size_t n)
 		page_cache_add(&pc, &m[i]->pc);
 		by_name |= m[i]->nby_name > 0;
 		for (size_t j = 0; j < m[i]->nio && !err; j++)
-			err = merge_io(dst, &m[i]->io[j]);
+			err = merge_io(dst, &md, &m[i]->io[j]);
 		for (size_t j = 0; j < m[i]->nblocks && !err; j++)
-			err = merge_block(dst, &m[i]->blocks[j]);
+			err = merge_block(dst, &md, &m[i]->blocks[j]);
 	}
+	err = merge_dense_finish(dst, &md, err);
 	for (size_t i = 0; i < n && by_name && !err; i++)
 		err = merge_names(dst, m[i]);
 	dst->pc = pc.v;

@@ -80,6 +80,16 @@ void hist_fold_log2(const __u64 *fine, __u64 *log2)
 		log2[log2_bucket(fine_bucket_lo(b))] += fine[b];
 }
 
+bool hist_empty(enum hist_layout l, const __u64 *hist)
+{
+	int n = hist_buckets(l);
+
+	for (int b = 0; b < n; b++)
+		if (hist[b])
+			return false;
+	return true;
+}
+
 uint64_t hist_total(enum hist_layout l, const __u64 *hist)
 {
 	uint64_t sum = 0;
@@ -89,35 +99,56 @@ uint64_t hist_total(enum hist_layout l, const __u64 *hist)
 	return sum;
 }
 
-uint64_t hist_quantile(enum hist_layout l, const __u64 *hist, double q, uint64_t min,
-		       uint64_t max)
+/* Where a walk up the buckets is: the bucket it looks at and the calls below it. */
+struct hist_walk {
+	int b;
+	uint64_t seen;
+};
+
+/*
+ * The value at quantile q of total calls, walking on from w (a walk for a smaller q: the
+ * rank of q is in w's bucket or above). Nearest rank among 1..total, interpolated linearly
+ * in its bucket and clamped to [min, max].
+ */
+static uint64_t quantile_from(enum hist_layout l, const __u64 *hist, uint64_t total, double q,
+			      uint64_t min, uint64_t max, struct hist_walk *w)
 {
-	uint64_t total = hist_total(l, hist), seen = 0;
-	double rank, lo, hi, v;
+	double rank = q * total, lo, hi, v;
+	int n = hist_buckets(l);
 
 	if (!total)
 		return 0;
-	/* Rank of the element at quantile q among 1..total (nearest-rank definition). */
-	rank = q * total;
 	if (rank < 1)
 		rank = 1;
-	for (int b = 0; b < hist_buckets(l); b++) {
-		if (!hist[b] || seen + hist[b] < rank) {
-			seen += hist[b];
+	for (; w->b < n; w->b++) {
+		int b = w->b;
+
+		if (!hist[b] || w->seen + hist[b] < rank) {
+			w->seen += hist[b];
 			continue;
 		}
 		lo = hist_bucket_lo(l, b) > min ? hist_bucket_lo(l, b) : min;
 		hi = hist_bucket_hi(l, b) < max ? hist_bucket_hi(l, b) : max;
-		v = lo + (hi - lo) * ((rank - seen) / hist[b]);
+		v = lo + (hi - lo) * ((rank - w->seen) / hist[b]);
 		return (uint64_t)(v + 0.5) > (uint64_t)hi ? (uint64_t)hi : (uint64_t)(v + 0.5);
 	}
 	return max;
 }
 
+uint64_t hist_quantile(enum hist_layout l, const __u64 *hist, double q, uint64_t min,
+		       uint64_t max)
+{
+	struct hist_walk w = { 0 };
+
+	return quantile_from(l, hist, hist_total(l, hist), q, min, max, &w);
+}
+
+/* One count and one walk for the three quantiles (a run's profiles have thousands). */
 struct hist_summary hist_summary_of(enum hist_layout l, const __u64 *hist, bool minmax_known,
 				    uint64_t min, uint64_t max)
 {
 	struct hist_summary s = { .count = hist_total(l, hist), .minmax_known = minmax_known };
+	struct hist_walk w = { 0 };
 
 	if (!minmax_known) {
 		min = 0;
@@ -127,9 +158,9 @@ struct hist_summary hist_summary_of(enum hist_layout l, const __u64 *hist, bool 
 		s.min = min;
 		s.max = max;
 	}
-	s.p50 = hist_quantile(l, hist, 0.5, min, max);
-	s.p90 = hist_quantile(l, hist, 0.9, min, max);
-	s.p99 = hist_quantile(l, hist, 0.99, min, max);
+	s.p50 = quantile_from(l, hist, s.count, 0.5, min, max, &w);
+	s.p90 = quantile_from(l, hist, s.count, 0.9, min, max, &w);
+	s.p99 = quantile_from(l, hist, s.count, 0.99, min, max, &w);
 	return s;
 }
 

@@ -42,6 +42,8 @@ int hist_buckets(enum hist_layout l);
 uint64_t hist_bucket_lo(enum hist_layout l, int b);
 uint64_t hist_bucket_hi(enum hist_layout l, int b);
 uint64_t hist_total(enum hist_layout l, const __u64 *hist);
+/* No call in any bucket (hist_total's 0, seen at the first call found). */
+bool hist_empty(enum hist_layout l, const __u64 *hist);
 /* The bucket holding v (as the kernel side's log2_bucket() or fine_bucket()). */
 int hist_bucket_of(enum hist_layout l, uint64_t v);
 /* A fine histogram folded into log2 buckets (every log2 bound is a fine one). */

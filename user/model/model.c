@@ -35,13 +35,13 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 static void io_add(struct io_summary *dst, const struct io_summary *src)
 {
 	/* min/max mean something only where the histograms hold at least one call. */
-	if (hist_total(HIST_LOG2, src->size_hist)) {
-		dst->size_min = hist_total(HIST_LOG2, dst->size_hist)
+	if (!hist_empty(HIST_LOG2, src->size_hist)) {
+		dst->size_min = !hist_empty(HIST_LOG2, dst->size_hist)
 					? min_u64(dst->size_min, src->size_min) : src->size_min;
 		dst->size_max = max_u64(dst->size_max, src->size_max);
 	}
-	if (hist_total(HIST_FINE, src->lat_hist)) {
-		dst->lat_min = hist_total(HIST_FINE, dst->lat_hist)
+	if (!hist_empty(HIST_FINE, src->lat_hist)) {
+		dst->lat_min = !hist_empty(HIST_FINE, dst->lat_hist)
 				       ? min_u64(dst->lat_min, src->lat_min) : src->lat_min;
 		dst->lat_max = max_u64(dst->lat_max, src->lat_max);
 	}

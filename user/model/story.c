@@ -11,6 +11,7 @@
 #include "model.h"
 #include "story.h"
 #include "syscall_table.h"
+#include "util/hash.h"
 
 /* ---- layers ---- */
 
@@ -29,7 +30,7 @@ static void story_syscalls(struct io_story *s, const struct profile *p)
 	}
 	for (int k = 1; k < IO_KINDS; k++) {
 		const struct io_summary *io = p->io[k];
-		const struct syscall_info *c = io_kind_info(k);
+		const struct syscall_info *c = io ? io_kind_info(k) : NULL;
 		bool reads = c && direction_reads(c->direction);
 		bool writes = c && direction_writes(c->direction);
 
@@ -157,40 +158,43 @@ static int rank_procs(struct run_result *r)
 
 /* ---- the run's files ---- */
 
+/* A process's record of a file, with what it is sorted by (the refs alone, no record read). */
 struct file_ref {
 	const struct file_record *f;
 	const struct proc_record *p;
-	uint32_t pid;
+	const char *name;
+	uint64_t ino;
+	uint32_t dev, igen, pid, kind;
 	bool by_name; /* grouped by its name, else by its (kind, dev, ino, generation) */
 };
 
 static int cmp_refs(const void *a, const void *b)
 {
 	const struct file_ref *x = a, *y = b;
-	const struct file_record *f = x->f, *g = y->f;
 	int c;
 
 	if (x->by_name != y->by_name)
 		return x->by_name ? -1 : 1;
-	if (x->by_name && (c = strcmp(f->name, g->name)))
+	/* One file's records share the name the table gave it: no need to compare it. */
+	if (x->by_name && x->name != y->name && (c = strcmp(x->name, y->name)))
 		return c;
-	if (f->kind != g->kind)
-		return f->kind < g->kind ? -1 : 1;
-	if (f->key.dev != g->key.dev)
-		return f->key.dev < g->key.dev ? -1 : 1;
-	if (f->key.ino != g->key.ino)
-		return f->key.ino < g->key.ino ? -1 : 1;
-	if (f->key.igen != g->key.igen)
-		return f->key.igen < g->key.igen ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	if (x->igen != y->igen)
+		return x->igen < y->igen ? -1 : 1;
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
 static bool same_group(const struct file_ref *x, const struct file_ref *y)
 {
 	if (x->by_name || y->by_name)
-		return x->by_name && y->by_name && !strcmp(x->f->name, y->f->name);
-	return x->f->kind == y->f->kind && x->f->key.dev == y->f->key.dev &&
-	       x->f->key.ino == y->f->key.ino && x->f->key.igen == y->f->key.igen;
+		return x->by_name && y->by_name &&
+		       (x->name == y->name || !strcmp(x->name, y->name));
+	return x->kind == y->kind && x->dev == y->dev && x->ino == y->ino && x->igen == y->igen;
 }
 
 /* Every process's files (not its rows: the files of a path are counted once each). */
@@ -208,34 +212,68 @@ static struct file_ref *collect_refs(const struct run_result *r, size_t *n)
 			const struct file_record *f = &r->procs[i].files[j];
 
 			refs[(*n)++] = (struct file_ref){
-				.f = f, .p = &r->procs[i], .pid = r->procs[i].pid,
+				.f = f, .p = &r->procs[i], .pid = r->procs[i].pid, .name = f->name,
+				.kind = f->kind, .dev = f->key.dev, .ino = f->key.ino,
+				.igen = f->key.igen,
 				.by_name = r->files_by_path && f->name && f->kind != FK_METADATA };
 		}
 	return refs;
 }
 
-/* The pids of a group and their shares of its bytes (of its calls when it moved none). */
+/* A pid's place among a group's users (add_users). */
+struct user_slot {
+	uint32_t pid;
+	size_t idx;
+	UT_hash_handle hh;
+};
+
+/* The user of refs' pid, made when it is new (in the order pids first come); NULL: no room. */
+static struct file_user *user_of(struct run_file *rf, struct user_slot **seen,
+				 struct user_slot *slots, uint32_t pid)
+{
+	struct user_slot *s;
+	int err;
+
+	HASH_FIND(hh, *seen, &pid, sizeof(pid), s);
+	if (s)
+		return &rf->users[s->idx];
+	s = &slots[rf->nusers];
+	s->pid = pid;
+	s->idx = rf->nusers;
+	HASH_ADD_OR_FAIL(hh, *seen, pid, sizeof(s->pid), s, err);
+	if (err)
+		return NULL;
+	rf->users[rf->nusers].pid = pid;
+	return &rf->users[rf->nusers++];
+}
+
+/*
+ * The pids of a group and their shares of its bytes (of its calls when it moved none). A
+ * path's versions come one after another, each with its pids in order: a pid may come
+ * again in each version, and the run's libc has every process of the run.
+ */
 static int add_users(struct run_file *rf, const struct file_ref *refs, size_t n)
 {
+	struct user_slot *slots = calloc(n, sizeof(*slots)), *seen = NULL;
 	uint64_t bytes = 0, calls = 0;
+	int err = 0;
 
 	rf->users = calloc(n, sizeof(*rf->users));
-	if (!rf->users)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && rf->users && slots && !err; i++) {
 		const struct file_summary *s = &refs[i].f->sum;
-		struct file_user *u = NULL;
+		struct file_user *u = user_of(rf, &seen, slots, refs[i].pid);
 
-		/* A path's versions come one after another, each with its pids in order. */
-		for (size_t k = 0; k < rf->nusers && !u; k++)
-			u = rf->users[k].pid == refs[i].pid ? &rf->users[k] : NULL;
 		if (!u) {
-			u = &rf->users[rf->nusers++];
-			u->pid = refs[i].pid;
+			err = -1;
+			break;
 		}
 		u->bytes += s->read_bytes + s->write_bytes;
 		u->share += s->read_calls + s->write_calls + s->opens + s->maps + s->closes;
 	}
+	HASH_CLEAR(hh, seen);
+	free(slots);
+	if (err || !rf->users || !slots)
+		return -1;
 	for (size_t i = 0; i < rf->nusers; i++)
 		bytes += rf->users[i].bytes, calls += (uint64_t)rf->users[i].share;
 	for (size_t i = 0; i < rf->nusers; i++)
@@ -392,7 +430,6 @@ static int first_screen_files(struct run_result *r)
 int story_derive(struct run_result *r)
 {
 	int err = stories(r);
-
 	err |= rank_procs(r);
 	err |= run_files(r);
 	err |= first_screen_files(r);
