@@ -272,10 +272,6 @@ static double now_ms(void)
 }
 
 /*
- * Waits for events until a signal or the duration ends; returns 0, -1 on an error of its
- * own (errno), or -2 when standard output could not be written (already said).
- */
-/*
  * The signals that end snoop, blocked (read from a signalfd): before "tracing" is said, so
  * that one sent as soon as it is read ends snoop cleanly rather than killing it.
  */
@@ -288,6 +284,10 @@ static void stop_signals(sigset_t *mask)
 	sigprocmask(SIG_BLOCK, mask, NULL);
 }
 
+/*
+ * Waits for events until a signal or the duration ends; returns 0, -1 on an error of its
+ * own (errno), or -2 when standard output could not be written (already said).
+ */
 static int snoop_loop(struct tracer *t, double duration)
 {
 	int sfd = -1, tfd = -1, epfd = epoll_create1(EPOLL_CLOEXEC), err = 0;
