@@ -14,8 +14,9 @@ PKGS=(
 	liburing-dev libdw-dev elfutils
 	# tests and references (jq: a second JSON reader of the reports)
 	strace util-linux coreutils python3 python3-pytest jq
-	# real programs the per-file tests trace (besides tar, cp, git, python3)
-	sqlite3 git rsync zip xz-utils tmux
+	# real programs the per-file tests trace (besides tar, cp, git, python3); PostgreSQL's
+	# server, client and pgbench (tests/test_postgres.py)
+	sqlite3 git rsync zip xz-utils tmux postgresql-15 postgresql-client-15
 	# Prometheus export: promtool checks the format, a real server scrapes `iotrace serve`
 	prometheus
 	# benchmarks and experiments (xfs loop devices, the Go workload of lab note 003)
