@@ -31,7 +31,8 @@ def apt_dir(suite, arch):
 # 6.2-6.17 range run): its archive, and its signing keys from Debian's own package of them
 # (trixie's ubuntu-keyring), so that trust starts at Debian's keyring as for every
 # other suite.
-UBUNTU_SUITES = {"noble", "noble-updates", "noble-security"}
+UBUNTU_SUITES = {"noble", "noble-updates", "noble-security", "jammy", "jammy-updates",
+                 "jammy-security"}
 UBUNTU_ARCHIVE = "http://archive.ubuntu.com/ubuntu"
 UBUNTU_KEYRING = OUTPUT / "apt" / "ubuntu-archive-keyring.gpg"
 

@@ -47,6 +47,7 @@ Line = namedtuple("Line", "suite packages arch flavour")
 BULLSEYE = "bullseye bullseye-security"
 BOOKWORM, TRIXIE = "bookworm bookworm-security", "trixie trixie-security"
 NOBLE = "noble noble-updates noble-security"
+JAMMY = "jammy jammy-updates jammy-security"
 SPLIT = "linux-binary-unsigned-{v}-amd64 linux-modules-{v}-amd64"
 KERNELS = {
     "generic": Line(BOOKWORM, "linux-image-6.1.0-{v}-amd64-unsigned", "amd64", "generic"),
@@ -64,6 +65,10 @@ KERNELS = {
     "trixie-arm64": Line(TRIXIE, "linux-image-{v}-arm64-unsigned", "arm64", "generic"),
     # Ubuntu 24.04's own kernel (6.8), from Ubuntu's archive (scripts/debian.py)
     "noble": Line(NOBLE, "linux-image-unsigned-6.8.0-{v}-generic linux-modules-6.8.0-{v}-generic",
+                  "amd64", "generic"),
+    # Ubuntu 22.04's (5.15): the 5.11-5.16 kernels, with task BTF and fetch atomics but no
+    # bpf_loop and no folios
+    "jammy": Line(JAMMY, "linux-image-unsigned-5.15.0-{v}-generic linux-modules-5.15.0-{v}-generic",
                   "amd64", "generic"),
 }
 # Kept for the callers that name the lines by flavour.

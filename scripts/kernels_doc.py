@@ -25,8 +25,9 @@ def label(line):
     """A kernel line's column: its suite, flavour and architecture ("trixie", "bookworm
     PREEMPT_RT", "bookworm arm64")."""
     k = guest.KERNELS[line]
-    if k.suite.split()[0] == "noble":
-        return "Ubuntu 24.04 (noble)"
+    ubuntu = {"noble": "Ubuntu 24.04 (noble)", "jammy": "Ubuntu 22.04 (jammy)"}
+    if k.suite.split()[0] in ubuntu:
+        return ubuntu[k.suite.split()[0]]
     parts = [k.suite.split()[0]] + ([k.flavour] if k.flavour != "generic" else []) + \
         ([k.arch] if k.arch != "amd64" else [])
     return " ".join(parts)
@@ -122,7 +123,10 @@ the 7.x of sid and of trixie-backports (from 7.x the kernel is in `linux-binary-
 and the modules, `.ko.xz`, in `linux-modules-*`), bullseye's 5.10, on arm64 bookworm's 6.1
 and trixie's 6.12, and Ubuntu 24.04's own 6.8 (`noble`: the kernel most machines between
 6.1 and 6.12 run; from Ubuntu's archive, whose signing keys come from Debian's
-`ubuntu-keyring` package; its modules are `.ko.zst`). They are fetched with `apt-get download` through an apt configuration of
+`ubuntu-keyring` package; its modules are `.ko.zst`), and Ubuntu 22.04's 5.15 (`jammy`,
+from the same archive: a kernel of the 5.11-5.16 range, with task BTF helpers and fetch
+atomics but neither `bpf_loop` nor folios, where the compat build loads as on 5.10: the
+same cases as bullseye's pass there). They are fetched with `apt-get download` through an apt configuration of
 the project's own (scripts/debian.py: lists, cache and sources under `.output/apt/`, the
 system's sources never read or changed) into `.output/kernels/`, and booted under
 `qemu-system-x86_64 -accel tcg` or `qemu-system-aarch64 -M virt -cpu max` (these hosts are
@@ -177,7 +181,7 @@ def hook_cell(info, event):
 
 def feature_cell(info, key):
     f = info["features"][key]
-    if key == "stacks":
+    if key == "stacks" and f["available"]:
         return "yes" if f["exited_processes"] else "yes, frames of exited processes unnamed"
     return "yes" if f["available"] else f"n/a: {f['reason']}"
 

@@ -38,7 +38,7 @@ import guest  # noqa: E402
 
 # The kernel lines booted (scripts/guest.py KERNELS: suite, packages, architecture).
 LINES = ["generic", "cloud", "rt", "trixie", "sid", "backports", "arm64", "trixie-arm64",
-         "bullseye", "noble"]
+         "bullseye", "noble", "jammy"]
 FLAVOURS = LINES
 # Every case on 6.1's generic kernel. The other lines run the checks that depend on the
 # kernel (LEAN: syscalls and files against strace, note 004, block, O_DIRECT, io_uring,
@@ -107,7 +107,7 @@ def guest_inputs(tmp_path_factory):
 
 # Lines from an archive other than Debian's: a machine whose network reaches only Debian's
 # mirror skips them, saying so (the Debian lines are the matrix's floor).
-OTHER_ARCHIVES = {"noble": "Ubuntu's archive"}
+OTHER_ARCHIVES = {"noble": "Ubuntu's archive", "jammy": "Ubuntu's archive"}
 Unreachable = type("Unreachable", (str,), {})
 
 
@@ -170,7 +170,7 @@ def vm(request, boots):
 def cases_of(line):
     if line not in guest.KERNELS:  # generic-64: the 64-CPU boot, its own case
         return EXTRA[line]
-    base = {"generic": CASES, "cloud": LEANEST, "bullseye": BULLSEYE,
+    base = {"generic": CASES, "cloud": LEANEST, "bullseye": BULLSEYE, "jammy": BULLSEYE,
             "bullseye-cloud": BULLSEYE_LEANEST, "bullseye-rt": BULLSEYE_LEANEST}.get(line, LEAN)
     return base + EXTRA.get(line, [])
 
@@ -268,7 +268,12 @@ FACTS_68 = {
               "mm_filemap_map_pages": "fexit filemap_map_pages#1",
               "io_uring_complete": "tp_btf io_uring_complete#1"},
 }
-FACTS = {"noble": FACTS_68, "bullseye": FACTS_510, "bullseye-cloud": FACTS_510, "bullseye-rt": FACTS_510,
+# Ubuntu 22.04's 5.15 (the kernels with task BTF helpers and fetch atomics but no bpf_loop):
+# the compat build as on 5.10; block_getrq with its later arguments (the bio alone);
+# io_uring's tracepoints with their 5.x arguments (n/a: its programs read the 6.x ones).
+FACTS_515 = dict(FACTS_510, na={**FACTS_510["na"], "io_uring": "arguments ("},
+                 hooks={**FACTS_510["hooks"], "block_io_start": "tp_btf block_getrq#1"})
+FACTS = {"noble": FACTS_68, "jammy": FACTS_515, "bullseye": FACTS_510, "bullseye-cloud": FACTS_510, "bullseye-rt": FACTS_510,
          "generic": FACTS_61, "cloud": FACTS_61, "rt": FACTS_61, "trixie": FACTS_612,
          "sid": FACTS_7, "backports": FACTS_7, "arm64": FACTS_61_ARM64, "trixie-arm64": FACTS_612}
 
