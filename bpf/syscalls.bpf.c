@@ -18,6 +18,8 @@
  */
 /* Largest syscall return value that is an error: the kernel's -MAX_ERRNO..-1 range. */
 #define MAX_ERRNO 4095
+/* SIGKILL in a sigset_t's first word: a fatal signal pending (__fatal_signal_pending). */
+#define SIGKILL_BIT (1ULL << (9 - 1))
 /* iovec entries read to size a readv/writev request; longer arrays count as unknown. */
 #define IOV_READ_MAX 8
 
@@ -610,6 +612,13 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		if (entry)
 			*entry = slot;
 	}
+	/*
+	 * A thread killed in a call (another thread's exit_group or execve, a SIGKILL) passes
+	 * sys_exit on its way out but never returns to user space; strace sees no return
+	 * either (ptrace stops are skipped once a fatal signal is pending): not a call.
+	 */
+	if (TASK_READ(task, pending.signal.sig[0]) & SIGKILL_BIT)
+		return 0;
 	ti = thread_io_of(task);
 	if (!ti) /* never: its key is masked into the array */
 		return 0;

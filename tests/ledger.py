@@ -50,6 +50,8 @@ def strace_calls(log_prefix):
                 continue
             name, args, ret = m.groups()
             value = ret.split()[0]
+            if value == "?" and "ERESTART" not in ret:
+                continue  # its thread died in it: it never returned (as strace -c counts)
             if name in OPENS:
                 fd = FD.match(ret)
                 files = [fd.group(2)] if fd else []
@@ -61,7 +63,8 @@ def strace_calls(log_prefix):
                     files = fds[-1:]
                 else:
                     files = fds[:1]
-            yield pid, name, args, [normal(f) for f in files], value.startswith("-"), value
+            failed = value.startswith("-") or value == "?"  # ? ERESTART...: interrupted
+            yield pid, name, args, [normal(f) for f in files], failed, value
 
 
 def strace_files(log_prefix):

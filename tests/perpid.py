@@ -63,12 +63,12 @@ def iotrace_per_process(report):
             for p in report["processes"] if p["pid"] is not None}
 
 
-def traced_by_both(cmd, tmp_path, options=()):
+def traced_by_both(cmd, tmp_path, options=(), env=None):
     """The report of `iotrace --json -- strace -f -o LOG CMD`, and strace's counts."""
     n = len(list(tmp_path.glob("perpid.*.json")))
     out, log = tmp_path / f"perpid.{n}.json", tmp_path / f"perpid.{n}.log"
     res = run([str(IOTRACE), "--json", "-o", str(out), *options, "--", "strace", "-f",
-               "-o", str(log), *cmd], timeout=600)
+               "-o", str(log), *cmd], timeout=600, env=env)
     assert res.returncode == 0, res.stderr[-2000:]
     return json.loads(out.read_text()), strace_per_process(log)
 

@@ -15,6 +15,9 @@ import pytest
 
 from helpers import (IOTRACE, assert_no_new_bpf_objects, bpf_object_ids, counts_of, iotrace_json,
                      mkinput, real_processes, run, run_stdin, strace_counts, wl)
+from ledger import traced_by_both as ledger_traced
+from perpid import differing, iotrace_per_process
+from perpid import traced_by_both as perpid_traced
 
 
 @pytest.fixture
@@ -430,3 +433,57 @@ def test_many_concurrent_processes_keep_their_own_counts(tmp_path):
         assert files["/dev/zero"]["read"]["calls"] == i
         assert files["/dev/null"]["write"]["calls"] == i
         assert p["syscalls"]["write"]["calls"] == i
+
+
+# Threads left blocked in calls when their process ends: each thread is killed in its call
+# (exit_group, an execve by another thread, a SIGKILL from outside) and never returns.
+KILLED_IN_CALLS = r"""
+import os, signal, sys, threading, time
+r, w = os.pipe()
+def blocked():
+    ts = [threading.Thread(target=f, daemon=True) for f in
+          (lambda: time.sleep(60), lambda: os.read(r, 1), lambda: threading.Event().wait())]
+    for t in ts:
+        t.start()
+    time.sleep(0.3)
+mode = sys.argv[1]
+if mode == "exit":
+    blocked(); os._exit(0)
+if mode == "exec":
+    blocked()
+    threading.Thread(target=lambda: os.execv("/bin/true", ["true"])).start()
+    time.sleep(60)
+if mode == "kill":  # a child blocked in read, killed by its parent
+    pid = os.fork()
+    if pid == 0:
+        blocked(); os.read(r, 1)
+    time.sleep(0.6); os.kill(pid, signal.SIGKILL); os.waitpid(pid, 0)
+"""
+
+
+@pytest.mark.parametrize("build", ["default", "compat"])
+def test_calls_a_thread_is_killed_in_are_not_counted(tmp_path, build):
+    """A call its thread dies in never returns to user space: strace -f does not count it,
+    nor does iotrace, per process and per file, in the same run (sys_exit sees it pass with
+    SIGKILL pending). Each way a thread dies in a call: exit_group, another thread's
+    execve, a SIGKILL from another process."""
+    env = {**os.environ, "IOTRACE_BUILD": "compat"} if build == "compat" else None
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED_IN_CALLS)
+    for mode in ("exit", "exec", "kill"):
+        cmd = [sys.executable, str(script), mode]
+        report, ref = perpid_traced(cmd, tmp_path, env=env)
+        procs = {p["pid"]: p for p in real_processes(report)}
+        ours = iotrace_per_process(report)
+        (top,) = [pid for pid, p in procs.items() if p["comm"] != "strace" and
+                  procs.get(p["ppid"], {}).get("comm") == "strace"]
+        for pid, p in procs.items():
+            if p["comm"] != "strace" and pid != top:
+                assert not differing(ours[pid], ref.get(pid, {})), (mode, p["comm"], pid,
+                                                                    differing(ours[pid], ref[pid]))
+        mine, theirs, _ = ledger_traced(cmd, tmp_path, env=env)
+        pipes = {k: v for k, v in theirs.items() if k[0].startswith("pipe:")}
+        assert pipes and all(mine.get(k) == v for k, v in pipes.items()), (mode, pipes, mine)
+        # Python blocked three threads (and, killed, the child's main one): none counted.
+        py = [p for p in procs.values() if p["comm"] == "python3"]
+        assert all(p["syscalls"].get("clock_nanosleep", {}).get("calls", 0) <= 1 for p in py)
