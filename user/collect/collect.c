@@ -26,20 +26,17 @@ struct collector {
 	void *retire_ctx;
 	struct dense_profile scratch; /* one slot's counters while they are summed */
 	struct proc_record other; /* files of I/O no traced process caused (owner 0) */
-	struct names *names;      /* every file name the kernel side recorded */
+	struct names *names;      /* every file name the kernel side recorded (the engine's) */
 	uint64_t ticks;
-	bool room_wanted;       /* EV_LEDGER_FULL since the last tick */
 	int error;              /* first allocation failure */
 };
 
-struct collector *collector_new(void)
+struct collector *collector_new(struct names *names)
 {
 	struct collector *c = calloc(1, sizeof(struct collector));
 
-	if (c && !(c->names = names_new())) {
-		free(c);
-		return NULL;
-	}
+	if (c)
+		c->names = names;
 	return c;
 }
 
@@ -72,7 +69,6 @@ void collector_free(struct collector *c)
 		return;
 	free_procs(c->procs, c->nprocs);
 	files_free(&c->other);
-	names_free(c->names);
 	free(c->index_of_pid);
 	free(c->rec_of_slot);
 	free(c);
@@ -183,16 +179,6 @@ static void take_files(struct collector *c, struct proc_record *p)
 	files_count_readahead(p);
 }
 
-int collector_on_name(void *ctx, void *data, size_t size)
-{
-	struct collector *c = ctx;
-	struct path_key key;
-
-	if (names_add_event(c->names, data, size, &key) < 0)
-		c->error = -ENOMEM;
-	return 0;
-}
-
 /* A per-file block record goes to its process's file; owner 0's to the other I/O's rows. */
 static void give_file_block(const struct file_block_key *key, const struct file_block_stat *st,
 			    void *ctx)
@@ -226,9 +212,6 @@ int collector_tick(struct collector *c)
 {
 	size_t n = 0;
 
-	c->room_wanted = false;
-	tracer_tick(c->tracer);
-	tracer_poll_events(c->tracer); /* names first: what is evicted below needs them */
 	/* Notices were lost (the loader fell behind): the table says what they said. */
 	if (c->rescan || tracer_notices_lost(c->tracer) != c->notices_lost)
 		sync_all_slots(c);
@@ -250,18 +233,6 @@ void collector_for_each_live(struct collector *c, collector_live_fn fn, void *ct
 	for (size_t i = 0; i < c->nprocs; i++)
 		if (c->procs[i].slot > OVERFLOW_SLOT && !c->procs[i].exit_seen)
 			fn(c->procs[i].pid, c->procs[i].slot, ctx);
-}
-
-const char *collector_file_name(struct collector *c, uint32_t dev, uint64_t ino, uint32_t igen)
-{
-	struct path_key key = { .dev = dev, .ino = ino, .igen = igen };
-
-	return names_lookup(c->names, &key);
-}
-
-bool collector_wants_tick(const struct collector *c)
-{
-	return c->room_wanted;
 }
 
 /* Sums a slot's counters (and zeroes them in the kernel) into a compact profile. */
@@ -430,8 +401,8 @@ int collector_on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e))
 		return 0;
 	if (e->kind == EV_LEDGER_FULL)
-		c->room_wanted = true;
-	else if (e->slot > OVERFLOW_SLOT && e->slot < MAX_SLOTS)
+		return 0; /* the engine's to act on */
+	if (e->slot > OVERFLOW_SLOT && e->slot < MAX_SLOTS)
 		sync_slot(c, e->slot);
 	else
 		on_overflow_event(c, e, size);
@@ -561,11 +532,9 @@ int collector_finish(struct collector *c, struct run_result *r)
 	r->nprocs = c->nprocs;
 	r->other_files = c->other;
 	memset(&c->other, 0, sizeof(c->other));
-	r->names = c->names;
-	c->names = NULL;
 	c->procs = NULL;
 	c->nprocs = c->cap = 0;
-	if (collect_containers(r) || model_derive(r))
+	if (collect_containers(r))
 		err = -ENOMEM;
 	return err ? err : c->error;
 }
