@@ -143,3 +143,67 @@ def test_uthash_only_through_its_configuration():
     direct = [str(p.relative_to(ROOT)) for p in USER.glob("*/*.[ch]")
               if p.name != "hash.h" and re.search(r'#\s*include\s*[<"]uthash\.h', p.read_text())]
     assert not direct, direct
+
+
+# ---- commands drive, they do not read (issue 38): cmd/ starts the engine and chooses the
+# renderer; what a run found is the model's and the collectors' to say, through functions ----
+
+# What a command fills in to ask for something, not a record of what was found: its parsed
+# command line, top's view choices, serve's scrape settings.
+CONFIG_STRUCTS = {"options", "top_view_opts", "scrape_config"}
+DECLARED = re.compile(r"\bstruct\s+(\w+)\s*\**\s*(?:const\s+)?(\w+)\s*[;,)=\[]")
+
+
+def record_structs(user):
+    """Every struct a header of model/ or collect/ defines, but the configurations."""
+    found = set()
+    for stage in ("model", "collect"):
+        for header in (user / stage).glob("*.h"):
+            found |= set(re.findall(r"^struct (\w+)\s*\{", header.read_text(), re.M))
+    return found - CONFIG_STRUCTS
+
+
+def code_only(text):
+    """text without comments, strings and preprocessor lines (each kept as its newlines)."""
+    blank = lambda m: "\n" * m.group(0).count("\n")
+    text = re.sub(r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", blank, text,
+                  flags=re.S)
+    return re.sub(r"^[ \t]*#[^\n]*", "", text, flags=re.M)
+
+
+def record_fields_read(path, records):
+    """The places of path where a name declared there as one of the records (a variable, a
+    parameter, a member) is followed by . or ->: one name, one type, in a file."""
+    text = code_only(path.read_text())
+    names = {m.group(2) for m in DECLARED.finditer(text) if m.group(1) in records}
+    if not names:
+        return []
+    use = re.compile(r"\b(" + "|".join(sorted(names)) + r")\s*(?:\.|->)\s*\w+")
+    return [f"{path.name}:{i + 1}: {m.group(0)}" for i, line in enumerate(text.splitlines())
+            for m in use.finditer(line)]
+
+
+def test_the_field_check_sees_a_read(tmp_path):
+    (tmp_path / "model").mkdir()
+    (tmp_path / "collect").mkdir()
+    (tmp_path / "cmd").mkdir()
+    (tmp_path / "model" / "m.h").write_text(
+        "struct run_result {\n\tint partial;\n};\nstruct options {\n\tint json;\n};\n")
+    (tmp_path / "collect" / "c.h").write_text("struct collector {\n\tint n;\n};\n")
+    (tmp_path / "cmd" / "x.c").write_text(
+        "static int f(const struct run_result *r, struct options *o)\n{\n"
+        "\treturn o->json + r->partial + run_exit_code(r);\n}\n"
+        "struct s {\n\tstruct collector coll;\n};\nint g(struct s *s) { return s->coll.n; }\n"
+        '#include "coll.h"\n/* r->partial */ const char *t = "r->partial";\n')
+    records = record_structs(tmp_path)
+    assert records == {"run_result", "collector"}
+    assert record_fields_read(tmp_path / "cmd" / "x.c", records) == [
+        "x.c:3: r->partial", "x.c:8: coll.n"]
+
+
+def test_no_command_reads_the_model_or_a_collector():
+    records = record_structs(USER)
+    assert {"run_result", "proc_record", "top_view"} <= records  # the check knows them
+    found = [hit for p in sorted((USER / "cmd").glob("*.c"))
+             for hit in record_fields_read(p, records)]
+    assert not found, found
