@@ -11,7 +11,6 @@
 #include <time.h>
 #include "top_impl.h"
 #include "model/syscall_table.h"
-#include "util/vec.h"
 
 /* Exited processes' records are kept this many quiet refreshes (their late writeback). */
 #define EXITED_KEEP 30
@@ -38,15 +37,14 @@ struct top_collector *top_collector_new(void)
 {
 	struct top_collector *c = calloc(1, sizeof(*c));
 
-	if (!c)
-		return NULL;
-	c->names = names_new();
-	if (!c->names) {
+	if (c && !(c->names = names_new())) {
 		free(c);
 		return NULL;
 	}
 	return c;
 }
+
+static void take_row(uint32_t slot, const struct slot_proc *row, void *ctx);
 
 int top_collector_start(struct top_collector *c, struct tracer *t,
 			const struct cgroup_ref *cgroups, uint32_t ncgroups)
@@ -54,10 +52,8 @@ int top_collector_start(struct top_collector *c, struct tracer *t,
 	c->tracer = t;
 	c->cgroups = cgroups;
 	c->ncgroups = ncgroups;
-	c->pid_max = tracer_pid_max(t);
-	/* calloc of a large array maps zero pages lazily: only pids seen cost memory. */
-	c->index_of_pid = calloc(c->pid_max, sizeof(*c->index_of_pid));
-	if (!c->index_of_pid)
+	follow_start(&c->follow, t, take_row, top_give_entry, c);
+	if (pid_index_init(&c->pids, tracer_pid_max(t)))
 		return -1;
 	for_each_io_call(note_io_call, c);
 	tracer_read_drops(t, c->drops);
@@ -88,7 +84,7 @@ void top_collector_free(struct top_collector *c)
 	if (!c)
 		return;
 	free(c->procs);
-	free(c->index_of_pid);
+	pid_index_free(&c->pids);
 	top_files_free(c);
 	free(c->blocks);
 	free(c->urings);
@@ -102,25 +98,18 @@ void top_collector_free(struct top_collector *c)
 
 struct tproc *top_find(struct top_collector *c, uint32_t pid)
 {
-	uint32_t i = pid < c->pid_max ? c->index_of_pid[pid] : 0;
+	uint32_t i = pid_index_of(&c->pids, pid);
 
 	return i ? &c->procs[i - 1] : NULL;
 }
 
 static struct tproc *new_proc(struct top_collector *c, uint32_t pid)
 {
-	struct tproc *p;
+	struct tproc *p = pid_index_add(&c->pids, &c->procs, &c->nprocs, &c->cap, sizeof(*p),
+					pid, &c->error);
 
-	if (!pid || pid >= c->pid_max)
-		return NULL;
-	if (VEC_ROOM(c->procs, c->nprocs, c->cap)) {
-		c->error = -ENOMEM;
-		return NULL;
-	}
-	p = &c->procs[c->nprocs++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	c->index_of_pid[pid] = c->nprocs;
+	if (p)
+		p->pid = pid;
 	return p;
 }
 
@@ -271,35 +260,29 @@ static void retire(struct top_collector *c, struct tproc *p)
 }
 
 /*
- * The process in slot as the kernel's slot table has it (bpf/proc.bpf.c): a process the
+ * The process in slot as the kernel's slot table has it now (bpf/proc.bpf.c; read by
+ * follow_slot, and every slot when notices were lost while top fell behind): a process the
  * collector never heard of gets its record, a known one its name and group, and one whose
- * row says it exited is retired (its last counts, its slot given back). A notice only
- * says which slot to look at, so notices read late, twice or never (lost while top fell
- * behind: then every slot is looked at) change nothing.
+ * row says it exited is retired (its last counts, its slot given back).
  */
-static void sync_slot(uint32_t slot, void *ctx)
+static void take_row(uint32_t slot, const struct slot_proc *row, void *ctx)
 {
 	struct top_collector *c = ctx;
-	struct slot_proc row;
 	struct tproc *p;
 
-	if (tracer_read_slot_proc(c->tracer, slot, &row)) {
-		c->rescan |= tracer_slot_in_use(c->tracer, slot);
-		return;
-	}
-	if (c->slot_pid[slot] != row.pid)
-		note_new(c, row.pid, row.ppid, slot, row.cgroup, row.comm);
-	p = top_find(c, row.pid);
+	if (c->slot_pid[slot] != row->pid)
+		note_new(c, row->pid, row->ppid, slot, row->cgroup, row->comm);
+	p = top_find(c, row->pid);
 	if (!p || p->exited || p->slot != slot)
 		return;
-	memcpy(p->comm, row.comm, sizeof(p->comm));
-	note_own_cgroup(c, p, row.own_cgroup);
-	if (row.cgroup && row.cgroup != p->cgroup) {
-		p->cgroup = row.cgroup;
+	memcpy(p->comm, row->comm, sizeof(p->comm));
+	note_own_cgroup(c, p, row->own_cgroup);
+	if (row->cgroup && row->cgroup != p->cgroup) {
+		p->cgroup = row->cgroup;
 		if (!c->ncgroups)
-			cgroup_note(row.cgroup);
+			cgroup_note(row->cgroup);
 	}
-	if (row.state == SP_EXITED)
+	if (row->state == SP_EXITED)
 		retire(c, p);
 }
 
@@ -316,7 +299,7 @@ int top_on_event(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	if (e->slot > OVERFLOW_SLOT && e->slot < MAX_SLOTS) {
-		sync_slot(e->slot, c);
+		follow_slot(&c->follow, e->slot);
 		return 0;
 	}
 	/* The overflow slot has no rows: its processes' events are all top learns of them. */
@@ -357,21 +340,10 @@ bool top_wants_tick(const struct top_collector *c)
 
 int top_tick(struct top_collector *c)
 {
-	size_t n = 0;
-
 	c->room_wanted = false;
 	tracer_tick(c->tracer);
 	tracer_poll_events(c->tracer); /* names first: what is taken below needs them */
-	/* Notices were lost (top fell behind): the slot table says what they said. */
-	if (c->rescan || tracer_notices_lost(c->tracer) != c->notices_lost) {
-		c->rescan = false;
-		c->notices_lost = tracer_notices_lost(c->tracer);
-		tracer_for_each_used_slot(c->tracer, sync_slot, c);
-	}
-	if (tracer_evict_idle(c->tracer, 1, top_give_entry, c, &n))
-		c->error = -ENOMEM;
-	/* As run mode's loader: soon again while files come and go fast. */
-	return n >= MAX_FILES / 8 || tracer_files_filling(c->tracer) ? 10 : 50;
+	return follow_tick(&c->follow);
 }
 
 /* ---- counters read in place ---- */
@@ -512,7 +484,7 @@ static void expire(struct top_collector *c)
 			p->quiet = 0;
 		else if (p->exited)
 			p->quiet++;
-		c->index_of_pid[p->pid] = 0;
+		pid_index_set(&c->pids, p->pid, 0);
 		if (p->exited && (p->quiet > EXITED_KEEP || exited > EXITED_MAX)) {
 			exited--;
 			continue;
@@ -523,7 +495,7 @@ static void expire(struct top_collector *c)
 	c->nprocs = out;
 	/* The newest record of a pid is the one found (a pid may have been reused). */
 	for (size_t i = 0; i < c->nprocs; i++)
-		c->index_of_pid[c->procs[i].pid] = i + 1;
+		pid_index_set(&c->pids, c->procs[i].pid, i + 1);
 	memset(&c->overflow.acc, 0, sizeof(c->overflow.acc));
 }
 
@@ -581,7 +553,7 @@ int top_collect(struct top_collector *c, struct top_sample *out)
 	out->uring_missing = tracer_hooks_missing(c->tracer, HOOKS_URING);
 	expire(c);
 	top_prune_names(c);
-	if (err || c->error) {
+	if (err || c->error || c->follow.error) {
 		top_sample_free(out);
 		return -1;
 	}

@@ -7,6 +7,7 @@
 #ifndef IOTRACE_TOP_IMPL_H
 #define IOTRACE_TOP_IMPL_H
 
+#include "follow.h"
 #include "top_collect.h"
 #include "model/names.h"
 #include "util/container.h"
@@ -76,10 +77,11 @@ struct uring_snap {
 struct top_collector {
 	struct tracer *tracer;
 	const struct cgroup_ref *cgroups;
-	uint32_t ncgroups, pid_max;
+	uint32_t ncgroups;
+	struct follow follow;    /* the slot table and the ledger, followed as run mode does */
 	struct tproc *procs;
 	size_t nprocs, cap;
-	uint32_t *index_of_pid;  /* pid -> index + 1 of its newest record, 0: none */
+	struct pid_index pids;   /* pid -> its newest record */
 	struct tproc overflow;   /* the syscalls of the processes past --max-procs, together */
 	bool overflow_used;
 	uint32_t slot_pid[MAX_SLOTS]; /* a live slot's process */
@@ -104,8 +106,6 @@ struct top_collector {
 	size_t nname_keys;
 	uint64_t drops[DROP_COUNTERS]; /* at the last refresh */
 	uint64_t last_ns;
-	uint64_t notices_lost; /* the kernel's count of lost notices when the table was read */
-	bool rescan;           /* a slot's row was being written: read the table again */
 	bool room_wanted;
 	int error;
 };
