@@ -207,3 +207,50 @@ def test_no_command_reads_the_model_or_a_collector():
     found = [hit for p in sorted((USER / "cmd").glob("*.c"))
              for hit in record_fields_read(p, records)]
     assert not found, found
+
+
+# ---- derive once (issue 38): every sink is finished before the one model_derive ----
+
+def function_bodies(text):
+    """(name, [lines]) of each function, found as functions() finds them."""
+    lines, out, start, name = text.splitlines(), [], None, None
+    for i, line in enumerate(lines):
+        if line == "{" and i:
+            head = lines[max(0, i - 4):i]
+            # The head starts after the previous function's end.
+            ends = [k for k, h in enumerate(head) if h.startswith("}")]
+            m = re.findall(r"(\w+)\s*\(", " ".join(head[ends[-1] + 1 if ends else 0:]))
+            start, name = i, m[0] if m else "?"
+        elif line.startswith("}") and start is not None:
+            out.append((name, lines[start:i + 1]))
+            start = None
+    return out
+
+
+def derive_calls(paths):
+    """(file, function, the calls of a *finish* function made after model_derive there) for
+    each function that calls model_derive."""
+    out = []
+    for path in paths:
+        for name, body in function_bodies(code_only(path.read_text())):
+            at = [i for i, line in enumerate(body) if re.search(r"\bmodel_derive\s*\(", line)]
+            if name == "model_derive" or not at:
+                continue
+            later = [m for line in body[at[-1] + 1:]
+                     for m in re.findall(r"\b(\w*finish\w*)\s*\(", line)]
+            out.append((path.name, name, later))
+    return out
+
+
+def test_the_derive_check_sees_a_late_sink(tmp_path):
+    (tmp_path / "e.c").write_text(
+        "void end(struct e *e)\n{\n\tfinish_sinks(e);\n\tmodel_derive(e->r);\n}\n"
+        "void late(struct e *e)\n{\n\tmodel_derive(e->r);\n\tstacks_finish(e->s, e->r);\n}\n")
+    assert derive_calls([tmp_path / "e.c"]) == [("e.c", "end", []),
+                                                ("e.c", "late", ["stacks_finish"])]
+
+
+def test_the_model_is_derived_once_after_every_sink():
+    found = derive_calls(sorted(USER.glob("*/*.c")))
+    assert len(found) == 1, found  # one caller: run mode's engine
+    assert found[0][:2] == ("engine.c", "engine_finish") and not found[0][2], found
