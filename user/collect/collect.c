@@ -163,10 +163,8 @@ static void give_entry(const struct ledger_entry *e, void *ctx)
 /* An exited process's ledger entries leave the kernel (room for new ones). */
 static void take_files(struct collector *c, struct proc_record *p)
 {
-	if (tracer_take_files(c->tracer, p->pid, give_entry, c)) {
-		c->error = -ENOMEM;
+	if (follow_take_files(&c->follow, p->pid))
 		return;
-	}
 	/* Its bitmaps are final: count them now and keep only the numbers. */
 	files_count_readahead(p);
 }

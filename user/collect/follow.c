@@ -34,6 +34,14 @@ void follow_sync_all(struct follow *f)
 	tracer_for_each_used_slot(f->tracer, follow_used_slot, f);
 }
 
+int follow_take_files(struct follow *f, uint32_t pid)
+{
+	if (!tracer_take_files(f->tracer, pid, f->give_entry, f->ctx))
+		return 0;
+	f->error = -ENOMEM;
+	return -ENOMEM;
+}
+
 int follow_tick(struct follow *f)
 {
 	size_t n = 0;

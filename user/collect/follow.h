@@ -37,6 +37,8 @@ void follow_start(struct follow *f, struct tracer *t, follow_row_fn take_row,
 void follow_slot(struct follow *f, uint32_t slot);
 /* Every slot in use, against the table: after lost notices, and at the end. */
 void follow_sync_all(struct follow *f);
+/* An exited process's entries leave the kernel (room for others), to give_entry; -ENOMEM. */
+int follow_take_files(struct follow *f, uint32_t pid);
 /*
  * The regular work, after a new ledger epoch and the events read (tracer_tick,
  * tracer_poll_events): the table read again if a notice was lost, the idle files' entries

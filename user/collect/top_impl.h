@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * top's collector inside, shared by top_collect.c (processes, their syscall counters),
- * top_blocks.c (block and io_uring records, disks) and top_files.c (the per-file ledger's
- * entries, per-file block records, names).
+ * top's collector inside, shared by top_collect.c (each refresh's sample), top_procs.c
+ * (processes, their syscall counters), top_blocks.c (block and io_uring records, disks) and
+ * top_files.c (the per-file ledger's entries, per-file block records, names).
  */
 #ifndef IOTRACE_TOP_IMPL_H
 #define IOTRACE_TOP_IMPL_H
@@ -110,10 +110,16 @@ struct top_collector {
 	int error;
 };
 
+/* ---- top_procs.c ---- */
+
 /* The record of pid, or NULL. */
 struct tproc *top_find(struct top_collector *c, uint32_t pid);
 /* A record for block or io_uring counts of a process the collector never saw (exited). */
 struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid);
+/* A slot's row (follow.c's take_row): the process's record made, named, or retired. */
+void top_take_row(uint32_t slot, const struct slot_proc *row, void *ctx);
+/* Every live process's syscall counters since the last read, all slots in one read. */
+int top_read_slots(struct top_collector *c);
 
 /* Growth of a counter since its last read (0 if it went down: a recycled record). */
 static inline uint64_t top_grew(uint64_t now, uint64_t before)
