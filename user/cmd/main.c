@@ -320,16 +320,6 @@ static int prom_file_check(const char *path)
 	return err;
 }
 
-/* The shell's convention for the status of a command that ended by a signal. */
-static int exit_code_of(const struct run_result *r)
-{
-	if (!r->exit_known)
-		return r->partial ? 128 + (r->stop_signal ? r->stop_signal : SIGINT) : 0;
-	if (WIFSIGNALED(r->exit_status))
-		return 128 + WTERMSIG(r->exit_status);
-	return WEXITSTATUS(r->exit_status);
-}
-
 int main(int argc, char **argv)
 {
 	struct options o = { .timing = true, .hist = true, .files = DEFAULT_FILES,
@@ -342,7 +332,7 @@ int main(int argc, char **argv)
 	struct output out = { .f = stderr };
 	char exit[64];
 	char shown[NAME_TEXT_MAX];
-	int status;
+	int status, killed;
 
 	argp_err_exit_status = 1;
 	output_hold_std_fds();
@@ -384,8 +374,8 @@ int main(int argc, char **argv)
 		return status;
 	}
 	output_start(&out);
-	if (r.exit_known && WIFSIGNALED(r.exit_status)) {
-		format_exit(exit, sizeof(exit), true, r.exit_status);
+	if ((killed = run_killed_status(&r)) >= 0) {
+		format_exit(exit, sizeof(exit), true, killed);
 		fprintf(stderr, "iotrace: %s %s\n",
 			o.command ? name_cell(o.command[0], 0, shown, sizeof(shown)) : "process",
 			exit);
@@ -394,9 +384,7 @@ int main(int argc, char **argv)
 		report_json(out.f, &r);
 	else
 		report_text(out.f, &r, &o);
-	status = exit_code_of(&r);
-	if (r.trace_failed || r.stacks_failed)
-		status = 1;
+	status = run_outputs_failed(&r) ? 1 : run_exit_code(&r);
 	/* Checked again: what is at the path may have changed while the command ran. */
 	if (o.prom_file && prom_file_check(o.prom_file))
 		status = 1;

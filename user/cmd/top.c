@@ -161,7 +161,7 @@ struct top_session {
 	struct top_opts *o;
 	struct top_collector *coll;
 	struct tracer *tracer;
-	struct top_view view;
+	struct top_view latest; /* the last refresh's view */
 	bool have_view;
 	struct top_status st;
 	char filter[64];
@@ -222,10 +222,9 @@ static int refresh(struct top_session *s)
 		return -1;
 	}
 	if (s->have_view)
-		top_view_free(&s->view);
-	s->view.o.filter = NULL;
+		top_view_free(&s->latest);
 	s->o->view.filter = s->filter;
-	err = top_view_build(&sample, &s->o->view, &s->view);
+	err = top_view_build(&sample, &s->o->view, &s->latest);
 	top_sample_free(&sample);
 	s->have_view = !err;
 	if (err) {
@@ -234,15 +233,15 @@ static int refresh(struct top_session *s)
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	errno = 0;
-	if (s->o->json && top_print_json(stdout, &s->view,
+	if (s->o->json && top_print_json(stdout, &s->latest,
 					 (uint64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000)) {
 		fprintf(stderr, "iotrace: top: out of memory writing JSON\n");
 		return -1;
 	}
 	if (s->o->batch)
-		top_print_text(stdout, &s->view, screen_width(), isatty(STDOUT_FILENO) ? 20 : 50);
+		top_print_text(stdout, &s->latest, screen_width(), isatty(STDOUT_FILENO) ? 20 : 50);
 	else if (!s->o->json && !s->st.paused)
-		top_screen_draw(&s->view, &s->st);
+		top_screen_draw(&s->latest, &s->st);
 	/* Each refresh reaches its reader now, or the write error ends top. */
 	if ((s->o->json || s->o->batch) && output_flush(&(struct output){ .f = stdout }))
 		return -1;
@@ -266,8 +265,8 @@ static bool keys(struct top_session *s, int ms)
 	if (k == TOP_KEY_QUIT)
 		return true;
 	if (k == TOP_KEY_REDRAW && s->have_view) {
-		top_view_resort(&s->view, &s->o->view);
-		top_screen_draw(&s->view, &s->st);
+		top_view_resort(&s->latest, &s->o->view);
+		top_screen_draw(&s->latest, &s->st);
 	}
 	return false;
 }
@@ -357,7 +356,7 @@ static int top_run(struct top_session *s)
 	if (s->o->cpu_file && write_cpu_stats(s))
 		err = -1;
 	if (s->have_view)
-		top_view_free(&s->view);
+		top_view_free(&s->latest);
 	tracer_close(s->tracer);
 	return err ? 1 : 0;
 }

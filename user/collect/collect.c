@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "collect.h"
 #include "collect_impl.h"
+#include "follow.h"
 #include "model/files.h"
 #include "model/names.h"
 #include "model/uring.h"
@@ -15,42 +16,38 @@
 
 struct collector {
 	struct tracer *tracer;
-	uint32_t pid_max;
+	struct follow follow;   /* the slot table and the ledger, followed (follow.h) */
 	struct proc_record *procs;
 	size_t nprocs, cap;
-	uint32_t *index_of_pid; /* pid -> index + 1 of its newest record, 0 when none */
+	struct pid_index pids;  /* pid -> its newest record */
 	uint32_t *rec_of_slot;  /* slot -> index + 1 of the record of its process, 0: none yet */
-	uint64_t notices_lost;  /* the kernel's count of lost notices when the table was read */
-	bool rescan;            /* a slot's row was being written: read the table again */
 	collector_retire_fn on_retire; /* a process leaves its slot (--trace, --stacks) */
 	void *retire_ctx;
 	struct dense_profile scratch; /* one slot's counters while they are summed */
 	struct proc_record other; /* files of I/O no traced process caused (owner 0) */
-	struct names *names;      /* every file name the kernel side recorded */
+	struct names *names;      /* every file name the kernel side recorded (the engine's) */
 	uint64_t ticks;
-	bool room_wanted;       /* EV_LEDGER_FULL since the last tick */
 	int error;              /* first allocation failure */
 };
 
-struct collector *collector_new(void)
+struct collector *collector_new(struct names *names)
 {
 	struct collector *c = calloc(1, sizeof(struct collector));
 
-	if (c && !(c->names = names_new())) {
-		free(c);
-		return NULL;
-	}
+	if (c)
+		c->names = names;
 	return c;
 }
+
+static void take_row(uint32_t slot, const struct slot_proc *row, void *ctx);
+static void give_entry(const struct ledger_entry *e, void *ctx);
 
 int collector_start(struct collector *c, struct tracer *t)
 {
 	c->tracer = t;
-	c->pid_max = tracer_pid_max(t);
-	/* calloc of a large array maps zero pages lazily: only pids seen cost memory. */
-	c->index_of_pid = calloc(c->pid_max, sizeof(*c->index_of_pid));
+	follow_start(&c->follow, t, take_row, give_entry, c);
 	c->rec_of_slot = calloc(MAX_SLOTS, sizeof(*c->rec_of_slot));
-	return c->index_of_pid && c->rec_of_slot ? 0 : -ENOMEM;
+	return !pid_index_init(&c->pids, tracer_pid_max(t)) && c->rec_of_slot ? 0 : -ENOMEM;
 }
 
 void collector_on_retire(struct collector *c, collector_retire_fn fn, void *ctx)
@@ -72,39 +69,30 @@ void collector_free(struct collector *c)
 		return;
 	free_procs(c->procs, c->nprocs);
 	files_free(&c->other);
-	names_free(c->names);
-	free(c->index_of_pid);
+	pid_index_free(&c->pids);
 	free(c->rec_of_slot);
 	free(c);
 }
 
 static struct proc_record *collector_find(struct collector *c, pid_t pid)
 {
-	uint32_t i;
+	uint32_t i = pid > 0 ? pid_index_of(&c->pids, pid) : 0;
 
-	if (pid <= 0 || (uint32_t)pid >= c->pid_max)
-		return NULL;
-	i = c->index_of_pid[pid];
 	return i ? &c->procs[i - 1] : NULL;
 }
 
 static struct proc_record *new_record(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot)
 {
-	struct proc_record *p;
+	struct proc_record *p = pid <= 0 ? NULL
+				: pid_index_add(&c->pids, &c->procs, &c->nprocs, &c->cap,
+						sizeof(*p), pid, &c->error);
 
-	if (pid <= 0 || (uint32_t)pid >= c->pid_max)
+	if (!p)
 		return NULL;
-	if (VEC_ROOM(c->procs, c->nprocs, c->cap)) {
-		c->error = -ENOMEM;
-		return NULL;
-	}
-	p = &c->procs[c->nprocs++];
-	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->ppid = ppid;
 	p->slot = slot;
 	p->overflow = slot == OVERFLOW_SLOT;
-	c->index_of_pid[pid] = c->nprocs;
 	if (slot > OVERFLOW_SLOT && slot < MAX_SLOTS)
 		c->rec_of_slot[slot] = c->nprocs;
 	return p;
@@ -175,22 +163,10 @@ static void give_entry(const struct ledger_entry *e, void *ctx)
 /* An exited process's ledger entries leave the kernel (room for new ones). */
 static void take_files(struct collector *c, struct proc_record *p)
 {
-	if (tracer_take_files(c->tracer, p->pid, give_entry, c)) {
-		c->error = -ENOMEM;
+	if (follow_take_files(&c->follow, p->pid))
 		return;
-	}
 	/* Its bitmaps are final: count them now and keep only the numbers. */
 	files_count_readahead(p);
-}
-
-int collector_on_name(void *ctx, void *data, size_t size)
-{
-	struct collector *c = ctx;
-	struct path_key key;
-
-	if (names_add_event(c->names, data, size, &key) < 0)
-		c->error = -ENOMEM;
-	return 0;
 }
 
 /* A per-file block record goes to its process's file; owner 0's to the other I/O's rows. */
@@ -217,32 +193,17 @@ static void give_file_block(const struct file_block_key *key, const struct file_
 		f->kind = FK_METADATA;
 }
 
-static void sync_all_slots(struct collector *c);
-
 /* Every this many ticks, the per-file block table changes generation and is read. */
 #define FILE_BLOCK_TICKS 20
 
 int collector_tick(struct collector *c)
 {
-	size_t n = 0;
+	int ms = follow_tick(&c->follow);
 
-	c->room_wanted = false;
-	tracer_tick(c->tracer);
-	tracer_poll_events(c->tracer); /* names first: what is evicted below needs them */
-	/* Notices were lost (the loader fell behind): the table says what they said. */
-	if (c->rescan || tracer_notices_lost(c->tracer) != c->notices_lost)
-		sync_all_slots(c);
-	/* Entries whose file was not used since the last tick leave the kernel. */
-	if (tracer_evict_idle(c->tracer, 1, give_entry, c, &n))
-		c->error = -ENOMEM;
 	if ((++c->ticks % FILE_BLOCK_TICKS == 0 || tracer_file_blocks_filling(c->tracer)) &&
 	    tracer_take_file_blocks(c->tracer, false, give_file_block, c))
 		c->error = -ENOMEM;
-	/*
-	 * Files come and go fast (tar, find): tick again soon, a smaller batch each time, and
-	 * while the table stays over half full (its newest entries were too young to take).
-	 */
-	return n >= MAX_FILES / 8 || tracer_files_filling(c->tracer) ? 10 : 50;
+	return ms;
 }
 
 void collector_for_each_live(struct collector *c, collector_live_fn fn, void *ctx)
@@ -250,18 +211,6 @@ void collector_for_each_live(struct collector *c, collector_live_fn fn, void *ct
 	for (size_t i = 0; i < c->nprocs; i++)
 		if (c->procs[i].slot > OVERFLOW_SLOT && !c->procs[i].exit_seen)
 			fn(c->procs[i].pid, c->procs[i].slot, ctx);
-}
-
-const char *collector_file_name(struct collector *c, uint32_t dev, uint64_t ino, uint32_t igen)
-{
-	struct path_key key = { .dev = dev, .ino = ino, .igen = igen };
-
-	return names_lookup(c->names, &key);
-}
-
-bool collector_wants_tick(const struct collector *c)
-{
-	return c->room_wanted;
 }
 
 /* Sums a slot's counters (and zeroes them in the kernel) into a compact profile. */
@@ -314,68 +263,48 @@ static void update_args(struct proc_record *p, const char *args, size_t len)
 }
 
 /*
- * The process in slot as the kernel's slot table has it (bpf/proc.bpf.c): its record made
- * when this is the first the loader hears of it, its name and command line, and when it
- * has exited, its last counts taken and the slot given back. Whatever notice led here, the
- * table says what is true now: a notice only says which slot to look at, so notices read
- * late, twice or never change nothing.
+ * The process in slot as the kernel's slot table has it now (bpf/proc.bpf.c; read by
+ * follow_slot): its record made when this is the first the loader hears of it, its name and
+ * command line, and when it has exited, its last counts taken and the slot given back.
  */
-static void sync_slot(struct collector *c, uint32_t slot)
+static void take_row(uint32_t slot, const struct slot_proc *row, void *ctx)
 {
-	struct slot_proc row;
+	struct collector *c = ctx;
 	struct proc_record *p;
 
-	if (tracer_read_slot_proc(c->tracer, slot, &row)) {
-		/* Free, or a fork or exit writing its row now: look again at the next tick. */
-		c->rescan |= tracer_slot_in_use(c->tracer, slot);
-		return;
-	}
 	if (c->rec_of_slot[slot]) {
 		p = &c->procs[c->rec_of_slot[slot] - 1];
 	} else {
-		uint32_t newest = row.pid < c->pid_max ? c->index_of_pid[row.pid] : 0;
+		uint32_t newest = pid_index_of(&c->pids, row->pid);
 
-		p = new_record(c, row.pid, row.ppid, slot);
+		p = new_record(c, row->pid, row->ppid, slot);
 		if (!p)
 			return;
-		p->start_ns = row.start_ns;
+		p->start_ns = row->start_ns;
 		/* Made late (its notices were lost) for a pid a newer process has since: the
 		 * pid's files stay that one's. */
-		if (newest && c->procs[newest - 1].start_ns > row.start_ns)
-			c->index_of_pid[row.pid] = newest;
+		if (newest && c->procs[newest - 1].start_ns > row->start_ns)
+			pid_index_set(&c->pids, row->pid, newest);
 	}
-	memcpy(p->comm, row.comm, sizeof(p->comm));
-	update_args(p, row.args, row.args_len);
-	if (row.mnt_ns) {
-		p->mnt_ns = row.mnt_ns;
-		p->pid_ns = row.pid_ns;
+	memcpy(p->comm, row->comm, sizeof(p->comm));
+	update_args(p, row->args, row->args_len);
+	if (row->mnt_ns) {
+		p->mnt_ns = row->mnt_ns;
+		p->pid_ns = row->pid_ns;
 	}
-	if (row.cgroup && row.cgroup != p->cgroup) {
+	if (row->cgroup && row->cgroup != p->cgroup) {
 		struct container_info info;
 
-		p->cgroup = row.cgroup;
-		cgroup_note(row.cgroup); /* its path, while the cgroup exists */
+		p->cgroup = row->cgroup;
+		cgroup_note(row->cgroup); /* its path, while the cgroup exists */
 		/*
 		 * Its runtime asked now, in the background, while the container exists: one
 		 * run with --rm is gone by the report, and its runtime no longer knows it.
 		 */
-		container_of_path(cgroup_path_of(row.cgroup), &info);
+		container_of_path(cgroup_path_of(row->cgroup), &info);
 	}
-	if (row.state == SP_EXITED)
-		exited(c, p, row.exit_code, row.end_ns);
-}
-
-static void sync_used_slot(uint32_t slot, void *ctx)
-{
-	sync_slot(ctx, slot);
-}
-
-/* Every slot the kernel holds, against the table: after lost notices, and at the end. */
-static void sync_all_slots(struct collector *c)
-{
-	c->rescan = false;
-	c->notices_lost = tracer_notices_lost(c->tracer);
-	tracer_for_each_used_slot(c->tracer, sync_used_slot, c);
+	if (row->state == SP_EXITED)
+		exited(c, p, row->exit_code, row->end_ns);
 }
 
 /*
@@ -386,8 +315,8 @@ static void sync_all_slots(struct collector *c)
 static void sync_all_slots_final(struct collector *c)
 {
 	for (int ms = 0; ms < 1000; ms++) {
-		sync_all_slots(c);
-		if (!c->rescan)
+		follow_sync_all(&c->follow);
+		if (!c->follow.rescan)
 			return;
 		usleep(1000);
 	}
@@ -430,9 +359,9 @@ int collector_on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e))
 		return 0;
 	if (e->kind == EV_LEDGER_FULL)
-		c->room_wanted = true;
-	else if (e->slot > OVERFLOW_SLOT && e->slot < MAX_SLOTS)
-		sync_slot(c, e->slot);
+		return 0; /* the engine's to act on */
+	if (e->slot > OVERFLOW_SLOT && e->slot < MAX_SLOTS)
+		follow_slot(&c->follow, e->slot);
 	else
 		on_overflow_event(c, e, size);
 	return 0;
@@ -480,11 +409,10 @@ static int attach_blocks(struct collector *c, struct run_result *r)
 							  : NULL;
 
 		rec = p ? VEC_PUSH(p->blocks, p->nblocks) : VEC_PUSH(r->other_blocks, r->nother_blocks);
-		if (!rec) {
+		if (rec)
+			*rec = recs[i];
+		else
 			err = -ENOMEM;
-			continue;
-		}
-		*rec = recs[i];
 	}
 	free(recs);
 	return err;
@@ -504,14 +432,10 @@ static int attach_urings(struct collector *c, struct run_result *r)
 
 		if (uring_add_by_op(&r->uring_totals, &r->nuring_totals, &recs[i]))
 			err = -ENOMEM;
-		if (!p)
-			continue;
-		rec = VEC_PUSH(p->urings, p->nurings);
-		if (!rec) {
+		if (p && (rec = VEC_PUSH(p->urings, p->nurings)))
+			*rec = recs[i];
+		else if (p)
 			err = -ENOMEM;
-			continue;
-		}
-		*rec = recs[i];
 	}
 	free(recs);
 	return err;
@@ -561,11 +485,9 @@ int collector_finish(struct collector *c, struct run_result *r)
 	r->nprocs = c->nprocs;
 	r->other_files = c->other;
 	memset(&c->other, 0, sizeof(c->other));
-	r->names = c->names;
-	c->names = NULL;
 	c->procs = NULL;
 	c->nprocs = c->cap = 0;
-	if (collect_containers(r) || model_derive(r))
+	if (collect_containers(r))
 		err = -ENOMEM;
-	return err ? err : c->error;
+	return err ? err : c->error ? c->error : c->follow.error;
 }

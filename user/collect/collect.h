@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Run mode's collection: process events and harvested slots become proc_records; at the end
- * whatever the kernel still holds is read and everything moves into a run_result. Never
- * prints.
+ * Run mode's process table and ledger (the engine's, engine.h): process events and
+ * harvested slots become proc_records; at the end whatever the kernel still holds is read
+ * and everything moves into a run_result. Never prints.
  */
 #ifndef IOTRACE_COLLECT_H
 #define IOTRACE_COLLECT_H
@@ -12,9 +12,10 @@
 #include "kernel/tracer.h"
 
 struct collector;
+struct names;
 
-/* A collector for the tracer's events (tracer_open's ctx); NULL out of memory. */
-struct collector *collector_new(void);
+/* A collector whose files are named from names (the engine's table); NULL out of memory. */
+struct collector *collector_new(struct names *names);
 /* Binds the tracer once it is open, before any event is polled; -ENOMEM on failure. */
 int collector_start(struct collector *c, struct tracer *t);
 void collector_free(struct collector *c);
@@ -31,25 +32,20 @@ void collector_on_retire(struct collector *c, collector_retire_fn fn, void *ctx)
 int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot,
 		       const char *comm, const char *args, uint64_t start_ns);
 /*
- * Regularly while the run goes on: a new ledger epoch; entries of files not used
- * lately and, now and then, the per-file block records leave the kernel for the process
- * records.
+ * Regularly while the run goes on, after a new ledger epoch and the events read: the slot
+ * table read again when notices were lost; entries of files not used lately and, now and
+ * then, the per-file block records leave the kernel for the process records.
  */
 int collector_tick(struct collector *c); /* returns ms until the next tick */
 /* The processes still alive with their own slot (--trace samples their counters). */
 typedef void (*collector_live_fn)(uint32_t pid, uint32_t slot, void *ctx);
 void collector_for_each_live(struct collector *c, collector_live_fn fn, void *ctx);
-/* A file's name as the report shows it, or NULL (--trace names files as they come). */
-const char *collector_file_name(struct collector *c, uint32_t dev, uint64_t ino, uint32_t igen);
-/* The kernel asked for a tick now (its file table is filling up). */
-bool collector_wants_tick(const struct collector *c);
-/* Ring-buffer callback of file names (struct file_name events). */
-int collector_on_name(void *ctx, void *data, size_t size);
-/* Ring-buffer callback: handles one struct iot_proc_event. */
+/* One struct iot_proc_event (EV_LEDGER_FULL is the engine's). */
 int collector_on_event(void *ctx, void *data, size_t size);
 /*
- * Harvests what is still in the kernel, moves every record into r and derives the model's
- * numbers (model_derive). The collector keeps nothing.
+ * Harvests what is still in the kernel and moves every record into r, with each process's
+ * container; nothing is derived (the engine does it once its sinks are done). The
+ * collector keeps nothing.
  */
 int collector_finish(struct collector *c, struct run_result *r);
 

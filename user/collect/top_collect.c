@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * top's collection: processes from the kernel's events, their syscall counters read in place
- * each refresh (a live slot's counters only grow: the difference is the interval's);
- * exited processes' last counts taken as run mode takes them. Block and io_uring records:
- * top_blocks.c; the per-file side: top_files.c.
+ * top's collection: each refresh's sample made of the parts (the processes and their syscall
+ * counters: top_procs.c; block and io_uring records: top_blocks.c; the per-file side:
+ * top_files.c), with each group's container; exited processes' records kept a while.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,7 +10,6 @@
 #include <time.h>
 #include "top_impl.h"
 #include "model/syscall_table.h"
-#include "util/vec.h"
 
 /* Exited processes' records are kept this many quiet refreshes (their late writeback). */
 #define EXITED_KEEP 30
@@ -38,10 +36,7 @@ struct top_collector *top_collector_new(void)
 {
 	struct top_collector *c = calloc(1, sizeof(*c));
 
-	if (!c)
-		return NULL;
-	c->names = names_new();
-	if (!c->names) {
+	if (c && !(c->names = names_new())) {
 		free(c);
 		return NULL;
 	}
@@ -54,10 +49,8 @@ int top_collector_start(struct top_collector *c, struct tracer *t,
 	c->tracer = t;
 	c->cgroups = cgroups;
 	c->ncgroups = ncgroups;
-	c->pid_max = tracer_pid_max(t);
-	/* calloc of a large array maps zero pages lazily: only pids seen cost memory. */
-	c->index_of_pid = calloc(c->pid_max, sizeof(*c->index_of_pid));
-	if (!c->index_of_pid)
+	follow_start(&c->follow, t, top_take_row, top_give_entry, c);
+	if (pid_index_init(&c->pids, tracer_pid_max(t)))
 		return -1;
 	for_each_io_call(note_io_call, c);
 	tracer_read_drops(t, c->drops);
@@ -88,7 +81,7 @@ void top_collector_free(struct top_collector *c)
 	if (!c)
 		return;
 	free(c->procs);
-	free(c->index_of_pid);
+	pid_index_free(&c->pids);
 	top_files_free(c);
 	free(c->blocks);
 	free(c->urings);
@@ -96,257 +89,6 @@ void top_collector_free(struct top_collector *c)
 	names_free(c->names);
 	who_free(c);
 	free(c);
-}
-
-/* ---- processes ---- */
-
-struct tproc *top_find(struct top_collector *c, uint32_t pid)
-{
-	uint32_t i = pid < c->pid_max ? c->index_of_pid[pid] : 0;
-
-	return i ? &c->procs[i - 1] : NULL;
-}
-
-static struct tproc *new_proc(struct top_collector *c, uint32_t pid)
-{
-	struct tproc *p;
-
-	if (!pid || pid >= c->pid_max)
-		return NULL;
-	if (VEC_ROOM(c->procs, c->nprocs, c->cap)) {
-		c->error = -ENOMEM;
-		return NULL;
-	}
-	p = &c->procs[c->nprocs++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	c->index_of_pid[pid] = c->nprocs;
-	return p;
-}
-
-static void note_new(struct top_collector *c, uint32_t pid, uint32_t ppid, uint32_t slot,
-		     uint64_t cgroup, const char *comm);
-
-/* With filters, the process's own cgroup (its container's), its path noted while it exists. */
-static void note_own_cgroup(struct top_collector *c, struct tproc *p, uint64_t own)
-{
-	if (!own || own == p->own_cgroup)
-		return;
-	p->own_cgroup = own;
-	if (c->ncgroups)
-		cgroup_note(own);
-}
-
-struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid)
-{
-	struct tproc *p = top_find(c, pid);
-	struct slot_proc row;
-	uint32_t slot;
-
-	if (p)
-		return p;
-	/*
-	 * Records of a live process whose notice top has not taken in yet (fio's first reads
-	 * of a refresh went to a nameless row now and then, under load): the slot table
-	 * names it. Only its record is made here; its notice, or the rescan, retires it (not
-	 * from inside a reader's callback).
-	 */
-	slot = tracer_slot_of(c->tracer, pid);
-	if (slot > OVERFLOW_SLOT && slot < MAX_SLOTS &&
-	    !tracer_read_slot_proc(c->tracer, slot, &row) && row.pid == pid) {
-		note_new(c, row.pid, row.ppid, slot, row.cgroup, row.comm);
-		if ((p = top_find(c, pid))) {
-			note_own_cgroup(c, p, row.own_cgroup);
-			return p;
-		}
-	}
-	if (!(p = new_proc(c, pid)))
-		return p;
-	/* Its records outlived what the collector keeps of it: exited, name unknown. */
-	strcpy(p->comm, "?");
-	p->exited = true;
-	return p;
-}
-
-/* A process that came to be traced (forked, or found running). */
-static void note_new(struct top_collector *c, uint32_t pid, uint32_t ppid, uint32_t slot,
-		     uint64_t cgroup, const char *comm)
-{
-	struct tproc *p = new_proc(c, pid);
-
-	if (!p)
-		return;
-	p->ppid = ppid;
-	p->slot = slot;
-	p->cgroup = cgroup;
-	memcpy(p->comm, comm, sizeof(p->comm));
-	p->comm[COMM_LEN - 1] = '\0';
-	/* Past --max-procs its syscalls count in the overflow slot, with others'. */
-	if (slot == OVERFLOW_SLOT)
-		c->overflow_used = true;
-	else if (slot < MAX_SLOTS)
-		c->slot_pid[slot] = pid;
-	if (cgroup && !c->ncgroups)
-		cgroup_note(cgroup);
-}
-
-static void on_new(struct top_collector *c, const struct iot_proc_event *e)
-{
-	note_new(c, e->pid, e->ppid, e->slot, e->cgroup, e->comm);
-}
-
-/* The slot's syscall counters as sums (tracer_read_live_slots' callbacks). */
-static void add_sc(uint32_t slot, uint32_t nr, const struct syscall_stat *st, void *ctx)
-{
-	struct top_collector *c = ctx;
-
-	if (slot >= MAX_SLOTS || nr >= MAX_SYSCALLS || !c->io_call[nr])
-		return;
-	c->slot_now[slot].io_ns += st->total_ns;
-	if (c->rw_of_nr[nr] & 1)
-		c->slot_now[slot].read_calls += st->calls;
-	if (c->rw_of_nr[nr] & 2)
-		c->slot_now[slot].write_calls += st->calls;
-}
-
-static void add_io(uint32_t slot, uint32_t kind, const struct io_stat *st, void *ctx)
-{
-	struct top_collector *c = ctx;
-	int nr = io_kind_nr(kind);
-	int rw = nr >= 0 && nr < MAX_SYSCALLS && slot < MAX_SLOTS ? c->rw_of_nr[nr] : 0;
-
-	if (rw & 1)
-		c->slot_now[slot].read_bytes += st->transferred;
-	if (rw & 2)
-		c->slot_now[slot].write_bytes += st->transferred;
-}
-
-static uint64_t highest(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
-
-/*
- * What the slot counted since its last read (slot_now) into p and the totals. The counters
- * only grow; a read may miss a row that moved meanwhile (tracer_read_live_slots), so the
- * highest value seen is kept and the next read counts what this one missed.
- */
-static void count_slot(struct top_collector *c, uint32_t slot, struct tproc *p)
-{
-	struct slot_sums *prev = &c->slot_prev[slot], *now = &c->slot_now[slot];
-	struct top_counts d = {
-		.read_bytes = top_grew(now->read_bytes, prev->read_bytes),
-		.write_bytes = top_grew(now->write_bytes, prev->write_bytes),
-		.read_calls = top_grew(now->read_calls, prev->read_calls),
-		.write_calls = top_grew(now->write_calls, prev->write_calls),
-		.io_ns = top_grew(now->io_ns, prev->io_ns),
-	};
-
-	prev->read_bytes = highest(prev->read_bytes, now->read_bytes);
-	prev->write_bytes = highest(prev->write_bytes, now->write_bytes);
-	prev->read_calls = highest(prev->read_calls, now->read_calls);
-	prev->write_calls = highest(prev->write_calls, now->write_calls);
-	prev->io_ns = highest(prev->io_ns, now->io_ns);
-	if (p)
-		top_counts_add(&p->acc, &d);
-	top_counts_add(&c->total, &d);
-}
-
-/* The process's last counts: its slot's rows taken, the slot given back. */
-static void retire(struct top_collector *c, struct tproc *p)
-{
-	if (p->slot > OVERFLOW_SLOT && p->slot < MAX_SLOTS && c->slot_pid[p->slot] == p->pid) {
-		memset(&c->slot_now[p->slot], 0, sizeof(c->slot_now[p->slot]));
-		tracer_take_slot_rows(c->tracer, p->slot, add_sc, add_io, c);
-		count_slot(c, p->slot, p);
-		memset(&c->slot_prev[p->slot], 0, sizeof(c->slot_prev[p->slot]));
-		c->slot_pid[p->slot] = 0;
-		tracer_release_slot(c->tracer, p->slot);
-	}
-	p->slot = 0;
-	p->exited = true;
-	/* Its ledger entries leave the kernel with their last counts (room for others). */
-	if (tracer_take_files(c->tracer, p->pid, top_give_entry, c))
-		c->error = -ENOMEM;
-}
-
-/*
- * The process in slot as the kernel's slot table has it (bpf/proc.bpf.c): a process the
- * collector never heard of gets its record, a known one its name and group, and one whose
- * row says it exited is retired (its last counts, its slot given back). A notice only
- * says which slot to look at, so notices read late, twice or never (lost while top fell
- * behind: then every slot is looked at) change nothing.
- */
-static void sync_slot(uint32_t slot, void *ctx)
-{
-	struct top_collector *c = ctx;
-	struct slot_proc row;
-	struct tproc *p;
-
-	if (tracer_read_slot_proc(c->tracer, slot, &row)) {
-		c->rescan |= tracer_slot_in_use(c->tracer, slot);
-		return;
-	}
-	if (c->slot_pid[slot] != row.pid)
-		note_new(c, row.pid, row.ppid, slot, row.cgroup, row.comm);
-	p = top_find(c, row.pid);
-	if (!p || p->exited || p->slot != slot)
-		return;
-	memcpy(p->comm, row.comm, sizeof(p->comm));
-	note_own_cgroup(c, p, row.own_cgroup);
-	if (row.cgroup && row.cgroup != p->cgroup) {
-		p->cgroup = row.cgroup;
-		if (!c->ncgroups)
-			cgroup_note(row.cgroup);
-	}
-	if (row.state == SP_EXITED)
-		retire(c, p);
-}
-
-int top_on_event(void *ctx, void *data, size_t size)
-{
-	struct top_collector *c = ctx;
-	const struct iot_proc_event *e = data;
-	struct tproc *p;
-
-	if (size < sizeof(*e))
-		return 0;
-	if (e->kind == EV_LEDGER_FULL) {
-		c->room_wanted = true;
-		return 0;
-	}
-	if (e->slot > OVERFLOW_SLOT && e->slot < MAX_SLOTS) {
-		sync_slot(e->slot, c);
-		return 0;
-	}
-	/* The overflow slot has no rows: its processes' events are all top learns of them. */
-	if (e->kind == EV_FORK || e->kind == EV_FOUND) {
-		on_new(c, e);
-		return 0;
-	}
-	p = top_find(c, e->pid);
-	if (!p || p->exited) {
-		/* Its first event was lost: start the record from what this one says. */
-		on_new(c, e);
-		if (!(p = top_find(c, e->pid)))
-			return 0;
-	}
-	switch (e->kind) {
-	case EV_EXEC:
-		if (e->cgroup)
-			p->cgroup = e->cgroup;
-		if (e->cgroup && !c->ncgroups)
-			cgroup_note(e->cgroup);
-		/* fallthrough */
-	case EV_COMM:
-		memcpy(p->comm, e->comm, sizeof(p->comm));
-		p->comm[COMM_LEN - 1] = '\0';
-		break;
-	case EV_EXIT:
-		retire(c, p);
-		break;
-	}
-	return 0;
 }
 
 bool top_wants_tick(const struct top_collector *c)
@@ -357,52 +99,10 @@ bool top_wants_tick(const struct top_collector *c)
 
 int top_tick(struct top_collector *c)
 {
-	size_t n = 0;
-
 	c->room_wanted = false;
 	tracer_tick(c->tracer);
 	tracer_poll_events(c->tracer); /* names first: what is taken below needs them */
-	/* Notices were lost (top fell behind): the slot table says what they said. */
-	if (c->rescan || tracer_notices_lost(c->tracer) != c->notices_lost) {
-		c->rescan = false;
-		c->notices_lost = tracer_notices_lost(c->tracer);
-		tracer_for_each_used_slot(c->tracer, sync_slot, c);
-	}
-	if (tracer_evict_idle(c->tracer, 1, top_give_entry, c, &n))
-		c->error = -ENOMEM;
-	/* As run mode's loader: soon again while files come and go fast. */
-	return n >= MAX_FILES / 8 || tracer_files_filling(c->tracer) ? 10 : 50;
-}
-
-/* ---- counters read in place ---- */
-
-/* Whether p's slot is its own and live (its counters are read in place). */
-static bool reads_slot(const struct top_collector *c, const struct tproc *p)
-{
-	return !p->exited && p->slot > OVERFLOW_SLOT && p->slot < MAX_SLOTS &&
-	       c->slot_pid[p->slot] == p->pid;
-}
-
-/* Every live process's syscall counters since the last read, all slots in one read. */
-static int read_slots(struct top_collector *c)
-{
-	size_t n = 0;
-	int err;
-
-	for (size_t i = 0; i < c->nprocs; i++)
-		if (reads_slot(c, &c->procs[i]))
-			c->live_slots[n++] = c->procs[i].slot;
-	if (c->overflow_used && n < MAX_SLOTS)
-		c->live_slots[n++] = OVERFLOW_SLOT;
-	for (size_t i = 0; i < n; i++)
-		memset(&c->slot_now[c->live_slots[i]], 0, sizeof(c->slot_now[0]));
-	err = tracer_read_live_slots(c->tracer, c->live_slots, n, add_sc, add_io, c);
-	for (size_t i = 0; i < c->nprocs; i++)
-		if (reads_slot(c, &c->procs[i]))
-			count_slot(c, c->procs[i].slot, &c->procs[i]);
-	if (c->overflow_used)
-		count_slot(c, OVERFLOW_SLOT, &c->overflow);
-	return err ? -ENOMEM : 0;
+	return follow_tick(&c->follow);
 }
 
 /* ---- the sample ---- */
@@ -512,7 +212,7 @@ static void expire(struct top_collector *c)
 			p->quiet = 0;
 		else if (p->exited)
 			p->quiet++;
-		c->index_of_pid[p->pid] = 0;
+		pid_index_set(&c->pids, p->pid, 0);
 		if (p->exited && (p->quiet > EXITED_KEEP || exited > EXITED_MAX)) {
 			exited--;
 			continue;
@@ -523,7 +223,7 @@ static void expire(struct top_collector *c)
 	c->nprocs = out;
 	/* The newest record of a pid is the one found (a pid may have been reused). */
 	for (size_t i = 0; i < c->nprocs; i++)
-		c->index_of_pid[c->procs[i].pid] = i + 1;
+		pid_index_set(&c->pids, c->procs[i].pid, i + 1);
 	memset(&c->overflow.acc, 0, sizeof(c->overflow.acc));
 }
 
@@ -562,7 +262,7 @@ int top_collect(struct top_collector *c, struct top_sample *out)
 	/* Requests over whose completion the kernel skipped: this interval's, not a later one's. */
 	tracer_sweep_blocks(c->tracer);
 	/* In this order: top_read_blocks after top_read_file_blocks' wait (above). */
-	if (read_slots(c) || top_read_files(c) || top_read_file_blocks(c) || top_read_blocks(c) ||
+	if (top_read_slots(c) || top_read_files(c) || top_read_file_blocks(c) || top_read_blocks(c) ||
 	    top_read_urings(c) || procs_out(c, out) || top_files_out(c, out))
 		err = -ENOMEM;
 	now = now_ns();
@@ -581,7 +281,7 @@ int top_collect(struct top_collector *c, struct top_sample *out)
 	out->uring_missing = tracer_hooks_missing(c->tracer, HOOKS_URING);
 	expire(c);
 	top_prune_names(c);
-	if (err || c->error) {
+	if (err || c->error || c->follow.error) {
 		top_sample_free(out);
 		return -1;
 	}

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * top's collector inside, shared by top_collect.c (processes, their syscall counters),
- * top_blocks.c (block and io_uring records, disks) and top_files.c (the per-file ledger's
- * entries, per-file block records, names).
+ * top's collector inside, shared by top_collect.c (each refresh's sample), top_procs.c
+ * (processes, their syscall counters), top_blocks.c (block and io_uring records, disks) and
+ * top_files.c (the per-file ledger's entries, per-file block records, names).
  */
 #ifndef IOTRACE_TOP_IMPL_H
 #define IOTRACE_TOP_IMPL_H
 
+#include "follow.h"
 #include "top_collect.h"
 #include "model/names.h"
 #include "util/container.h"
@@ -76,10 +77,11 @@ struct uring_snap {
 struct top_collector {
 	struct tracer *tracer;
 	const struct cgroup_ref *cgroups;
-	uint32_t ncgroups, pid_max;
+	uint32_t ncgroups;
+	struct follow follow;    /* the slot table and the ledger, followed as run mode does */
 	struct tproc *procs;
 	size_t nprocs, cap;
-	uint32_t *index_of_pid;  /* pid -> index + 1 of its newest record, 0: none */
+	struct pid_index pids;   /* pid -> its newest record */
 	struct tproc overflow;   /* the syscalls of the processes past --max-procs, together */
 	bool overflow_used;
 	uint32_t slot_pid[MAX_SLOTS]; /* a live slot's process */
@@ -104,16 +106,20 @@ struct top_collector {
 	size_t nname_keys;
 	uint64_t drops[DROP_COUNTERS]; /* at the last refresh */
 	uint64_t last_ns;
-	uint64_t notices_lost; /* the kernel's count of lost notices when the table was read */
-	bool rescan;           /* a slot's row was being written: read the table again */
 	bool room_wanted;
 	int error;
 };
+
+/* ---- top_procs.c ---- */
 
 /* The record of pid, or NULL. */
 struct tproc *top_find(struct top_collector *c, uint32_t pid);
 /* A record for block or io_uring counts of a process the collector never saw (exited). */
 struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid);
+/* A slot's row (follow.c's take_row): the process's record made, named, or retired. */
+void top_take_row(uint32_t slot, const struct slot_proc *row, void *ctx);
+/* Every live process's syscall counters since the last read, all slots in one read. */
+int top_read_slots(struct top_collector *c);
 
 /* Growth of a counter since its last read (0 if it went down: a recycled record). */
 static inline uint64_t top_grew(uint64_t now, uint64_t before)

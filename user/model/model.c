@@ -4,9 +4,11 @@
  * page-cache hits and readahead, unused readahead from the page bitmaps. Computed here once;
  * the renderers only format.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include "files.h"
 #include "names.h"
 #include "story.h"
@@ -502,6 +504,25 @@ void run_result_free(struct run_result *r)
 	free(r->procs);
 	profile_free(&r->overflow);
 	profile_free(&r->totals);
+}
+
+int run_exit_code(const struct run_result *r)
+{
+	if (!r->exit_known)
+		return r->partial ? 128 + (r->stop_signal ? r->stop_signal : SIGINT) : 0;
+	if (WIFSIGNALED(r->exit_status))
+		return 128 + WTERMSIG(r->exit_status);
+	return WEXITSTATUS(r->exit_status);
+}
+
+int run_killed_status(const struct run_result *r)
+{
+	return r->exit_known && WIFSIGNALED(r->exit_status) ? r->exit_status : -1;
+}
+
+bool run_outputs_failed(const struct run_result *r)
+{
+	return r->trace_failed || r->stacks_failed;
 }
 
 /* ---- names ---- */

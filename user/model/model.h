@@ -78,6 +78,15 @@ int block_by_disk_of_run(const struct run_result *r, struct block_record **out, 
 /* Everything derived in r (quantiles, sums, views), once, before any renderer runs. */
 int model_derive(struct run_result *r);
 void run_result_free(struct run_result *r);
+/*
+ * The status iotrace ends with: the command's own (128 + the signal that ended it), 128 +
+ * the signal that stopped a run cut short, or 0 (-p's process still running).
+ */
+int run_exit_code(const struct run_result *r);
+/* The command's wait status when a signal ended it, else -1. */
+int run_killed_status(const struct run_result *r);
+/* Whether a file of the run (--trace, --stacks) could not be written (a line said why). */
+bool run_outputs_failed(const struct run_result *r);
 
 /* "normal", "sequential+direct", ...: the advice bits seen; "normal" when none was. */
 const char *advice_name(uint32_t advice, char *buf, size_t len);
