@@ -56,6 +56,12 @@ __u32 nr_files = 0;
  */
 __u32 files_live = 0;
 __u32 nr_rows = 0;
+/*
+ * Rows an entry holds (in use, or kept by a recycled entry for its next file): taken here,
+ * less those the loader gave back. Past half the table the loader gives back every row of
+ * an entry it recycles, and takes idle entries as when files_live is high.
+ */
+__u32 rows_taken = 0;
 /* Advanced by the loader on every poll: an entry's epoch says when it was last used. */
 __u32 ledger_epoch = 0;
 
@@ -280,6 +286,7 @@ __noinline __u32 file_row_alloc(__u32 idx, __u32 op)
 		__sync_fetch_and_add(&drops[DROP_FILE_ROWS], 1);
 		return 0;
 	}
+	__sync_fetch_and_add(&rows_taken, 1);
 	r = bpf_map_lookup_elem(&file_rows, &row);
 	if (r)
 		*r = zero_row;
@@ -291,6 +298,7 @@ __noinline __u32 file_row_alloc(__u32 idx, __u32 op)
 	old = CMPXCHG(&st->row[op & (FILE_OP_SLOTS - 1)], 0, row + 1);
 	if (old) {
 		bpf_map_push_elem(&free_rows, &row, 0);
+		__sync_fetch_and_add(&rows_taken, -1);
 		if (old > MAX_FILE_ROWS) {
 			__sync_fetch_and_add(&drops[DROP_FILE_ROWS], 1);
 			return 0;
