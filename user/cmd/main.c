@@ -330,6 +330,18 @@ static int exit_code_of(const struct run_result *r)
 	return WEXITSTATUS(r->exit_status);
 }
 
+/* The report in the form asked for; the text one gets its presentation choices alone. */
+static void write_report(FILE *f, const struct run_result *r, const struct options *o)
+{
+	const struct text_choices c = { .hist = o->hist, .summary_only = o->summary_only,
+					.files = o->files, .wide = o->wide };
+
+	if (o->json)
+		report_json(f, r);
+	else
+		report_text(f, r, &c);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { .timing = true, .hist = true, .files = DEFAULT_FILES,
@@ -390,10 +402,7 @@ int main(int argc, char **argv)
 			o.command ? name_cell(o.command[0], 0, shown, sizeof(shown)) : "process",
 			exit);
 	}
-	if (o.json)
-		report_json(out.f, &r);
-	else
-		report_text(out.f, &r, &o);
+	write_report(out.f, &r, &o);
 	status = exit_code_of(&r);
 	if (r.trace_failed || r.stacks_failed)
 		status = 1;

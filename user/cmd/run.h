@@ -4,7 +4,7 @@
 #define IOTRACE_RUN_H
 
 #include "model/model.h"
-#include "model/options.h"
+#include "options.h"
 
 /*
  * Returns 0 with r filled, or the exit status iotrace should end with after a failure

@@ -257,18 +257,18 @@ static void print_rest(FILE *out, const struct file_record *const *rest, size_t 
  * Splits the process's files (metadata rows aside) into those listed, sorted, and the
  * rest: beyond the limit, and with a limit the mapped-only ones. Returns how many are listed.
  */
-static size_t choose(const struct proc_record *p, const struct options *o,
+static size_t choose(const struct proc_record *p, bool timing, uint32_t files,
 		     struct file_record **order, size_t *nall)
 {
-	size_t n = 0, listed = 0, limit = o->files ? o->files : p->nrows;
+	size_t n = 0, listed = 0, limit = files ? files : p->nrows;
 	struct file_record **rest = order + p->nrows;
 
 	for (size_t i = 0; i < p->nrows; i++)
 		if (p->rows[i]->kind != FK_METADATA)
 			order[n++] = p->rows[i];
-	qsort_r(order, n, sizeof(*order), cmp_files, o->timing ? (void *)1 : NULL);
+	qsort_r(order, n, sizeof(*order), cmp_files, timing ? (void *)1 : NULL);
 	for (size_t i = 0; i < n; i++) {
-		if (listed < limit && !(o->files && file_mapped_only(order[i])))
+		if (listed < limit && !(files && file_mapped_only(order[i])))
 			order[listed++] = order[i];
 		else
 			*rest++ = order[i];
@@ -279,8 +279,8 @@ static size_t choose(const struct proc_record *p, const struct options *o,
 	return listed;
 }
 
-void report_files(FILE *out, const char *title, const struct proc_record *p,
-		  const struct options *o)
+void report_files(FILE *out, const char *title, const struct proc_record *p, bool timing,
+		  const struct text_choices *c)
 {
 	struct file_record **order = malloc((2 * p->nrows + 1) * sizeof(*order));
 	size_t n, listed;
@@ -289,14 +289,14 @@ void report_files(FILE *out, const char *title, const struct proc_record *p,
 		free(order);
 		return;
 	}
-	listed = choose(p, o, order, &n);
-	print_header(out, title, listed, n, o->timing, o->wide);
+	listed = choose(p, timing, c->files, order, &n);
+	print_header(out, title, listed, n, timing, c->wide);
 	for (size_t i = 0; i < listed; i++)
-		print_row(out, order[i], o->wide);
+		print_row(out, order[i], c->wide);
 	print_rest(out, (const struct file_record *const *)order + listed, n - listed);
 	for (size_t i = 0; i < p->nrows; i++)
 		if (p->rows[i]->kind == FK_METADATA)
-			print_row(out, p->rows[i], o->wide);
+			print_row(out, p->rows[i], c->wide);
 	free(order);
 }
 
