@@ -565,7 +565,7 @@ int collector_finish(struct collector *c, struct run_result *r)
 	c->names = NULL;
 	c->procs = NULL;
 	c->nprocs = c->cap = 0;
-	if (collect_containers(r) || model_derive(r))
+	if (collect_containers(r) || disk_table_read(&r->disks) || model_derive(r))
 		err = -ENOMEM;
 	return err ? err : c->error;
 }

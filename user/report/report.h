@@ -18,9 +18,9 @@ struct text_choices {
 };
 
 void report_text(FILE *out, const struct run_result *r, const struct text_choices *c);
-/* A process's files table under title (report_files.c), by I/O time when timed. */
-void report_files(FILE *out, const char *title, const struct proc_record *p, bool timing,
-		  const struct text_choices *c);
+/* A process's files table under title (report_files.c), of the run r. */
+void report_files(FILE *out, const char *title, const struct proc_record *p,
+		  const struct run_result *r, const struct text_choices *c);
 /* The run's files, every process's of a path in one row, the first limit (by bytes). */
 void report_run_files(FILE *out, const struct run_result *r, size_t limit);
 /* The first screen: the command, each layer's totals, top files and processes. */
@@ -30,7 +30,5 @@ void report_process_list(FILE *out, const struct run_result *r, size_t from);
 int report_json(FILE *out, const struct run_result *r);
 /* Prometheus text format, labelled by comm, written atomically to path; -1 with errno. */
 int report_prom_file(const char *path, const struct run_result *r);
-/* "exit 3", "killed by SIGKILL", or "exit unknown". */
-void format_exit(char *buf, size_t len, bool known, int status);
 
 #endif
