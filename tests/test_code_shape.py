@@ -330,3 +330,70 @@ def test_no_circle_of_files():
     assert not found, [(c, {a: {b: arrows[a][b] for b in arrows[a] if b in c} for a in c})
                        for c in found]
 
+
+# ---- one catalogue of syscalls (issue 38) ----
+# Which syscall reads, writes or syncs, its ledger op, its family: one row of bpf/iotrace.h's
+# SYSCALL_CATALOGUE each, read through model/syscall_table.c. A syscall's name as a string
+# anywhere else is knowledge kept twice. Some names are also plain words that outputs use as
+# labels (a "read" column, a "sync" flag, an "exit" key); those may stand as labels, but a
+# catalogued name compared or looked up (strcmp(name, "read"), syscall_nr("execve")) is
+# always a slip.
+CATALOGUE_FILES = {"bpf/iotrace.h", "user/model/syscall_table.c", "user/model/syscall_table.h"}
+LABEL_WORDS = {"read", "write", "sync", "close", "exit", "time", "stat", "link", "pipe",
+               "socket", "poll", "fork", "readahead", "listen", "mincore"}
+LOOKUP = re.compile(r"\b(?:str\w*cmp|strstr|syscall_nr|seccomp_\w+)\s*\([^;]*$")
+STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+
+
+def catalogue_names():
+    text = (ROOT / "bpf/iotrace.h").read_text()
+    rows = re.search(r"#define SYSCALL_CATALOGUE\(.*?[^\\]\n", text, re.S).group(0)
+    return set(re.findall(r"\b(?:RW|COPY|OP|CALL)\(x, (\w+)", rows))
+
+
+def syscall_names():
+    """Every syscall the kernel's headers name, and the catalogue's."""
+    headers = list(Path("/usr/include").glob("*/asm/unistd_64.h"))
+    assert headers, "linux-libc-dev's asm/unistd_64.h is needed to build and to check"
+    found = set(re.findall(r"#define __NR_(\w+)\s+\d", headers[0].read_text()))
+    return found | catalogue_names()
+
+
+def syscall_strings(path, names, catalogued):
+    """(line, name, why) of each syscall name path holds as a string: a catalogued one
+    compared or looked up, or any not a label word."""
+    out = []
+    text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), path.read_text(),
+                  flags=re.S)
+    for i, line in enumerate(text.splitlines()):
+        for m in STRING.finditer(line):
+            if m.group(1) not in names:
+                continue
+            if m.group(1) in catalogued and LOOKUP.search(line[:m.start()]):
+                out.append((i + 1, m.group(1), "compared or looked up"))
+            elif m.group(1) not in LABEL_WORDS:
+                out.append((i + 1, m.group(1), "named"))
+    return out
+
+
+def test_the_syscall_name_check_sees_one(tmp_path):
+    names = {"read", "write", "execve", "pread64"}
+    f = tmp_path / "x.c"
+    f.write_text('fprintf(out, "%s", "read");\nif (strstr(name, "read"))\n'
+                 'nr = syscall_nr("execve"); /* "pread64" */\n'
+                 'static const char *const n[] = { "pread64", "data" };\n'
+                 'if (!strcmp(by, "write"))\n')
+    assert syscall_strings(f, names, names - {"write"}) == [(2, "read", "compared or looked up"),
+                                         (3, "execve", "compared or looked up"),
+                                         (4, "pread64", "named")]
+
+
+def test_syscall_names_only_in_the_catalogue():
+    names = syscall_names()
+    assert {"read", "pread64", "io_uring_enter", "execve", "rename"} <= catalogue_names()
+    assert len(names) > 300
+    found = {str(p.relative_to(ROOT)): hits
+             for p in sorted(list(USER.glob("*/*.[ch]")) + list((ROOT / "bpf").glob("*.[ch]")))
+             if str(p.relative_to(ROOT)) not in CATALOGUE_FILES
+             and (hits := syscall_strings(p, names, catalogue_names()))}
+    assert not found, found
