@@ -65,22 +65,60 @@ struct label_key {
 };
 #define ARGS_LEN 256
 
-/* The read/write family, whose sizes and latencies get histograms. */
+/*
+ * The catalogue of the syscalls iotrace knows, one row each, named as strace names them:
+ * the kernel side takes its enums from it (enum io_kind, the ledger's FILE_OPS),
+ * user/model/syscall_table.c every other fact of a row, for every stage. A new syscall is
+ * a row here and its hook. Each row is a call of the macro its kind names (x: passed on):
+ *   RW(x, name, dir, req)          read/write family (an io_kind and a ledger row; fd: arg 1):
+ *                                  dir READ or WRITE, req: enum io_request_arg
+ *   COPY(x, name, req, fd, fd2)    a copy between two files: an io_kind, the source's ledger
+ *                                  row (fd) and the destination's, name_dst (fd2)
+ *   OP(x, name, family, fd, sync)  another call with a ledger row (fd: enum fd_arg); sync:
+ *                                  one of the story's sync calls
+ *   CALL(x, name, family, sync)    a call without one
+ * Families: RW, SYNC, OPEN, CLOSE, MAP, FILE (other calls on a file), URING, NAMING
+ * (renames, links, unlinks: bpf/names.bpf.c names files again), PROC (the process
+ * tree's and the loader's). The ledger's ops keep this order: the read/write family's
+ * before FOP_fsync (bpf/syscalls.bpf.c counts their results as bytes by that order).
+ */
+#define SYSCALL_CATALOGUE(RW, COPY, OP, CALL, x)                                                   \
+	RW(x, read, READ, REQ_ARG3) RW(x, write, WRITE, REQ_ARG3)                                  \
+	RW(x, pread64, READ, REQ_ARG3) RW(x, pwrite64, WRITE, REQ_ARG3)                            \
+	RW(x, readv, READ, REQ_IOVEC) RW(x, writev, WRITE, REQ_IOVEC)                              \
+	RW(x, preadv, READ, REQ_IOVEC) RW(x, pwritev, WRITE, REQ_IOVEC)                            \
+	RW(x, preadv2, READ, REQ_IOVEC) RW(x, pwritev2, WRITE, REQ_IOVEC)                          \
+	/* sendfile(out_fd, in_fd, ...): the source is the second argument */                    \
+	COPY(x, sendfile, REQ_ARG4, FD_ARG2, FD_ARG1)                                              \
+	COPY(x, copy_file_range, REQ_ARG5, FD_ARG1, FD_ARG3)                                       \
+	COPY(x, splice, REQ_ARG5, FD_ARG1, FD_ARG3)                                                \
+	OP(x, fsync, SYNC, FD_ARG1, 1) OP(x, fdatasync, SYNC, FD_ARG1, 1)                          \
+	OP(x, sync_file_range, SYNC, FD_ARG1, 1)                                                   \
+	CALL(x, sync, SYNC, 1) CALL(x, syncfs, SYNC, 1)                                            \
+	/* writes a mapping back: on the timeline with the syncs, not one of the story's */       \
+	CALL(x, msync, SYNC, 0)                                                                    \
+	OP(x, fallocate, FILE, FD_ARG1, 0) OP(x, ftruncate, FILE, FD_ARG1, 0)                      \
+	OP(x, open, OPEN, FD_RET, 0) OP(x, openat, OPEN, FD_RET, 0)                                \
+	OP(x, openat2, OPEN, FD_RET, 0) OP(x, creat, OPEN, FD_RET, 0)                              \
+	OP(x, close, CLOSE, FD_ENTER, 0)                                                           \
+	/* mmap(addr, len, prot, flags, fd, off) */                                                \
+	OP(x, mmap, MAP, FD_ARG5, 0)                                                               \
+	OP(x, lseek, FILE, FD_ARG1, 0) OP(x, getdents64, FILE, FD_ARG1, 0)                         \
+	OP(x, fadvise64, FILE, FD_ARG1, 0) OP(x, readahead, FILE, FD_ARG1, 0)                      \
+	CALL(x, io_uring_enter, URING, 0)                                                          \
+	CALL(x, rename, NAMING, 0) CALL(x, renameat, NAMING, 0) CALL(x, renameat2, NAMING, 0)      \
+	CALL(x, link, NAMING, 0) CALL(x, linkat, NAMING, 0)                                        \
+	CALL(x, unlink, NAMING, 0) CALL(x, unlinkat, NAMING, 0)                                    \
+	CALL(x, execve, PROC, 0) CALL(x, execveat, PROC, 0) CALL(x, rt_sigreturn, PROC, 0)         \
+	CALL(x, fork, PROC, 0) CALL(x, vfork, PROC, 0) CALL(x, clone, PROC, 0)                     \
+	CALL(x, clone3, PROC, 0)
+#define CATALOGUE_NONE(...)
+
+/* The read/write family, whose sizes and latencies get histograms: IO_read... */
+#define IO_KIND_RW(x, name, ...) IO_##name,
 enum io_kind {
 	IO_NONE = 0,
-	IO_READ,
-	IO_WRITE,
-	IO_PREAD64,
-	IO_PWRITE64,
-	IO_READV,
-	IO_WRITEV,
-	IO_PREADV,
-	IO_PWRITEV,
-	IO_PREADV2,
-	IO_PWRITEV2,
-	IO_SENDFILE,
-	IO_COPY_FILE_RANGE,
-	IO_SPLICE,
+	SYSCALL_CATALOGUE(IO_KIND_RW, IO_KIND_RW, CATALOGUE_NONE, CATALOGUE_NONE, 0)
 	IO_KINDS,
 };
 
@@ -319,36 +357,40 @@ _Static_assert(sizeof(struct slot_proc) == 64 + COMM_LEN + ARGS_LEN, "slot_proc 
 #define NAME_SLACK (NAME_MASK + 1 - NAME_BUF) /* room so that any masked offset fits */
 
 /*
- * Syscalls counted per (process, file), as strace names them; the loader resolves their
- * numbers (file_op_of) and where each finds its file descriptor (fd_arg). A copy between two
- * files counts on both: the source under its name, the destination under NAME_dst (fd2_arg,
- * fd2_op), reported under the syscall's name too.
+ * Syscalls counted per (process, file): the catalogue's rows that have a ledger row, then
+ * io_uring's opcodes on their files; the loader resolves their numbers (file_op_of) and
+ * where each finds its file descriptor (fd_arg). A copy between two files counts on both:
+ * the source under its name, the destination under NAME_dst (fd2_arg, fd2_op), reported
+ * under the syscall's name too.
  */
-#define FILE_OPS(X)                                                                                \
-	X(read) X(write) X(pread64) X(pwrite64) X(readv) X(writev) X(preadv) X(pwritev)            \
-	X(preadv2) X(pwritev2) X(sendfile) X(sendfile_dst) X(copy_file_range)                      \
-	X(copy_file_range_dst) X(splice) X(splice_dst) X(fsync) X(fdatasync) X(sync_file_range)    \
-	X(fallocate) X(ftruncate) X(open) X(openat) X(openat2) X(creat) X(close) X(mmap) X(lseek)  \
-	X(getdents64) X(fadvise64) X(readahead)                                                    \
+#define FOP_OF_RW(X, name, ...) X(name)
+#define FOP_OF_COPY(X, name, ...) X(name) X(name##_dst)
+#define URING_FILE_OPS(X)                                                                          \
 	X(uring_READV) X(uring_WRITEV) X(uring_FSYNC) X(uring_READ_FIXED) X(uring_WRITE_FIXED)     \
 	X(uring_SYNC_FILE_RANGE) X(uring_SENDMSG) X(uring_RECVMSG) X(uring_FALLOCATE)              \
 	X(uring_READ) X(uring_WRITE) X(uring_FADVISE) X(uring_SEND) X(uring_RECV) X(uring_SPLICE)  \
 	X(uring_TEE) X(uring_SEND_ZC) X(uring_SENDMSG_ZC) X(uring_READ_MULTISHOT)                  \
 	X(uring_FTRUNCATE) X(uring_RECV_ZC) X(uring_READV_FIXED) X(uring_WRITEV_FIXED)
+#define FILE_OPS(X)                                                                                \
+	SYSCALL_CATALOGUE(FOP_OF_RW, FOP_OF_COPY, FOP_OF_RW, CATALOGUE_NONE, X) URING_FILE_OPS(X)
 #define FOP_ENUM_ENTRY(name) FOP_##name,
 enum file_op { FOP_NONE = 0, FILE_OPS(FOP_ENUM_ENTRY) FILE_OPS_END };
+/* The read/write family's reading ops (FOP_read, FOP_pread64...), in the catalogue's order. */
+#define READ_FOP_RW(x, name, dir, req) READ_FOP_##dir(name)
+#define READ_FOP_READ(name) FOP_##name,
+#define READ_FOP_WRITE(name)
+#define READ_FILE_OPS                                                                              \
+	SYSCALL_CATALOGUE(READ_FOP_RW, CATALOGUE_NONE, CATALOGUE_NONE, CATALOGUE_NONE, 0)
 /* Rows per entry: a power of two (indexes are masked), room for every op. */
 #define FILE_OP_SLOTS 64
 _Static_assert(FILE_OPS_END <= FILE_OP_SLOTS, "file ops fit the rows of an entry");
 
 /*
- * Not a row: the syscalls that rename, link or unlink a file (NAMING_SYSCALLS), whose
- * sys_exit names the files they touched again (bpf/names.bpf.c).
+ * Not a row: the syscalls that rename, link or unlink a file (the catalogue's NAMING
+ * family), whose sys_exit names the files they touched again (bpf/names.bpf.c).
  */
 #define FOP_NAMING (FILE_OP_SLOTS - 1)
 _Static_assert(FILE_OPS_END <= FOP_NAMING, "file ops leave room for FOP_NAMING");
-#define NAMING_SYSCALLS(X)                                                                         \
-	X(rename) X(renameat) X(renameat2) X(link) X(linkat) X(unlink) X(unlinkat)
 
 /* Where a file op finds its fd: an argument, its return value (opens), or sys_enter (close). */
 enum fd_arg { FD_NONE = 0, FD_ARG1, FD_ARG2, FD_ARG3, FD_ARG5, FD_RET, FD_ENTER };

@@ -421,8 +421,7 @@ static __always_inline struct file_stat *entry_of_fd(struct task_struct *task,
  */
 static __always_inline void mark_loaded(struct file_stat *st, __u32 how)
 {
-	static const __u32 reads[] = { FOP_read, FOP_pread64, FOP_readv, FOP_preadv,
-				       FOP_preadv2 };
+	static const __u32 reads[] = { READ_FILE_OPS };
 	__u64 calls = 0, bytes = 0;
 
 	if (how == LOAD_MAPPED_EXEC && !(st->loaded & LOAD_MAPPED_EXEC)) {

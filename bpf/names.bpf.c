@@ -19,11 +19,11 @@
  *  - a traced process's rename advances names_epoch: every thread's fd cache then misses
  *    once, so a renamed file's next call finds its new name (and, in file_index_of_file,
  *    the entry its calls go to under that name);
- *  - while a traced thread is in a rename, link or unlink (NAMING_SYSCALLS), the kernel
- *    stamps the ctime of each inode it changes (the file, the one it replaces, the
- *    directories): the timestamp tracepoints (6.13+) note them, and the call's sys_exit
- *    sends their new names (a file renamed while no one had it open: git's HEAD.lock), or
- *    that they were deleted (the file a rename replaced).
+ *  - while a traced thread is in a rename, link or unlink (the syscall catalogue's NAMING
+ *    family, bpf/iotrace.h), the kernel stamps the ctime of each inode it changes (the
+ *    file, the one it replaces, the directories): the timestamp tracepoints (6.13+) note
+ *    them, and the call's sys_exit sends their new names (a file renamed while no one had
+ *    it open: git's HEAD.lock), or that they were deleted (the file a rename replaced).
  */
 #define S_IFMT 00170000
 #define S_IFSOCK 0140000
@@ -630,7 +630,7 @@ static __always_inline void file_key_of(struct inode *inode, struct file *file,
 
 /* ---- renames followed ---- */
 
-/* Whether nr renames, links or unlinks (NAMING_SYSCALLS): file_op_of says FOP_NAMING. */
+/* Whether nr renames, links or unlinks (family NAMING): file_op_of says FOP_NAMING. */
 static __always_inline bool naming_syscall(__u64 nr)
 {
 	return nr < MAX_SYSCALLS && file_op_of[syscall_index(nr)] == FOP_NAMING;

@@ -96,6 +96,16 @@ static __always_inline struct task_struct *syscall_task(struct pt_regs *regs)
 #endif
 }
 
+/*
+ * A thread killed in a call (another thread's exit_group or execve, a SIGKILL) passes
+ * sys_exit on its way out but never returns to user space; strace sees no return either
+ * (ptrace stops are skipped once a fatal signal is pending): not a call.
+ */
+static __always_inline bool killed_in_call(struct task_struct *task)
+{
+	return TASK_READ(task, pending.signal.sig[0]) & SIGKILL_BIT;
+}
+
 /* Traced slot of the current task, or 0. */
 static __always_inline __u32 current_slot(struct task_struct *task, __u16 **entryp)
 {
@@ -612,12 +622,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		if (entry)
 			*entry = slot;
 	}
-	/*
-	 * A thread killed in a call (another thread's exit_group or execve, a SIGKILL) passes
-	 * sys_exit on its way out but never returns to user space; strace sees no return
-	 * either (ptrace stops are skipped once a fatal signal is pending): not a call.
-	 */
-	if (TASK_READ(task, pending.signal.sig[0]) & SIGKILL_BIT)
+	if (killed_in_call(task))
 		return 0;
 	ti = thread_io_of(task);
 	if (!ti) /* never: its key is masked into the array */

@@ -320,6 +320,18 @@ static int prom_file_check(const char *path)
 	return err;
 }
 
+/* The report in the form asked for; the text one gets its presentation choices alone. */
+static void write_report(FILE *f, const struct run_result *r, const struct options *o)
+{
+	const struct text_choices c = { .hist = o->hist, .summary_only = o->summary_only,
+					.files = o->files, .wide = o->wide };
+
+	if (o->json)
+		report_json(f, r);
+	else
+		report_text(f, r, &c);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { .timing = true, .hist = true, .files = DEFAULT_FILES,
@@ -380,10 +392,7 @@ int main(int argc, char **argv)
 			o.command ? name_cell(o.command[0], 0, shown, sizeof(shown)) : "process",
 			exit);
 	}
-	if (o.json)
-		report_json(out.f, &r);
-	else
-		report_text(out.f, &r, &o);
+	write_report(out.f, &r, &o);
 	status = run_outputs_failed(&r) ? 1 : run_exit_code(&r);
 	/* Checked again: what is at the path may have changed while the command ran. */
 	if (o.prom_file && prom_file_check(o.prom_file))

@@ -487,7 +487,7 @@ int collector_finish(struct collector *c, struct run_result *r)
 	memset(&c->other, 0, sizeof(c->other));
 	c->procs = NULL;
 	c->nprocs = c->cap = 0;
-	if (collect_containers(r))
+	if (collect_containers(r) || disk_table_read(&r->disks))
 		err = -ENOMEM;
 	return err ? err : c->error ? c->error : c->follow.error;
 }

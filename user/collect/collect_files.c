@@ -12,6 +12,7 @@
 #include "model/files.h"
 #include "model/names.h"
 #include "util/hash.h"
+#include "util/residency.h"
 
 static bool parent_exists(const char *path)
 {
@@ -42,8 +43,8 @@ static void take_names(struct file_record *f, const struct name_view *v)
 static void gone_at_end(struct names *names, struct file_record *f,
 			const struct path_key *key, uint32_t gen)
 {
-	struct path_key inode = { .dev = key->dev, .ino = key->ino, .igen = gen };
-	char *now = f->name && parent_exists(f->name) ? names_by_inode(&inode) : NULL;
+	char *now = f->name && parent_exists(f->name) ? path_by_inode(key->dev, key->ino, gen)
+						       : NULL;
 	struct name_view v;
 
 	if (now && !names_rename(names, key, now) && names_find(names, key, &v)) {

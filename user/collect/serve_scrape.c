@@ -10,6 +10,7 @@
 #include "model/files.h"
 #include "serve_scrape.h"
 #include "util/container.h"
+#include "util/residency.h"
 #include "util/vec.h"
 
 struct label {
@@ -31,6 +32,7 @@ struct scrape {
 	struct prom_uring *urings;
 	size_t nurings;
 	uint64_t drops[DROP_COUNTERS];
+	struct disk_table disks; /* the names of the disks of blocks[] */
 	struct prom_report report;
 	bool failed;
 };
@@ -166,7 +168,8 @@ static int read_blocks(struct scrape *s)
 					       : NULL;
 
 		err = prom_add_block(&s->blocks, &s->nblocks,
-				     g ? g->lab : (struct prom_labels){ 0 }, &recs[i]);
+				     g ? g->lab : (struct prom_labels){ 0 }, &recs[i]) ?:
+		      disk_table_add(&s->disks, recs[i].key.dev);
 	}
 	free(recs);
 	return err;
@@ -253,6 +256,7 @@ struct scrape *scrape_collect(const struct scrape_config *cfg)
 		.page_cache_missing = tracer_hooks_missing(t, HOOKS_PAGE_CACHE),
 		.direct_io_missing = tracer_hooks_missing(t, HOOKS_DIRECT_IO),
 		.uring_missing = tracer_hooks_missing(t, HOOKS_URING),
+		.disks = &s->disks,
 	};
 	return s;
 }
@@ -275,6 +279,7 @@ void scrape_free(struct scrape *s)
 	free(s->labels);
 	free(s->groups);
 	free(s->blocks);
+	disk_table_free(&s->disks);
 	free(s->urings);
 	free(s);
 }

@@ -38,7 +38,8 @@ struct frame {
  * Frames that only pass a call on to the kernel, by name, where no file says whose they are:
  * Go's (internal/runtime/syscall.Syscall6 <- syscall.RawSyscall6 <- syscall.Syscall <-
  * syscall.read <- internal/poll.(*FD).Read <- os.(*File).Read: a Go binary is one file),
- * and a statically linked C library's (__libc_read, _IO_file_xsgetn, fread).
+ * and a statically linked C library's (__libc_read, _IO_file_xsgetn, fread, and the
+ * wrappers of the syscall catalogue's calls on files: read, open64...).
  */
 static bool wrapper_name(const char *name)
 {
@@ -46,10 +47,7 @@ static bool wrapper_name(const char *name)
 						"os.", "golang.org/x/sys/unix.", "__libc_", "__GI_",
 						"_IO_", "__read", "__write", "__open", "__close",
 						"__pread", "__pwrite", "__fsync", "__lseek" };
-	static const char *const names[] = { "read", "write", "pread64", "pwrite64", "readv",
-					     "writev", "open", "open64", "openat", "openat64",
-					     "close", "fsync", "fdatasync", "lseek", "lseek64",
-					     "syscall", "fread", "fwrite", "fflush", "fclose",
+	static const char *const names[] = { "syscall", "fread", "fwrite", "fflush", "fclose",
 					     "fopen", "fopen64", "fgets", "fputs", "puts", "getline",
 					     "getdelim", "printf", "fprintf", "vfprintf" };
 
@@ -59,7 +57,7 @@ static bool wrapper_name(const char *name)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(name, names[i]))
 			return true;
-	return false;
+	return syscall_wrapper_name(name);
 }
 
 static bool in_libc(const char *path)

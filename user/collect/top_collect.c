@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "top_collect.h"
 #include "top_impl.h"
 #include "model/syscall_table.h"
 

@@ -13,6 +13,7 @@
 #include "top_impl.h"
 #include "model/files.h"
 #include "model/syscall_table.h"
+#include "util/residency.h"
 
 static bool is_uring_op(uint32_t op)
 {
@@ -170,6 +171,8 @@ int top_files_out(struct top_collector *c, struct top_sample *out)
 		o->name = f->key.ino ? names_lookup(c->names, &f->key) : NULL;
 		o->procs = f->procs;
 		o->c = f->c;
+		if (!f->key.ino && disk_table_add(&out->disk_names, f->key.dev))
+			return -ENOMEM;
 	}
 	top_files_free(c);
 	return 0;

@@ -7,8 +7,11 @@
 #ifndef IOTRACE_TOP_IMPL_H
 #define IOTRACE_TOP_IMPL_H
 
+#include <stddef.h>
 #include "follow.h"
-#include "top_collect.h"
+#include "kernel/tracer.h"
+#include "model/top.h"
+#include "util/cgroup.h"
 #include "model/names.h"
 #include "util/container.h"
 #include "util/hash.h"

@@ -73,15 +73,18 @@ static void configure_file_ops(struct iotrace_bpf *s)
 		s->rodata->fd2_op[op] = file_op_info(op).fd2_op;
 	}
 	/* Renames, links and unlinks: no row, their sys_exit names files again (names.bpf.c). */
-#define NAMING_NR(name) syscall_nr(#name),
-	int naming[] = { NAMING_SYSCALLS(NAMING_NR) };
+	size_t rows;
+	const struct syscall_info *row = syscall_catalogue(&rows);
 
-	for (size_t i = 0; i < sizeof(naming) / sizeof(naming[0]); i++)
-		if (naming[i] >= 0)
-			s->rodata->file_op_of[naming[i]] = FOP_NAMING;
-	s->rodata->nr_rename = syscall_nr("rename");
-	s->rodata->nr_renameat = syscall_nr("renameat");
-	s->rodata->nr_renameat2 = syscall_nr("renameat2");
+	for (size_t i = 0; i < rows; i++) {
+		int nr = syscall_row_nr(i);
+
+		if (row[i].family == SF_NAMING && nr >= 0)
+			s->rodata->file_op_of[nr] = FOP_NAMING;
+	}
+	s->rodata->nr_rename = syscall_row_nr(SC_rename);
+	s->rodata->nr_renameat = syscall_row_nr(SC_renameat);
+	s->rodata->nr_renameat2 = syscall_row_nr(SC_renameat2);
 	for (int op = 0; op < MAX_URING_OPS; op++)
 		s->rodata->uring_file_op[op] = uring_ops[op].file_op;
 	for (int op = 0; op < MAX_URING_OPS; op++)
@@ -106,13 +109,13 @@ void tracer_configure(struct tracer *t, const struct tracer_config *cfg)
 	s->rodata->timing = cfg->timing;
 	/* --trace times every call: a slow one must not be missed. */
 	s->rodata->sample_period = cfg->timing && !cfg->time_all && !cfg->trace ? SAMPLE_PERIOD : 0;
-	s->rodata->nr_execve = syscall_nr("execve");
-	s->rodata->nr_execveat = syscall_nr("execveat");
-	s->rodata->nr_rt_sigreturn = syscall_nr("rt_sigreturn");
-	s->rodata->nr_fork = syscall_nr("fork");
-	s->rodata->nr_vfork = syscall_nr("vfork");
-	s->rodata->nr_clone = syscall_nr("clone");
-	s->rodata->nr_clone3 = syscall_nr("clone3");
+	s->rodata->nr_execve = syscall_row_nr(SC_execve);
+	s->rodata->nr_execveat = syscall_row_nr(SC_execveat);
+	s->rodata->nr_rt_sigreturn = syscall_row_nr(SC_rt_sigreturn);
+	s->rodata->nr_fork = syscall_row_nr(SC_fork);
+	s->rodata->nr_vfork = syscall_row_nr(SC_vfork);
+	s->rodata->nr_clone = syscall_row_nr(SC_clone);
+	s->rodata->nr_clone3 = syscall_row_nr(SC_clone3);
 	for (int k = 1; k < IO_KINDS; k++) {
 		int nr = io_kind_nr(k);
 

@@ -6,8 +6,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "files.h"
-#include "model.h"
+#include "file_names.h"
+#include "hist.h"
+#include "sums.h"
 #include "names.h"
 #include "syscall_table.h"
 #include "util/vec.h"
@@ -392,4 +393,58 @@ int files_rows(struct proc_record *p, bool by_path)
 		if (first[i])
 			first[p->nrows++] = first[i];
 	return err;
+}
+
+/* ---- a file's summary ---- */
+
+/* Reads, writes, syncs, time: the per-file table's syscall columns. */
+static void summarize_io(struct file_record *f)
+{
+	struct file_summary *s = &f->sum;
+
+	for (size_t i = 0; i < f->nio; i++) {
+		struct file_io *io = &f->io[i];
+		int cls = file_op_info(io->op).cls;
+
+		s->io_ns += io->total_ns;
+		s->read_calls += cls == FOC_READ ? io->calls : 0;
+		s->read_bytes += cls == FOC_READ ? io->transferred_bytes : 0;
+		s->write_calls += cls == FOC_WRITE ? io->calls : 0;
+		s->write_bytes += cls == FOC_WRITE ? io->transferred_bytes : 0;
+		s->sync_calls += cls == FOC_SYNC ? io->calls : 0;
+		s->opens += cls == FOC_OPEN ? io->calls : 0;
+		s->closes += cls == FOC_CLOSE ? io->calls : 0;
+		s->maps += cls == FOC_MAP ? io->calls : 0;
+	}
+}
+
+/* Block bytes by direction and the p99 of every request of the file. */
+static void summarize_blocks(struct file_record *f)
+{
+	struct file_summary *s = &f->sum;
+	__u64 all[HIST_BUCKETS] = {}, one[HIST_BUCKETS];
+
+	for (size_t i = 0; i < f->nblocks; i++) {
+		const struct file_block *b = &f->blocks[i];
+
+		s->block_read_bytes += b->op == BOP_READ ? b->c.bytes : 0;
+		s->block_write_bytes += b->op == BOP_WRITE ? b->c.bytes : 0;
+		sparse_hist_dense(&b->lat, one);
+		for (int k = 0; k < HIST_BUCKETS; k++)
+			all[k] += one[k];
+	}
+	s->block_p99_ns = hist_total(HIST_LOG2, all)
+				  ? hist_quantile(HIST_LOG2, all, 0.99, 0, UINT64_MAX)
+				  : FILE_SUMMARY_NONE;
+}
+
+void file_summarize(struct file_record *f)
+{
+	memset(&f->sum, 0, sizeof(f->sum));
+	summarize_io(f);
+	summarize_blocks(f);
+	f->sum.hit_pct = f->pc.requested_pages ? 100 * f->pc.hit_pages / f->pc.requested_pages
+					       : FILE_SUMMARY_NONE;
+	f->sum.readahead_pages = f->pc.readahead_pages;
+	f->sum.unused_readahead_pages = f->pc.unused_readahead_pages;
 }

@@ -8,19 +8,7 @@
 #define IOTRACE_FILES_H
 
 #include "records.h"
-
-/* One kernel ledger entry as read: raw counters, page bitmaps and syscall rows. */
-struct ledger_entry {
-	uint32_t idx; /* its index in the kernel's table (file_stats) */
-	struct file_stat st;
-	struct page_bits bits;
-	bool chunks_lost;
-	struct ledger_row {
-		uint32_t op;
-		struct file_row row;
-	} *rows;
-	size_t nrows;
-};
+#include "file_names.h"
 
 void ledger_entry_free(struct ledger_entry *e);
 /* Readahead pages in the bitmaps that their process never requested. */
@@ -48,36 +36,9 @@ void files_count_readahead(struct proc_record *p);
  * reported in (files_rows).
  */
 void files_finish(struct proc_record *p, bool by_path);
-/* A file's per-file table numbers (FILE_SUMMARY_FIELDS) from its rows, blocks and pages. */
-void file_summarize(struct file_record *f);
 void file_record_free(struct file_record *f);
 void files_free(struct proc_record *p);
 
-/* ---- a file's names (file_names.c) ---- */
-
-/*
- * An entry's syscall rows by the name they were made under (its name_id), before they are
- * added to the file's: the file's calls by name start when a second name comes; -1 out of
- * memory.
- */
-int files_add_named(struct file_record *f, const struct ledger_entry *e);
-/*
- * At the end, once the file has its name: the path of each name its calls were made under;
- * by_name is left only when some differs from the file's name. name_of(ctx, id) is the
- * path of a name id, or NULL.
- */
-typedef const char *(*file_name_of_fn)(void *ctx, uint64_t id);
-int files_name_calls(struct file_record *f, file_name_of_fn name_of, void *ctx);
-/*
- * p->rows: its files, or (by_path) with the files of one path merged into one row each
- * (versions: how many); -1 out of memory.
- */
-int files_rows(struct proc_record *p, bool by_path);
-/*
- * Files (or rows) as one row in dst: the newest one's identity, name and residency, every
- * count summed, versions = n; -1 out of memory (file_record_free frees dst's parts).
- */
-int files_merge(struct file_record *dst, struct file_record *const *m, size_t n);
 /* A row's latency histogram into dense (HIST_BUCKETS) and its quantiles (kept sparse). */
 struct hist_summary file_io_latency(const struct file_io *io, __u64 *dense);
 /* Shared libraries and the like: mapped, at most their header read, never written. */

@@ -448,44 +448,6 @@ int names_rename(struct names *n, const struct path_key *key, const char *path)
 	return set_name(n, s, copy, 0, false);
 }
 
-/*
- * The path of a regular file the kernel side met only through the page cache (a mapped
- * library, the dynamic loader, an executable): opened by its handle, the (inode number,
- * generation) pair that ext4, xfs and tmpfs export (FILEID_INO32_GEN), on its mount, and
- * read back from /proc/self/fd. NULL when the filesystem or the file does not allow it.
- */
-char *names_by_inode(const struct path_key *key)
-{
-	struct {
-		struct file_handle fh;
-		uint32_t ino, gen;
-	} h = { .fh = { .handle_bytes = 8, .handle_type = 1 /* FILEID_INO32_GEN */ },
-		.ino = (uint32_t)key->ino, .gen = key->igen };
-	const char *mnt = mount_point_of(key->dev);
-	char link[64], path[PATH_MAX];
-	int mfd, fd;
-	ssize_t n;
-
-	if (!mnt || key->ino > UINT32_MAX)
-		return NULL;
-	mfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (mfd < 0)
-		return NULL;
-	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
-	close(mfd);
-	if (fd < 0)
-		return NULL;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, sizeof(path) - 1);
-	close(fd);
-	/* A disconnected dentry names no path; a deleted file's is no longer its. */
-	if (n <= 0 || path[0] != '/' ||
-	    (n > 10 && !memcmp(path + n - 10, " (deleted)", 10)))
-		return NULL;
-	path[n] = '\0';
-	return strdup(path);
-}
-
 const char *names_lookup(struct names *n, const struct path_key *key)
 {
 	struct name_view v;
@@ -503,7 +465,7 @@ const char *names_resolve(struct names *n, const struct path_key *key)
 	for (unsigned i = 0; i < ring && i < n->nunnamed; i++)
 		if (!memcmp(&n->unnamed[i], key, sizeof(*key)))
 			return NULL;
-	text = names_by_inode(key);
+	text = path_by_inode(key->dev, key->ino, key->igen);
 	if (!text)
 		n->unnamed[n->nunnamed++ % ring] = *key;
 	s = text ? find(n, key) : NULL;

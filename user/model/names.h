@@ -55,12 +55,6 @@ const char *names_mark_deleted(struct names *n, const struct path_key *key);
 /* The file is found at the end under path (renamed unseen): its latest name; -1 if not. */
 int names_rename(struct names *n, const struct path_key *key, const char *path);
 /*
- * The path of a regular file from its inode: open_by_handle_at with (inode number,
- * generation) on its filesystem's mount, read back from /proc/self/fd; malloc'ed, NULL
- * when the filesystem or the file does not allow it (or it is deleted).
- */
-char *names_by_inode(const struct path_key *key);
-/*
  * The path of a regular file no name was recorded for (met only through the page cache),
  * found from its inode now and kept; NULL when it cannot be.
  */

@@ -15,6 +15,7 @@
 #include "fields.h"
 #include "hist.h"
 #include "util/container.h"
+#include "util/disks.h"
 #include "util/residency.h"
 #include "kernel_report.h"
 
@@ -116,6 +117,19 @@ struct file_block {
 struct file_summary {
 	FILE_SUMMARY_FIELDS(FILE_SUMMARY_MEMBER)
 	uint64_t opens, closes, maps;
+};
+
+/* One kernel ledger entry as read: raw counters, page bitmaps and syscall rows. */
+struct ledger_entry {
+	uint32_t idx; /* its index in the kernel's table (file_stats) */
+	struct file_stat st;
+	struct page_bits bits;
+	bool chunks_lost;
+	struct ledger_row {
+		uint32_t op;
+		struct file_row row;
+	} *rows;
+	size_t nrows;
 };
 
 /* One file in the ledger of one process: every layer, syscall to disk. */
@@ -321,6 +335,7 @@ struct run_result {
 	size_t nother_blocks;
 	struct proc_record other_files; /* ... by file: metadata per disk, others' files */
 	struct names *names; /* every file's names (names.h) */
+	struct disk_table disks; /* the block devices' names as the run ended (collect/) */
 	bool synced; /* --sync flushed dirty data before the report */
 	const char *trace_path;   /* --trace FILE, or NULL */
 	struct trace_stats trace; /* what it holds (trace.h) */

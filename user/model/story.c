@@ -8,7 +8,7 @@
 #include <string.h>
 #include "file_use.h"
 #include "files.h"
-#include "model.h"
+#include "sums.h"
 #include "story.h"
 #include "syscall_table.h"
 #include "util/hash.h"

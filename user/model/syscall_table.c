@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Syscall numbers and names come from libseccomp's tables for x86_64, so no number is
+ * The syscall catalogue's rows (bpf/iotrace.h) with their names' numbers. Syscall numbers
+ * and names come from libseccomp's tables for the machine's architecture, so no number is
  * typed by hand; numbers it does not know print as "syscall_N".
  */
 #include <seccomp.h>
@@ -11,51 +12,19 @@
 #include "iotrace.h"
 #include "syscall_table.h"
 
-#define RW(name, kind, dir, req)                                                                   \
-	{ #name, SF_RW, SD_##dir, false, FOP_##name, IO_##kind, req, FD_ARG1, 0, 0 }
-#define COPY(name, kind, req, fd, fd2)                                                             \
-	{ #name, SF_RW, SD_COPY, false, FOP_##name, IO_##kind, req, fd, fd2, FOP_##name##_dst }
-#define ON_FILE(name, fam, fd) { #name, SF_##fam, SD_NONE, false, FOP_##name, IO_NONE, 0, fd, 0, 0 }
-#define SYNC(name, fop, fd) { #name, SF_SYNC, SD_NONE, true, fop, IO_NONE, 0, fd, 0, 0 }
-#define CALL(name, fam) { #name, SF_##fam, SD_NONE, false, FOP_NONE, IO_NONE, 0, FD_NONE, 0, 0 }
+#define ROW_RW(x, name, dir, req)                                                                  \
+	[SC_##name] = { #name, SF_RW, SD_##dir, false, FOP_##name, IO_##name, req, FD_ARG1, 0, 0 },
+#define ROW_COPY(x, name, req, fd, fd2)                                                            \
+	[SC_##name] = { #name, SF_RW, SD_COPY, false, FOP_##name, IO_##name, req, fd, fd2,         \
+			FOP_##name##_dst },
+#define ROW_OP(x, name, fam, fd, sync)                                                             \
+	[SC_##name] = { #name, SF_##fam, SD_NONE, sync, FOP_##name, IO_NONE, 0, fd, 0, 0 },
+#define ROW_CALL(x, name, fam, sync)                                                               \
+	[SC_##name] = { #name, SF_##fam, SD_NONE, sync, FOP_NONE, IO_NONE, 0, FD_NONE, 0, 0 },
 
-/* One row per syscall; the kernel's enums (bpf/iotrace.h) are checked against it at init. */
-static const struct syscall_info catalogue[] = {
-	RW(read, READ, READ, REQ_ARG3),
-	RW(write, WRITE, WRITE, REQ_ARG3),
-	RW(pread64, PREAD64, READ, REQ_ARG3),
-	RW(pwrite64, PWRITE64, WRITE, REQ_ARG3),
-	RW(readv, READV, READ, REQ_IOVEC),
-	RW(writev, WRITEV, WRITE, REQ_IOVEC),
-	RW(preadv, PREADV, READ, REQ_IOVEC),
-	RW(pwritev, PWRITEV, WRITE, REQ_IOVEC),
-	RW(preadv2, PREADV2, READ, REQ_IOVEC),
-	RW(pwritev2, PWRITEV2, WRITE, REQ_IOVEC),
-	/* sendfile(out_fd, in_fd, ...): the source is the second argument. */
-	COPY(sendfile, SENDFILE, REQ_ARG4, FD_ARG2, FD_ARG1),
-	COPY(copy_file_range, COPY_FILE_RANGE, REQ_ARG5, FD_ARG1, FD_ARG3),
-	COPY(splice, SPLICE, REQ_ARG5, FD_ARG1, FD_ARG3),
-	SYNC(fsync, FOP_fsync, FD_ARG1),
-	SYNC(fdatasync, FOP_fdatasync, FD_ARG1),
-	SYNC(sync_file_range, FOP_sync_file_range, FD_ARG1),
-	SYNC(sync, FOP_NONE, FD_NONE),
-	SYNC(syncfs, FOP_NONE, FD_NONE),
-	/* Writes a mapping back: on the timeline with the syncs, not one of the story's. */
-	{ "msync", SF_SYNC, SD_NONE, false, FOP_NONE, IO_NONE, 0, FD_NONE, 0, 0 },
-	ON_FILE(fallocate, FILE, FD_ARG1),
-	ON_FILE(ftruncate, FILE, FD_ARG1),
-	ON_FILE(open, OPEN, FD_RET),
-	ON_FILE(openat, OPEN, FD_RET),
-	ON_FILE(openat2, OPEN, FD_RET),
-	ON_FILE(creat, OPEN, FD_RET),
-	ON_FILE(close, CLOSE, FD_ENTER),
-	/* mmap(addr, len, prot, flags, fd, off) */
-	ON_FILE(mmap, MAP, FD_ARG5),
-	ON_FILE(lseek, FILE, FD_ARG1),
-	ON_FILE(getdents64, FILE, FD_ARG1),
-	ON_FILE(fadvise64, FILE, FD_ARG1),
-	ON_FILE(readahead, FILE, FD_ARG1),
-	CALL(io_uring_enter, URING),
+/* The rows of bpf/iotrace.h's SYSCALL_CATALOGUE, by enum syscall_row. */
+static const struct syscall_info catalogue[SYSCALL_ROWS] = {
+	SYSCALL_CATALOGUE(ROW_RW, ROW_COPY, ROW_OP, ROW_CALL, 0)
 };
 
 #define CATALOGUE_ROWS (sizeof(catalogue) / sizeof(catalogue[0]))
@@ -72,6 +41,30 @@ const struct syscall_info *io_kind_info(int kind)
 		if (catalogue[i].io_kind == kind)
 			return &catalogue[i];
 	return NULL;
+}
+
+int syscall_row_nr(int row)
+{
+	return row >= 0 && row < SYSCALL_ROWS ? syscall_nr(catalogue[row].name) : -1;
+}
+
+/* Whether the first len bytes of name are a catalogued call's with a ledger row. */
+static bool file_call_named(const char *name, size_t len)
+{
+	for (size_t i = 0; i < CATALOGUE_ROWS; i++)
+		if (catalogue[i].file_op != FOP_NONE && strlen(catalogue[i].name) == len &&
+		    !strncmp(name, catalogue[i].name, len))
+			return true;
+	return false;
+}
+
+bool syscall_wrapper_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	/* open64, lseek64: the C library's large-file names of the same wrappers. */
+	return file_call_named(name, len) ||
+	       (len > 2 && !strcmp(name + len - 2, "64") && file_call_named(name, len - 2));
 }
 
 const char *io_kind_name(int kind)

@@ -10,11 +10,10 @@
 #include "iotrace.h"
 
 /*
- * The catalogue of the syscalls iotrace treats as I/O: one row each, read by every stage
- * (the loader's rodata, the model's sums, the story, top, the timeline and the stacks).
- * bpf/iotrace.h keeps the kernel's side (enum io_kind, FILE_OPS): syscall_table_init()
- * checks that the catalogue describes each of its values once. Adding a syscall is a row
- * here and its hook in bpf/.
+ * The catalogue of the syscalls iotrace knows: one row each (SYSCALL_CATALOGUE in
+ * bpf/iotrace.h, whose enums, io_kind and the ledger's ops, come from the same rows), read
+ * by every stage (the loader's rodata, the model's sums, the story, top, compare, the
+ * timeline and the stacks). Adding a syscall is a row there and its hook in bpf/.
  */
 enum syscall_family {
 	SF_RW = 1, /* the read/write family: sizes and latency histograms (an io_kind) */
@@ -25,7 +24,12 @@ enum syscall_family {
 	SF_FILE,   /* other calls on a file's descriptor (lseek, fallocate...) */
 	SF_URING,  /* io_uring_enter */
 	SF_NAMING, /* renames, links, unlinks: no row, names files again (bpf/names.bpf.c) */
+	SF_PROC,   /* the process tree's and the loader's: exec, fork, clone, rt_sigreturn */
 };
+
+/* A row of the catalogue by its syscall's name: SC_read, SC_execve... */
+#define SC_ROW(x, name, ...) SC_##name,
+enum syscall_row { SYSCALL_CATALOGUE(SC_ROW, SC_ROW, SC_ROW, SC_ROW, 0) SYSCALL_ROWS };
 
 /* Which way the bytes go: a copy (sendfile, copy_file_range, splice) reads and writes. */
 enum syscall_direction { SD_NONE = 0, SD_READ, SD_WRITE, SD_COPY };
@@ -42,11 +46,18 @@ struct syscall_info {
 	int fd2_arg, fd2_op; /* a copy's destination: its fd and the ledger op it counts under */
 };
 
-/* The catalogue's rows (no init needed), *n of them. */
+/* The catalogue's rows (no init needed), *n of them, by enum syscall_row. */
 const struct syscall_info *syscall_catalogue(size_t *n);
+/* The number of a row's syscall (SC_execve) on this machine, or -1. */
+int syscall_row_nr(int row);
+/*
+ * Whether a function of that name is the C library's wrapper of a catalogued call on a file
+ * (read, pread64, open64, lseek64): a frame that only passes the call on to the kernel.
+ */
+bool syscall_wrapper_name(const char *name);
 /* The catalogue's row of a syscall number, or NULL (after syscall_table_init). */
 const struct syscall_info *syscall_info_of(uint32_t nr);
-/* The row of an io_kind (IO_READ...), or NULL. */
+/* The row of an io_kind (IO_read...), or NULL. */
 const struct syscall_info *io_kind_info(int kind);
 /* The syscall name of an io_kind ("?" for none). */
 const char *io_kind_name(int kind);

@@ -9,7 +9,6 @@
 #include <string.h>
 #include "hist.h"
 #include "top.h"
-#include "util/residency.h"
 
 #define TOP_ADD(name, ...) a->name += b->name;
 #define TOP_ANY(name, ...) || c->name
@@ -29,6 +28,7 @@ void top_sample_free(struct top_sample *s)
 	free(s->procs);
 	free(s->files);
 	free(s->disks);
+	disk_table_free(&s->disk_names);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -256,15 +256,15 @@ static int proc_rows(const struct top_sample *s, const struct top_view_opts *o,
 }
 
 /* A file's name: its path, or for block I/O of no file the disk's metadata. */
-static char *file_name(const struct top_file *f)
+static char *file_name(const struct top_file *f, const struct disk_table *disks)
 {
-	char *name = NULL, disk[32];
+	char *name = NULL, disk[DISK_NAME_LEN];
 
 	if (f->name)
 		return strdup(f->name);
 	if (!f->key.ino) {
 		if (asprintf(&name, "(metadata: %s)",
-			     disk_name(f->key.dev, disk, sizeof(disk))) < 0)
+			     disk_table_name(disks, f->key.dev, disk, sizeof(disk))) < 0)
 			return NULL;
 		return name;
 	}
@@ -282,7 +282,7 @@ static int file_rows(const struct top_sample *s, struct top_view *v)
 	for (size_t i = 0; i < s->nfiles; i++) {
 		struct top_row *r = &v->files[v->nfiles];
 
-		r->name = file_name(&s->files[i]);
+		r->name = file_name(&s->files[i], &s->disk_names);
 		if (!r->name)
 			return -1;
 		r->procs = s->files[i].procs;

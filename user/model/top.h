@@ -14,6 +14,7 @@
 #include <linux/types.h>
 #include "iotrace.h"
 #include "fields.h"
+#include "util/disks.h"
 
 #define TOP_NONE (-1.0) /* a rate or share without a value: "-", JSON null */
 
@@ -79,6 +80,7 @@ struct top_sample {
 	size_t nfiles;
 	struct top_disk *disks;
 	size_t ndisks;
+	struct disk_table disk_names; /* the names of files[]' disks (those of ino 0) */
 	struct top_counts total; /* every process's syscalls and page cache; every disk's I/O */
 	uint64_t drops[DROP_COUNTERS]; /* lost in the interval (drop_names) */
 	uint32_t live; /* processes traced at its end */

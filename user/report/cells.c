@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Cells of the text tables (see cells.h). */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include "cells.h"
 #include "util/escape.h"
 
@@ -194,4 +196,15 @@ const char *cell_time_2sig(double ns, char buf[CELL_MAX])
 		      : round(x * 10) / 10;
 	snprintf(buf, CELL_MAX, x < 10 ? "%.1f%s" : "%.0f%s", x, units[u].unit);
 	return buf;
+}
+
+void format_exit(char *buf, size_t len, bool known, int status)
+{
+	if (!known)
+		snprintf(buf, len, "exit unknown");
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by SIG%s%s", sigabbrev_np(WTERMSIG(status)) ?: "?",
+			 WCOREDUMP(status) ? " (core dumped)" : "");
+	else
+		snprintf(buf, len, "exit %d", WEXITSTATUS(status));
 }

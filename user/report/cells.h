@@ -3,6 +3,7 @@
 #ifndef IOTRACE_CELLS_H
 #define IOTRACE_CELLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,5 +42,7 @@ const char *cell_time(uint64_t ns, char buf[CELL_MAX]);
 const char *cell_grouped(double v, char buf[CELL_MAX]);
 /* 520us, 1.2ms, 35ms: nanoseconds to two significant digits (what a log2 quantile holds). */
 const char *cell_time_2sig(double ns, char buf[CELL_MAX]);
+/* "exit 3", "killed by SIGKILL", or "exit unknown": a wait(2) status. */
+void format_exit(char *buf, size_t len, bool known, int status);
 
 #endif

@@ -31,9 +31,11 @@ typedef const char *(*unknown_fn)(const struct field *f, const void *rec, const 
 void add_fields(cJSON *obj, const struct field_table *t, const void *rec, unknown_fn unknown,
 		const void *ctx);
 /* A process's (or a file's, compact: only the operations it had) block I/O object. */
-cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact);
+cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact,
+		   const struct disk_table *names);
 /* The (disk, op) sums of a run (block_by_disk_of_run) in /sys/block/DISK/stat's columns. */
-cJSON *disk_stats_json(const struct block_record *by_disk, size_t n);
+cJSON *disk_stats_json(const struct block_record *by_disk, size_t n,
+			const struct disk_table *names);
 /* "io_uring": {"READ": {...}, ...}, or null with io_uring_reason when the hooks are off. */
 void add_urings(cJSON *obj, const struct uring_record *recs, size_t n,
 		const struct run_result *r);

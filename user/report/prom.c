@@ -18,7 +18,7 @@
 #include "model/syscall_table.h"
 #include "model/uring.h"
 #include "util/escape.h"
-#include "util/residency.h"
+#include "util/disks.h"
 #include "util/vec.h"
 
 #ifndef IOTRACE_VERSION
@@ -316,7 +316,7 @@ static void block_histogram(FILE *out, const struct prom_report *r, const char *
 	family(out, name, "histogram", help);
 	for (size_t i = 0; i < r->nblocks; i++) {
 		const struct block_record *b = &r->blocks[i].rec;
-		const char *dn = disk_name(b->key.dev, disk, sizeof(disk));
+		const char *dn = disk_table_name(r->disks, b->key.dev, disk, sizeof(disk));
 		const char *op = block_op_names[b->key.op % BLOCK_OPS];
 		const struct prom_labels *lab = &r->blocks[i].lab;
 
@@ -345,7 +345,8 @@ static void block_families(FILE *out, const struct prom_report *r)
 		family(out, f->metric, "counter", f->help);
 		for (size_t i = 0; i < r->nblocks; i++) {
 			const struct block_record *b = &r->blocks[i].rec;
-			const char *pairs[] = { "disk", disk_name(b->key.dev, disk, sizeof(disk)),
+			const char *pairs[] = { "disk", disk_table_name(r->disks, b->key.dev, disk,
+										sizeof(disk)),
 						"op", block_op_names[b->key.op % BLOCK_OPS], NULL };
 
 			field_sample(out, f, f->metric, &r->blocks[i].lab, pairs, &b->v);

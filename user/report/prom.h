@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "model/model.h"
+#include "util/disks.h"
 
 /* The labels of one group of series; NULL leaves that label out. */
 struct prom_labels {
@@ -53,6 +54,7 @@ struct prom_report {
 	const char *direct_io_missing;
 	const char *uring_missing;
 	const char *run; /* run mode: a run="..." label on every series, or NULL */
+	const struct disk_table *disks; /* the block devices' names (from the collector) */
 };
 
 /* Writes every metric family of r; returns -1 on a write error. */

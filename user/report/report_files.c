@@ -11,7 +11,7 @@
 #include "model/files.h"
 #include "model/names.h"
 #include "report.h"
-#include "util/residency.h"
+#include "util/disks.h"
 #include "model/syscall_table.h"
 
 /* Width of the file column; a longer name is shortened in its middle. */
@@ -91,12 +91,13 @@ static int cmp_files(const void *a, const void *b, void *by_time)
 }
 
 /* The name a row shows: the file's, a metadata row's, or its inode when none was recorded. */
-static const char *row_name(const struct file_record *f, char *buf, size_t len)
+static const char *row_name(const struct file_record *f, const struct disk_table *disks,
+			    char *buf, size_t len)
 {
 	char disk[32];
 
 	if (f->kind == FK_METADATA) {
-		snprintf(buf, len, "(%s %s)", disk_name(f->key.dev, disk, sizeof(disk)),
+		snprintf(buf, len, "(%s %s)", disk_table_name(disks, f->key.dev, disk, sizeof(disk)),
 			 f->key.ino == OTHER_FILES_INO ? "others' files" : "metadata");
 		return buf;
 	}
@@ -205,11 +206,12 @@ static void print_detail(FILE *out, const struct file_record *f)
 	fputc('\n', out);
 }
 
-static void print_row(FILE *out, const struct file_record *f, bool wide)
+static void print_row(FILE *out, const struct file_record *f, bool wide,
+		      const struct disk_table *disks)
 {
 	char name[512], shown[NAME_TEXT_MAX];
-	const char *text = name_cell(row_name(f, name, sizeof(name)), wide ? 0 : NAME_COLUMN,
-				     shown, sizeof(shown));
+	const char *text = name_cell(row_name(f, disks, name, sizeof(name)),
+				     wide ? 0 : NAME_COLUMN, shown, sizeof(shown));
 
 	put_padded(out, text, NAME_COLUMN);
 	if (wide && text_width(text) > NAME_COLUMN)
@@ -257,18 +259,18 @@ static void print_rest(FILE *out, const struct file_record *const *rest, size_t 
  * Splits the process's files (metadata rows aside) into those listed, sorted, and the
  * rest: beyond the limit, and with a limit the mapped-only ones. Returns how many are listed.
  */
-static size_t choose(const struct proc_record *p, const struct options *o,
+static size_t choose(const struct proc_record *p, bool timing, uint32_t files,
 		     struct file_record **order, size_t *nall)
 {
-	size_t n = 0, listed = 0, limit = o->files ? o->files : p->nrows;
+	size_t n = 0, listed = 0, limit = files ? files : p->nrows;
 	struct file_record **rest = order + p->nrows;
 
 	for (size_t i = 0; i < p->nrows; i++)
 		if (p->rows[i]->kind != FK_METADATA)
 			order[n++] = p->rows[i];
-	qsort_r(order, n, sizeof(*order), cmp_files, o->timing ? (void *)1 : NULL);
+	qsort_r(order, n, sizeof(*order), cmp_files, timing ? (void *)1 : NULL);
 	for (size_t i = 0; i < n; i++) {
-		if (listed < limit && !(o->files && file_mapped_only(order[i])))
+		if (listed < limit && !(files && file_mapped_only(order[i])))
 			order[listed++] = order[i];
 		else
 			*rest++ = order[i];
@@ -280,7 +282,7 @@ static size_t choose(const struct proc_record *p, const struct options *o,
 }
 
 void report_files(FILE *out, const char *title, const struct proc_record *p,
-		  const struct options *o)
+		  const struct run_result *r, const struct text_choices *c)
 {
 	struct file_record **order = malloc((2 * p->nrows + 1) * sizeof(*order));
 	size_t n, listed;
@@ -289,14 +291,14 @@ void report_files(FILE *out, const char *title, const struct proc_record *p,
 		free(order);
 		return;
 	}
-	listed = choose(p, o, order, &n);
-	print_header(out, title, listed, n, o->timing, o->wide);
+	listed = choose(p, r->timing, c->files, order, &n);
+	print_header(out, title, listed, n, r->timing, c->wide);
 	for (size_t i = 0; i < listed; i++)
-		print_row(out, order[i], o->wide);
+		print_row(out, order[i], c->wide, &r->disks);
 	print_rest(out, (const struct file_record *const *)order + listed, n - listed);
 	for (size_t i = 0; i < p->nrows; i++)
 		if (p->rows[i]->kind == FK_METADATA)
-			print_row(out, p->rows[i], o->wide);
+			print_row(out, p->rows[i], c->wide, &r->disks);
 	free(order);
 }
 
@@ -322,13 +324,13 @@ static const unsigned optional_columns[] = {
 };
 
 /* A row's name: the path relative to the command's working directory when under it. */
-static const char *run_row_name(const struct run_file *rf, const char *cwd, char *buf,
-				size_t len)
+static const char *run_row_name(const struct run_file *rf, const struct run_result *r,
+				char *buf, size_t len)
 {
-	const char *name = row_name(&rf->f, buf, len);
-	size_t n = cwd ? strlen(cwd) : 0;
+	const char *name = row_name(&rf->f, &r->disks, buf, len);
+	size_t n = r->cwd ? strlen(r->cwd) : 0;
 
-	if (n < 2 || strncmp(name, cwd, n) || (name[n] && name[n] != '/'))
+	if (n < 2 || strncmp(name, r->cwd, n) || (name[n] && name[n] != '/'))
 		return name;
 	return name[n] && name[n + 1] ? name + n + 1 : "."; /* the directory itself: "." */
 }
@@ -362,7 +364,7 @@ static unsigned run_columns(const struct run_result *r, size_t listed, int *name
 
 	*name_width = RUN_NAME_COLUMN;
 	for (size_t i = 0; i < listed; i++) {
-		const char *name = run_row_name(&r->files[r->worked[i]], r->cwd, buf, sizeof(buf));
+		const char *name = run_row_name(&r->files[r->worked[i]], r, buf, sizeof(buf));
 		int w = text_width(name_cell(name, 0, text, sizeof(text)));
 
 		want = w > want ? w : want;
@@ -379,12 +381,12 @@ static unsigned run_columns(const struct run_result *r, size_t listed, int *name
 	return shown;
 }
 
-static void print_run_row(FILE *out, const struct run_file *rf, const char *cwd, int width,
-			  unsigned shown)
+static void print_run_row(FILE *out, const struct run_file *rf, const struct run_result *r,
+			  int width, unsigned shown)
 {
 	char name[512], text[NAME_TEXT_MAX];
 
-	put_padded(out, name_cell(run_row_name(rf, cwd, name, sizeof(name)), width, text,
+	put_padded(out, name_cell(run_row_name(rf, r, name, sizeof(name)), width, text,
 				  sizeof(text)), width);
 	put_summary(out, &rf->f.sum, false, shown);
 	fprintf(out, " %5zu\n", rf->nusers);
@@ -429,7 +431,7 @@ void report_run_files(FILE *out, const struct run_result *r, size_t limit)
 	fprintf(out, " %5s\n", "procs");
 	for (size_t i = 0; i < r->nworked; i++) {
 		if (i < listed)
-			print_run_row(out, &r->files[r->worked[i]], r->cwd, width, shown);
+			print_run_row(out, &r->files[r->worked[i]], r, width, shown);
 		else
 			rest[i - listed] = &r->files[r->worked[i]].f;
 	}

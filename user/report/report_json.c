@@ -216,7 +216,7 @@ static cJSON *file_io_by_name_json(const struct file_record *f)
 }
 
 /* A file's block I/O: the process-level shape, with only the operations it had. */
-static cJSON *file_block_json(const struct file_record *f)
+static cJSON *file_block_json(const struct file_record *f, const struct disk_table *names)
 {
 	struct block_record *recs;
 	size_t n;
@@ -224,13 +224,13 @@ static cJSON *file_block_json(const struct file_record *f)
 
 	if (file_block_records(f, &recs, &n))
 		return cJSON_CreateNull();
-	obj = blocks_json(recs, n, true);
+	obj = blocks_json(recs, n, true, names);
 	free(recs);
 	return obj;
 }
 
 /* path, kind, dev, ino: a metadata row names its disk. */
-static void add_file_name(cJSON *obj, const struct file_record *f)
+static void add_file_name(cJSON *obj, const struct file_record *f, const struct disk_table *disks)
 {
 	char dev[32];
 
@@ -249,10 +249,9 @@ static void add_file_name(cJSON *obj, const struct file_record *f)
 			cJSON_AddItemToArray(names, json_name(n));
 	}
 	cJSON_AddStringToObject(obj, "kind", file_kind_name(f->kind));
-	if (f->kind == FK_METADATA)
-		cJSON_AddStringToObject(obj, "dev", disk_name(f->key.dev, dev, sizeof(dev)));
-	else
-		cJSON_AddStringToObject(obj, "dev", (kdev_format(f->key.dev, dev, sizeof(dev)), dev));
+	/* A metadata row's disk by name, a file's device by its numbers (no table: "MAJ:MIN"). */
+	cJSON_AddStringToObject(obj, "dev", disk_table_name(f->kind == FK_METADATA ? disks : NULL,
+							    f->key.dev, dev, sizeof(dev)));
 	add_u64(obj, "ino", f->kind == FK_METADATA ? 0 : f->key.ino);
 	if (f->versions) /* --files-by path: this path's files in one */
 		add_u64(obj, "versions", f->versions);
@@ -263,7 +262,7 @@ static cJSON *file_json(const struct file_record *f, const struct run_result *r)
 	cJSON *obj = cJSON_CreateObject();
 	char adv[64];
 
-	add_file_name(obj, f);
+	add_file_name(obj, f, &r->disks);
 	if (f->kind != FK_METADATA) {
 		/* With no fadvise call seen, the advice is the default. */
 		cJSON_AddStringToObject(obj, "advice", advice_name(f->advice, adv, sizeof(adv))
@@ -280,7 +279,7 @@ static cJSON *file_json(const struct file_record *f, const struct run_result *r)
 			cJSON_AddItemToObject(obj, "io_by_name", file_io_by_name_json(f));
 		cJSON_AddItemToObject(obj, "io_uring", file_io_json(f, r->timing, true));
 	}
-	cJSON_AddItemToObject(obj, "block", file_block_json(f));
+	cJSON_AddItemToObject(obj, "block", file_block_json(f, &r->disks));
 	return obj;
 }
 
@@ -458,7 +457,7 @@ static cJSON *process_json(const struct proc_record *p, const struct run_result 
 	add_profile(obj, &p->prof, r->timing);
 	add_urings(obj, p->urings, p->nurings, r);
 	cJSON_AddItemToObject(obj, "page_cache", page_cache_json(&p->pc, r));
-	cJSON_AddItemToObject(obj, "block", blocks_json(p->blocks, p->nblocks, false));
+	cJSON_AddItemToObject(obj, "block", blocks_json(p->blocks, p->nblocks, false, &r->disks));
 	if (r->stacks_path)
 		cJSON_AddItemToObject(obj, "stack_sites", sites_json(p));
 	return obj; /* "files" follows: put_process */
@@ -475,7 +474,8 @@ static cJSON *other_io_json(const struct run_result *r)
 	cJSON_AddStringToObject(obj, "description",
 				"block I/O not charged to a traced process: journal, metadata, "
 				"writeback of others' pages, other processes");
-	cJSON_AddItemToObject(obj, "block", blocks_json(r->other_blocks, r->nother_blocks, false));
+	cJSON_AddItemToObject(obj, "block", blocks_json(r->other_blocks, r->nother_blocks, false,
+							     &r->disks));
 	return obj; /* "files" follows: put_process */
 }
 
@@ -490,8 +490,8 @@ static cJSON *totals_json(const struct run_result *r)
 	add_urings(totals, r->uring_totals, r->nuring_totals, r);
 	cJSON_AddItemToObject(totals, "page_cache", page_cache_json(&r->pc, r));
 	if (!block_by_disk_of_run(r, &by_disk, &n)) {
-		cJSON_AddItemToObject(totals, "block", blocks_json(by_disk, n, false));
-		cJSON_AddItemToObject(totals, "disk_stat", disk_stats_json(by_disk, n));
+		cJSON_AddItemToObject(totals, "block", blocks_json(by_disk, n, false, &r->disks));
+		cJSON_AddItemToObject(totals, "disk_stat", disk_stats_json(by_disk, n, &r->disks));
 	}
 	free(by_disk);
 	return totals;

@@ -31,7 +31,7 @@ static cJSON *block_op_json(const struct block_record *rec)
  * compact (a file's): only the operations that had requests, and nothing when none had.
  */
 static cJSON *block_json(const struct block_sums *sums, const struct block_record *recs, size_t n,
-			 bool compact)
+			 bool compact, const struct disk_table *names)
 {
 	cJSON *obj = cJSON_CreateObject(), *disks;
 	const struct block_record *all = &sums->all;
@@ -43,7 +43,7 @@ static cJSON *block_json(const struct block_sums *sums, const struct block_recor
 	for (size_t i = 0; i < n; i++) {
 		cJSON *disk;
 
-		disk_name(recs[i].key.dev, name, sizeof(name));
+		disk_table_name(names, recs[i].key.dev, name, sizeof(name));
 		disk = cJSON_GetObjectItem(disks, name);
 		if (!disk) {
 			disk = cJSON_CreateObject();
@@ -67,7 +67,8 @@ static cJSON *block_json(const struct block_sums *sums, const struct block_recor
 }
 
 /* {"vda": {"read_ios": N, ...}}: each disk in /sys/block/DISK/stat's columns. */
-cJSON *disk_stats_json(const struct block_record *by_disk, size_t n)
+cJSON *disk_stats_json(const struct block_record *by_disk, size_t n,
+			const struct disk_table *names)
 {
 	cJSON *obj = cJSON_CreateObject(), *one;
 	struct disk_stat_view *d;
@@ -79,13 +80,14 @@ cJSON *disk_stats_json(const struct block_record *by_disk, size_t n)
 	for (size_t i = 0; i < nd; i++) {
 		one = cJSON_CreateObject();
 		add_fields(one, &disk_stat_fields, &d[i], NULL, NULL);
-		cJSON_AddItemToObject(obj, disk_name(d[i].dev, name, sizeof(name)), one);
+		cJSON_AddItemToObject(obj, disk_table_name(names, d[i].dev, name, sizeof(name)), one);
 	}
 	free(d);
 	return obj;
 }
 
-cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact)
+cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact,
+		   const struct disk_table *names)
 {
 	struct block_sums *sums = malloc(sizeof(*sums));
 	cJSON *obj;
@@ -93,7 +95,7 @@ cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact)
 	if (!sums)
 		return cJSON_CreateNull();
 	block_sums_of(sums, recs, n);
-	obj = block_json(sums, recs, n, compact);
+	obj = block_json(sums, recs, n, compact, names);
 	free(sums);
 	return obj;
 }

@@ -120,6 +120,7 @@ int report_prom_file(const char *path, const struct run_result *r)
 		.page_cache_missing = r->page_cache_missing,
 		.direct_io_missing = r->direct_io_missing,
 		.uring_missing = r->uring_missing,
+		.disks = &r->disks,
 	};
 	err = prom_write_file(path, &rep);
 out:

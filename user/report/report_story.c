@@ -239,7 +239,7 @@ static void print_proc_rest(FILE *out, const struct run_result *r, size_t from)
 	free(c);
 }
 
-static void print_procs(FILE *out, const struct run_result *r, const struct options *o)
+static void print_procs(FILE *out, const struct run_result *r)
 {
 	size_t shown = r->nprocs < STORY_PROCS ? r->nprocs : STORY_PROCS;
 
@@ -247,11 +247,11 @@ static void print_procs(FILE *out, const struct run_result *r, const struct opti
 	if (r->nprocs == STORY_PROCS + 1)
 		shown = r->nprocs;
 	fprintf(out, "\nprocesses: %zu of %zu, by %s\n", shown, r->nprocs,
-		o->timing ? "I/O time" : "bytes");
+		r->timing ? "I/O time" : "bytes");
 	fprintf(out, "%7s %-15s %6s %6s %6s %6s %6s %s\n", "pid", "comm", "read", "write",
 		"disk r", "disk w", "time", "command");
 	for (size_t i = 0; i < shown; i++)
-		print_proc_row(out, &r->procs[r->ranked[i]], o->timing);
+		print_proc_row(out, &r->procs[r->ranked[i]], r->timing);
 	print_proc_rest(out, r, shown);
 }
 
@@ -282,7 +282,7 @@ void report_process_list(FILE *out, const struct run_result *r, size_t from)
 	}
 }
 
-void report_story(FILE *out, const struct run_result *r, const struct options *o)
+void report_story(FILE *out, const struct run_result *r)
 {
 	print_command(out, r);
 	print_containers(out, r);
@@ -291,5 +291,5 @@ void report_story(FILE *out, const struct run_result *r, const struct options *o
 	print_page_cache(out, r);
 	print_disk(out, r);
 	report_run_files(out, r, STORY_FILES);
-	print_procs(out, r, o);
+	print_procs(out, r);
 }

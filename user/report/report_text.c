@@ -4,13 +4,11 @@
  * tables (their columns from the field tables in fields.h), bcc-style histograms. Formats
  * what the model derived; computes nothing.
  */
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include "cells.h"
 #include "report.h"
-#include "util/residency.h"
+#include "util/disks.h"
 #include "model/syscall_table.h"
 #include "model/uring.h"
 
@@ -22,17 +20,6 @@
 #define DETAILED_TOP 3
 /* Width of the first column of the page-cache table (the file's path). */
 #define PATH_COLUMN 30
-
-void format_exit(char *buf, size_t len, bool known, int status)
-{
-	if (!known)
-		snprintf(buf, len, "exit unknown");
-	else if (WIFSIGNALED(status))
-		snprintf(buf, len, "killed by SIG%s%s", sigabbrev_np(WTERMSIG(status)) ?: "?",
-			 WCOREDUMP(status) ? " (core dumped)" : "");
-	else
-		snprintf(buf, len, "exit %d", WEXITSTATUS(status));
-}
 
 /* ---- syscalls: strace -c's table ---- */
 
@@ -186,13 +173,12 @@ static void print_io_hists(FILE *out, const struct profile *p, bool timing)
 	}
 }
 
-static void print_profile(FILE *out, const struct profile *p, const struct options *o,
-			  bool hists)
+static void print_profile(FILE *out, const struct profile *p, bool timing, bool hists)
 {
-	print_syscall_table(out, p, o->timing);
-	print_io_table(out, p, o->timing);
-	if (hists && o->hist)
-		print_io_hists(out, p, o->timing);
+	print_syscall_table(out, p, timing);
+	print_io_table(out, p, timing);
+	if (hists)
+		print_io_hists(out, p, timing);
 }
 
 /* ---- page cache ---- */
@@ -213,13 +199,13 @@ static void print_page_cache_header(FILE *out)
 
 /* The files table, and why its page-cache or O_DIRECT columns are missing if they are. */
 static void print_files(FILE *out, const struct proc_record *p, const struct run_result *r,
-			const struct options *o)
+			const struct text_choices *c)
 {
 	if (r->page_cache_missing)
 		fprintf(out, "\npage cache: n/a (%s)\n", r->page_cache_missing);
 	else if (r->direct_io_missing)
 		fprintf(out, "\n(O_DIRECT counts n/a: %s)\n", r->direct_io_missing);
-	report_files(out, "files", p, o);
+	report_files(out, "files", p, r, c);
 }
 
 static void print_page_cache_total(FILE *out, const struct run_result *r)
@@ -249,7 +235,7 @@ static void print_block_header(FILE *out, const char *title)
 }
 
 static void print_block_table(FILE *out, const char *title, const struct block_record *recs,
-			      size_t n)
+			      size_t n, const struct disk_table *disks)
 {
 	char name[64], label[80];
 
@@ -260,7 +246,7 @@ static void print_block_table(FILE *out, const char *title, const struct block_r
 		const struct block_view *v = &recs[i].v;
 
 		snprintf(label, sizeof(label), "%s %s",
-			 disk_name(recs[i].key.dev, name, sizeof(name)),
+			 disk_table_name(disks, recs[i].key.dev, name, sizeof(name)),
 			 block_op_names[recs[i].key.op % BLOCK_OPS]);
 		fprintf(out, "%-14s", label);
 		print_values(out, &block_fields, v, NULL, NULL);
@@ -293,7 +279,7 @@ static void print_disk_stats(FILE *out, const struct run_result *r)
 		print_headers(out, &disk_stat_fields);
 		fputc('\n', out);
 		for (size_t i = 0; i < nd; i++) {
-			fprintf(out, "%-8s", disk_name(d[i].dev, name, sizeof(name)));
+			fprintf(out, "%-8s", disk_table_name(&r->disks, d[i].dev, name, sizeof(name)));
 			print_values(out, &disk_stat_fields, &d[i], NULL, NULL);
 			fputc('\n', out);
 		}
@@ -375,14 +361,14 @@ static void print_sites(FILE *out, const struct proc_record *p, const struct run
 }
 
 static void print_process(FILE *out, const struct proc_record *p, const struct run_result *r,
-			  const struct options *o, bool hists)
+			  const struct text_choices *c, bool hists)
 {
 	print_process_header(out, p);
-	print_files(out, p, r, o);
+	print_files(out, p, r, c);
 	fputc('\n', out);
-	print_profile(out, &p->prof, o, hists);
+	print_profile(out, &p->prof, r->timing, hists && c->hist);
 	print_uring_table(out, p->urings, p->nurings);
-	print_block_table(out, "block I/O", p->blocks, p->nblocks);
+	print_block_table(out, "block I/O", p->blocks, p->nblocks, &r->disks);
 	print_sites(out, p, r);
 }
 
@@ -435,42 +421,42 @@ static void print_drops(FILE *out, const struct run_result *r)
 			(unsigned long long)d[DROP_PATHS]);
 }
 
-static void print_many(FILE *out, const struct run_result *r, const struct options *o)
+static void print_many(FILE *out, const struct run_result *r, const struct text_choices *c)
 {
 	if (r->nprocs <= DETAILED_PROCS_MAX) {
 		for (size_t i = 0; i < r->nprocs; i++)
-			print_process(out, &r->procs[i], r, o, false);
+			print_process(out, &r->procs[i], r, c, false);
 	} else {
 		fprintf(out, "\n== the %d processes with the most I/O, then the other %zu\n",
 			DETAILED_TOP, r->nprocs - DETAILED_TOP);
 		for (size_t i = 0; i < DETAILED_TOP; i++)
-			print_process(out, &r->procs[r->ranked[i]], r, o, false);
+			print_process(out, &r->procs[r->ranked[i]], r, c, false);
 		report_process_list(out, r, DETAILED_TOP);
 	}
 	if (r->overflow_used) {
 		fputs("\n== processes beyond --max-procs, counted together\n", out);
-		print_profile(out, &r->overflow, o, false);
+		print_profile(out, &r->overflow, r->timing, false);
 	}
 	fprintf(out, "\n== total: %zu processes\n", r->nprocs);
-	print_profile(out, &r->totals, o, true);
+	print_profile(out, &r->totals, r->timing, c->hist);
 	print_uring_table(out, r->uring_totals, r->nuring_totals);
 	print_page_cache_total(out, r);
 }
 
-void report_text(FILE *out, const struct run_result *r, const struct options *o)
+void report_text(FILE *out, const struct run_result *r, const struct text_choices *c)
 {
-	report_story(out, r, o);
-	if (o->summary_only)
+	report_story(out, r);
+	if (c->summary_only)
 		return;
 	if (r->nprocs == 1 && !r->overflow_used)
-		print_process(out, &r->procs[0], r, o, true);
+		print_process(out, &r->procs[0], r, c, true);
 	else
-		print_many(out, r, o);
-	print_block_table(out, "other I/O", r->other_blocks, r->nother_blocks);
+		print_many(out, r, c);
+	print_block_table(out, "other I/O", r->other_blocks, r->nother_blocks, &r->disks);
 	if (r->nother_blocks)
 		fputs("    (not charged to a traced process: journal, metadata, others' writeback, "
 		      "other processes)\n", out);
-	report_files(out, "other I/O by file", &r->other_files, o);
+	report_files(out, "other I/O by file", &r->other_files, r, c);
 	print_disk_stats(out, r);
 	if (r->uring_missing)
 		fprintf(out, "\nio_uring: n/a (%s)\n", r->uring_missing);

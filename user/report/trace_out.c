@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "cells.h"
 #include "util/escape.h"
-#include "util/residency.h"
+#include "util/disks.h"
 #include "model/syscall_table.h"
 #include "trace_out_impl.h"
 #include "util/vec.h"
@@ -190,13 +190,13 @@ static void write_process(struct trace_writer *w, const struct proc_record *p, u
 	fprintf(w->f, ",\"cat\":\"process\",\"id\":\"p%u\"}", p->pid);
 }
 
-static void write_disk_names(struct trace_writer *w)
+static void write_disk_names(struct trace_writer *w, const struct disk_table *names)
 {
 	char name[64], label[80];
 
 	for (size_t i = 0; i < w->ndisks && out_room(w, 2); i++) {
 		snprintf(label, sizeof(label), "disk %s",
-			 disk_name(w->disks[i], name, sizeof(name)));
+			 disk_table_name(names, w->disks[i], name, sizeof(name)));
 		out_begin(w, 'M', "process_name", DISK_PID_BASE + i, DISK_PID_BASE + i, 0);
 		out_only_arg(w, "name", label);
 		out_begin(w, 'M', "process_sort_index", DISK_PID_BASE + i, DISK_PID_BASE + i, 0);
@@ -241,7 +241,7 @@ int trace_end(struct trace_writer *w, const struct run_result *r, uint64_t end_n
 	trace_sample(w, end_ns); /* the zeros that end the tracks still showing */
 	for (size_t i = 0; i < r->nprocs; i++)
 		write_process(w, &r->procs[i], end_ns);
-	write_disk_names(w);
+	write_disk_names(w, &r->disks);
 	w->st.lost_events = lost;
 	write_metadata(w, r);
 	err = ferror(w->f) | fflush(w->f);

@@ -11,7 +11,9 @@
 #include <linux/fs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <dirent.h>
 #include "residency.h"
+#include "vec.h"
 
 /* cachestat(2) arrived in Linux 6.5; glibc 2.36 has neither wrapper nor number. */
 #ifndef __NR_cachestat
@@ -30,11 +32,6 @@ struct cachestat {
 	uint64_t nr_evicted;
 	uint64_t nr_recently_evicted;
 };
-
-void kdev_format(uint32_t kdev, char *buf, size_t len)
-{
-	snprintf(buf, len, "%u:%u", kdev >> 20, kdev & 0xfffff);
-}
 
 const char *disk_name(uint32_t kdev, char *buf, size_t len)
 {
@@ -68,6 +65,73 @@ const char *disk_name(uint32_t kdev, char *buf, size_t len)
 	snprintf(known[next % 8].name, sizeof(known[0].name), "%s", buf);
 	next++;
 	return buf;
+}
+
+int disk_table_add(struct disk_table *t, uint32_t dev)
+{
+	struct disk_entry *e;
+
+	if (disk_table_find(t, dev))
+		return 0;
+	e = VEC_PUSH(t->v, t->n);
+	if (!e)
+		return -1;
+	e->dev = dev;
+	disk_name(dev, e->name, sizeof(e->name));
+	return 0;
+}
+
+int disk_table_read(struct disk_table *t)
+{
+	DIR *d = opendir("/sys/dev/block");
+	struct dirent *de;
+	unsigned int major, minor;
+	int err = 0;
+
+	while (d && !err && (de = readdir(d)))
+		if (sscanf(de->d_name, "%u:%u", &major, &minor) == 2)
+			err = disk_table_add(t, major << 20 | minor);
+	if (d)
+		closedir(d);
+	return err;
+}
+
+/*
+ * The path of a regular file the kernel side met only through the page cache (a mapped
+ * library, the dynamic loader, an executable): opened by its handle, the (inode number,
+ * generation) pair that ext4, xfs and tmpfs export (FILEID_INO32_GEN), on its mount, and
+ * read back from /proc/self/fd. NULL when the filesystem or the file does not allow it.
+ */
+char *path_by_inode(uint32_t kdev, uint64_t ino, uint32_t igen)
+{
+	struct {
+		struct file_handle fh;
+		uint32_t ino, gen;
+	} h = { .fh = { .handle_bytes = 8, .handle_type = 1 /* FILEID_INO32_GEN */ },
+		.ino = (uint32_t)ino, .gen = igen };
+	const char *mnt = mount_point_of(kdev);
+	char link[64], path[PATH_MAX];
+	int mfd, fd;
+	ssize_t n;
+
+	if (!mnt || ino > UINT32_MAX)
+		return NULL;
+	mfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mfd < 0)
+		return NULL;
+	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
+	close(mfd);
+	if (fd < 0)
+		return NULL;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	close(fd);
+	/* A disconnected dentry names no path; a deleted file's is no longer its. */
+	if (n <= 0 || path[0] != '/' ||
+	    (n > 10 && !memcmp(path + n - 10, " (deleted)", 10)))
+		return NULL;
+	path[n] = '\0';
+	return strdup(path);
 }
 
 const char *mount_point_of(uint32_t kdev)

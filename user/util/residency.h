@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "disks.h"
 
 struct residency {
 	uint64_t size_bytes;
@@ -21,15 +22,23 @@ struct residency {
 	const char *partial;
 };
 
-/* Kernel dev_t (MAJOR << 20 | MINOR) as "MAJ:MIN". */
-void kdev_format(uint32_t kdev, char *buf, size_t len);
 /* Kernel name of the disk kdev ("vda"), from /sys/dev/block; "MAJ:MIN" if unknown. */
 const char *disk_name(uint32_t kdev, char *buf, size_t len);
+/* dev and its disk_name() in t, unless t has it; -1 out of memory. */
+int disk_table_add(struct disk_table *t, uint32_t dev);
+/* Every block device the machine has now (/sys/dev/block) in t; -1 out of memory. */
+int disk_table_read(struct disk_table *t);
 /*
  * Mount point of the filesystem on kdev whose root is mounted (from
  * /proc/self/mountinfo), or NULL. The string lives until a call for another kdev.
  */
 const char *mount_point_of(uint32_t kdev);
+/*
+ * The path of a regular file from its inode: open_by_handle_at with (inode number,
+ * generation) on its filesystem's mount, read back from /proc/self/fd; malloc'ed, NULL
+ * when the filesystem or the file does not allow it (or it is deleted).
+ */
+char *path_by_inode(uint32_t kdev, uint64_t ino, uint32_t igen);
 /* residency_read's reason when the path no longer leads to the file. */
 extern const char residency_gone[];
 /*
