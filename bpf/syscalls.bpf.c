@@ -622,10 +622,8 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		if (entry)
 			*entry = slot;
 	}
-	if (killed_in_call(task))
-		return 0;
-	ti = thread_io_of(task);
-	if (!ti) /* never: its key is masked into the array */
+	ti = killed_in_call(task) ? NULL : thread_io_of(task);
+	if (!ti) /* not a call; or never: its key is masked into the array */
 		return 0;
 	if (timing) {
 		ti->lat_ns = 0;
