@@ -75,15 +75,10 @@ def own_program_ids(pid):
 
 
 def program_stats(ids):
-    """{name: (run_time_ns, run_cnt)} of the programs with these ids that still exist."""
-    stats = {}
-    for i in ids:
-        out = subprocess.run(["bpftool", "-j", "prog", "show", "id", str(i)],
-                             capture_output=True, text=True).stdout
-        if out:
-            p = json.loads(out)
-            stats[p.get("name", str(i))] = (p.get("run_time_ns", 0), p.get("run_cnt", 0))
-    return stats
+    """{name: (run_time_ns, run_cnt)} of the programs with these ids that still exist (one
+    bpftool for all: each process it starts runs the measured programs too)."""
+    return {p.get("name", str(p["id"])): (p.get("run_time_ns", 0), p.get("run_cnt", 0))
+            for p in bpf_programs() if p["id"] in ids}
 
 
 def new_programs(before, prefix):
@@ -161,7 +156,7 @@ def process_program_us(variants, rounds, processes=300):
     """variants: {label: iotrace binary}. Kernel time of each build's programs per short
     process, while `sh` runs /bin/true `processes` times: {label: {"total_us": median,
     "min_us", "max_us", "programs": {name: median us}}}. The window opens once the
-    programs are attached (the command waits for a file) and closes before the shell
+    programs are attached (the command waits on a FIFO) and closes before the shell
     exits, so start-up and the report fall outside it; the programs run for every task of
     the machine, and other tasks' syscalls meanwhile count too (about 80 ns each)."""
     samples = {label: [] for label in variants}
