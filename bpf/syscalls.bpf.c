@@ -233,6 +233,18 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
+/*
+ * 1 when a syscall's return value is an error (-MAX_ERRNO..-1), else 0, computed without a
+ * branch on ret: a branch would narrow ret on each side, and the verifier would walk the
+ * rest of sys_exit once per side (docs/startup.md, "What the verifier walks more than once").
+ */
+static __always_inline __u64 call_failed(long ret)
+{
+	__u64 r = ret;
+
+	return (r >> 63) & (((r + MAX_ERRNO) >> 63) ^ 1);
+}
+
 /* Requested bytes that could not be read (an iovec array too long, or unreadable). */
 #define IOV_UNKNOWN (~0ULL)
 
@@ -361,7 +373,7 @@ static __always_inline void count_row(struct file_stat *st, __u32 idx, __u32 op,
 	if (!row)
 		return;
 	__sync_fetch_and_add(&row->calls, 1);
-	if (c->ret < 0 && c->ret >= -MAX_ERRNO)
+	if (call_failed(c->ret))
 		__sync_fetch_and_add(&row->errors, 1);
 	else if (c->data)
 		__sync_fetch_and_add(&row->transferred, c->ret);
@@ -554,7 +566,7 @@ static __always_inline int count_call(__u32 cpu, __u32 slot, __u32 nr, struct ca
 {
 	__u32 tag = SC_TAG(slot & (MAX_SLOTS - 1), nr), key = cache_row(cpu, tag, SC_CACHE_ROWS);
 	struct sc_cache_row *row = bpf_map_lookup_elem(&sc_cache, &key);
-	bool error = c->ret < 0 && c->ret >= -MAX_ERRNO;
+	__u64 error = call_failed(c->ret);
 	struct syscall_stat *st;
 
 	if (!row)

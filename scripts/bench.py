@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from bench_latency import LATENCY_MS, latency_lines, report_latency
-from bench_ledger import ledger_scale, memory_watch, program_ns
+from bench_ledger import ledger_scale, memory_watch, process_program_us, program_ns
 from bench_timing import accuracy_lines, block_accuracy, syscall_accuracy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -231,7 +231,8 @@ def syscall_program_ns(wl, baseline, rounds):
     """ns per run of sys_enter/sys_exit on this workload (bpf_stats), this build's and the
     baseline's, timed and --no-time."""
     variants = {"iotrace": [str(IOTRACE), "-o", "/dev/null"],
-                "iotrace --no-time": [str(IOTRACE), "--no-time", "-o", "/dev/null"]}
+                "iotrace --no-time": [str(IOTRACE), "--no-time", "-o", "/dev/null"],
+                FLOOR_NAME: [str(FLOOR)]}
     if baseline:
         variants["baseline iotrace"] = [baseline, "-o", "/dev/null"]
         variants["baseline iotrace --no-time"] = [baseline, "--no-time", "-o", "/dev/null"]
@@ -301,6 +302,9 @@ def target_lines(results, extra):
 # Issue 41's bounds: start-up (exec to the command's exec, and `iotrace -- true` whole), the
 # default's cost per call against the floor's, and the own time a short process gets added.
 STARTUP_MS, WHOLE_TRUE_MS, PER_CALL_VS_FLOOR, PER_PROCESS_US = 60, 60, 1.35, 20
+# ×1.35 of a floor that adds ~220 ns a call on the AMD SRSO host leaves ~77 ns of work for
+# both programs together (docs/startup.md, "Part by part").
+PROGRAMS_OVER_FLOOR_NS = 77
 SHORT_PROCESSES = ("sh: 300 × /bin/true", 300)
 
 
@@ -330,6 +334,19 @@ def issue41_lines(results, extra, command):
         return (row[tool]["cmd_median_s"] - row["untraced"]["cmd_median_s"]) / n * 1e6
 
     latency = extra.get("report_latency") or {}
+    kernel_us = extra.get("process_program_us") or {}
+    prog_ns = extra.get("program_ns") or {}
+
+    def over_floor_ns(tool):
+        """The two syscall programs' own time per traced call over the floor's (bpf_stats:
+        steady where a loaded host's command times are not)."""
+        mine, floor = prog_ns.get(tool), prog_ns.get(FLOOR_NAME)
+        if not mine or not floor or "handle_sys_exit" not in mine:
+            return None
+        return sum(mine.get(p, 0) for p in floor) - sum(floor.values())
+
+    def process_kernel_us(tool):
+        return (kernel_us.get(tool) or {}).get("total_us")
 
     def latency_ms(tool):
         cell = (latency.get("kinds") or {}).get("text", {}).get(tool)
@@ -345,8 +362,14 @@ def issue41_lines(results, extra, command):
              per_call_ratio("iotrace"), per_call_ratio("baseline iotrace")),
             ("tr2u: --no-time's ns/call / the floor's", PER_CALL_VS_FLOOR, "", ".2f",
              per_call_ratio("iotrace --no-time"), per_call_ratio("baseline iotrace --no-time")),
+            ("tr2u: the default's programs over the floor's, per call (bpf_stats)",
+             PROGRAMS_OVER_FLOOR_NS, " ns", ".0f",
+             over_floor_ns("iotrace"), over_floor_ns("baseline iotrace")),
             ("short process: own time added (sh, 300 × true)", PER_PROCESS_US, " µs", ".0f",
              per_process_us("iotrace"), per_process_us("baseline iotrace")),
+            ("short process: its kernel time in iotrace's programs (bpf_stats)",
+             PER_PROCESS_US, " µs", ".0f",
+             process_kernel_us("iotrace"), process_kernel_us("baseline iotrace")),
             (f"report out after a {latency.get('procs', 20000):,}-process run's end",
              LATENCY_MS, " ms", ".0f",
              latency_ms("iotrace"), latency_ms("baseline iotrace"))):
@@ -435,13 +458,18 @@ def main():
             results[wl.name] = row
         tr2u = next((w for w in wls if w.name == "tr2u"), None)
         prog_ns = syscall_program_ns(tr2u, args.baseline, args.runs) if tr2u else {}
+        proc_us = (process_program_us({"iotrace": IOTRACE, **({"baseline iotrace": args.baseline}
+                                                             if args.baseline else {})},
+                                      args.runs, SHORT_PROCESSES[1])
+                   if any(w.name == SHORT_PROCESSES[0] for w in wls) else {})
         if args.tools:  # a partial run: the tables only, in --out
             extra = {"command_time": command_table(results), "partial": True,
-                     "program_ns": prog_ns}
+                     "program_ns": prog_ns, "process_program_us": proc_us}
             (out_dir / "performance.json").write_text(json.dumps(
                 {"runs": args.runs, "quick": args.quick, "results": results, **extra},
                 indent=1) + "\n")
-            print(json.dumps({k: extra[k] for k in ("command_time", "program_ns")}, indent=1))
+            print(json.dumps({k: extra[k] for k in ("command_time", "program_ns",
+                                                    "process_program_us")}, indent=1))
             return
         extra = {"startup_ms": startup_ms(9),
                  "baseline_startup_ms": startup_ms(9, iotrace=args.baseline)
@@ -451,6 +479,7 @@ def main():
                  "startup_full_btf_ms": startup_ms(9, {**os.environ, "IOTRACE_FULL_BTF": "1"})}
         extra.update(memory(tr2u or wls[-1]))
         extra["program_ns"] = prog_ns
+        extra["process_program_us"] = proc_us
         extra["ledger"] = ledger_scale(IOTRACE, tmp, 2000 if args.quick else 50000)
         # The report's latency after a run of many short processes (text; bench_latency.py
         # alone for --json and -s).
@@ -603,13 +632,36 @@ def timeline_lines(results, extra):
     return lines + [""]
 
 
+def process_kernel_lines(extra, shown=8):
+    """Where a short process's kernel time goes: bpf_stats per program, per process."""
+    kernel_us = extra.get("process_program_us") or {}
+    if not kernel_us:
+        return []
+    labels = list(kernel_us)
+    first = kernel_us[labels[0]]["programs"]
+    top = sorted(first, key=lambda n: -first[n])[:shown]
+    lines = ["", f"A short process's kernel time in iotrace's programs, by program (µs per "
+             f"process; `sh` starting /bin/true {SHORT_PROCESSES[1]} times, "
+             "BPF_ENABLE_STATS, medians; each run of a program also carries the "
+             "~60 ns the accounting adds, and other tasks' syscalls meanwhile count too):",
+             "", "| program | " + " | ".join(labels) + " |",
+             "|---|" + "---|" * len(labels)]
+    for name in top:
+        lines.append(f"| {name} | " + " | ".join(
+            f"{kernel_us[label]['programs'].get(name, 0):.1f}" for label in labels) + " |")
+    lines.append("| all programs (min–max) | " + " | ".join(
+        f"{kernel_us[label]['total_us']:.1f} ({kernel_us[label]['min_us']:.0f}–"
+        f"{kernel_us[label]['max_us']:.0f})" for label in labels) + " |")
+    return lines
+
+
 def ledger_lines(extra):
     """The per-file ledger's targets (issue 15): per-call cost against a baseline build,
     memory and losses at 50,000 files."""
     lines = ["## The per-file ledger", ""]
     prog = extra.get("program_ns") or {}
     if prog:
-        lines += ["Time of the syscall programs per run on tr2u (kernel.bpf_stats_enabled, "
+        lines += ["Time of the syscall programs per run on tr2u (BPF_ENABLE_STATS, "
                   "median of alternating runs; includes the ~2 clock reads the accounting "
                   "adds):", "", "| build | sys_enter ns | sys_exit ns |", "|---|---|---|"]
         for label, p in prog.items():
@@ -679,6 +731,7 @@ def write_markdown(path, results, extra, args):
     lines += ["", "Issue 41's targets (start-up, the sampled default against the floor, short "
               "processes), beside the build before when `--baseline` gives it:", ""]
     lines += issue41_lines(results, extra, extra["command_time"])
+    lines += process_kernel_lines(extra)
     lines += ["", "![overhead](performance.png)", "",
               f"- iotrace start-up (iotrace exec → command exec, median of 9): "
               f"{extra['startup_ms']:.0f} ms ({extra['startup_full_btf_ms']:.0f} ms with CO-RE "

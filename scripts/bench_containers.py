@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "scripts"))
 import containers  # noqa: E402
-from bench_ledger import bpf_programs  # noqa: E402
+from bench_ledger import bpf_programs, run_time_stats  # noqa: E402
 
 SYSCALL_PROGS = ("handle_sys_enter", "handle_sys_exit")
 BLOCK_PROGS = ("handle_block_io_start", "handle_block_rq_issue", "handle_block_rq_complete")
@@ -108,32 +108,28 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     iot = str(ROOT / "iotrace")
-    Path("/proc/sys/kernel/bpf_stats_enabled").write_text("1")
-    try:
-        with tempfile.TemporaryDirectory() as d, containers.Podman() as pm:
-            tmp = Path(d)
-            subprocess.run([str(ROOT / "workloads" / "mkinput"), str(1 << 20),
-                            str(tmp / "in")], check=True)
-            vol = tmp / "vol"
-            vol.mkdir()
-            c = pm.run("bench", volume=vol)
-            rel = next(l[3:].strip() for l in open(f"/proc/{c.pid}/cgroup")
-                       if l.startswith("0::"))
-            top = {"top -c CONTAINER (tr2u outside)": [iot, "top", "-b", "-d", "1", "-c", rel],
-                   "top, no filter (tr2u traced)": [iot, "top", "-b", "-d", "1"],
-                   "floor (no-op hook pair)": [str(ROOT / ".output/bench/floor"), "--",
-                                               "sleep", "3600"]}
-            snoop = {"snoop --container A": [iot, "snoop", "--container", c.name]}
-            if args.baseline:
-                top["baseline: top -c CONTAINER"] = [args.baseline, "top", "-b", "-d", "1",
-                                                     "-c", rel]
-                snoop["baseline: snoop -c A's cgroup"] = [args.baseline, "snoop", "-c", rel]
-            res = run_rounds(top, SYSCALL_PROGS, tr2u(tmp), args.rounds)
-            print("\n".join(table(res, SYSCALL_PROGS)) + "\n")
-            res = run_rounds(snoop, BLOCK_PROGS, writes(tmp, c), args.rounds)
-            print("\n".join(table(res, BLOCK_PROGS)))
-    finally:
-        Path("/proc/sys/kernel/bpf_stats_enabled").write_text("0")
+    with run_time_stats(), tempfile.TemporaryDirectory() as d, containers.Podman() as pm:
+        tmp = Path(d)
+        subprocess.run([str(ROOT / "workloads" / "mkinput"), str(1 << 20),
+                        str(tmp / "in")], check=True)
+        vol = tmp / "vol"
+        vol.mkdir()
+        c = pm.run("bench", volume=vol)
+        rel = next(l[3:].strip() for l in open(f"/proc/{c.pid}/cgroup")
+                   if l.startswith("0::"))
+        top = {"top -c CONTAINER (tr2u outside)": [iot, "top", "-b", "-d", "1", "-c", rel],
+               "top, no filter (tr2u traced)": [iot, "top", "-b", "-d", "1"],
+               "floor (no-op hook pair)": [str(ROOT / ".output/bench/floor"), "--",
+                                           "sleep", "3600"]}
+        snoop = {"snoop --container A": [iot, "snoop", "--container", c.name]}
+        if args.baseline:
+            top["baseline: top -c CONTAINER"] = [args.baseline, "top", "-b", "-d", "1",
+                                                 "-c", rel]
+            snoop["baseline: snoop -c A's cgroup"] = [args.baseline, "snoop", "-c", rel]
+        res = run_rounds(top, SYSCALL_PROGS, tr2u(tmp), args.rounds)
+        print("\n".join(table(res, SYSCALL_PROGS)) + "\n")
+        res = run_rounds(snoop, BLOCK_PROGS, writes(tmp, c), args.rounds)
+        print("\n".join(table(res, BLOCK_PROGS)))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from helpers import ROOT
+from helpers import IOTRACE, ROOT
 
 
 def test_bench_script_runs_every_tool(tmp_path):
@@ -59,3 +59,34 @@ def test_bench_script_runs_every_tool(tmp_path):
                     tmp_path / "performance.json", "--out", again], check=True, timeout=120)
     assert (again / "performance.md").read_text() == text
     assert "| start-up | ≤ 50 ms |" in text and "| BPF map memory | ≤ 64 MiB |" in text
+
+
+
+def held_open():
+    """iotrace tracing `read` of a pipe: runs until the pipe is closed."""
+    return subprocess.Popen([IOTRACE, "-o", "/dev/null", "--", "/bin/sh", "-c", "read x"],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def test_process_program_time_is_the_runs_own():
+    """bench's bpf_stats figures read the programs of the iotrace it started, found through
+    that process's descriptors: another iotrace loaded beside it (as other runs on a shared
+    machine are) has programs of the same names, never read. The per-process window holds
+    the loop's processes' exec and exit hooks."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import bench_ledger
+    first, second = held_open(), held_open()
+    try:
+        ids = [bench_ledger.attached_programs(p) for p in (first, second)]
+        names = [set(bench_ledger.program_stats(i)) for i in ids]
+    finally:
+        for p in (first, second):
+            p.communicate(b"\n", timeout=60)
+    assert ids[0] and ids[1] and not ids[0] & ids[1]
+    assert "handle_sys_exit" in names[0] and names[0] == names[1]
+    result = bench_ledger.process_program_us({"iotrace": IOTRACE}, 1, processes=20)
+    progs = result["iotrace"]["programs"]
+    assert {"handle_sys_enter", "handle_sys_exit", "handle_sched_process_exec",
+            "handle_sched_process_exit"} <= set(progs)
+    assert all(progs[p] > 0 for p in ("handle_sys_exit", "handle_sched_process_exec"))
