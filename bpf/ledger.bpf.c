@@ -6,7 +6,7 @@
  * with a row per syscall in file_rows, its page-cache counters (pagecache.bpf.c) and the
  * pages it dirtied; what a file is and its names: names.bpf.c. The loader reads the entries
  * of exited processes, and of files no longer in use, while the run goes on and gives their
- * indexes back (free_files; an entry keeps its rows), so the tables hold what is in use:
+ * indexes back (free_files) and their rows (free_rows), so the tables hold what is in use:
  * gen tells a per-thread cache that an index was given to another file, epoch when an
  * entry was last touched (user/kernel/tracer_files.c). A renamed file's later calls go to
  * an entry of their own (rename_entry), so each entry's calls were made under one name.
