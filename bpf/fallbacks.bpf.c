@@ -339,10 +339,25 @@ int BPF_PROG(handle_io_uring_complete_fields, void *ctx_, void *req, __u64 user_
  * thread off signal->live by then, so the last thread finds it at 0. (Two threads exiting
  * at once may both find 0: the first one retires the process, the second finds no slot.)
  */
+#define SIGNAL_GROUP_EXIT 0x00000004 /* include/linux/sched/signal.h */
+
+/*
+ * The status wait(2) reports (wait_task_zombie): the group's code when it exits as a group,
+ * else its leader's. Not the thread's own: the first to find live at 0 may be a thread that
+ * ended on its own (exit(2), 0) while its process's exit_group ran (5.10's storm: a child
+ * with threads reported status 0 for 1).
+ */
+static __always_inline int exit_status(struct task_struct *p)
+{
+	if (BPF_CORE_READ(p, signal, flags) & SIGNAL_GROUP_EXIT)
+		return BPF_CORE_READ(p, signal, group_exit_code);
+	return BPF_CORE_READ(p, group_leader, exit_code);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_sched_process_exit_nogroup, struct task_struct *p)
 {
 	if (!BPF_CORE_READ(p, signal, live.counter))
-		process_exited(p);
+		process_exited(p, exit_status(p));
 	return 0;
 }

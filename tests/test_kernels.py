@@ -31,6 +31,7 @@ from test_identity import assert_renames_followed, renamed
 from test_stacks import WORKERS, folded
 from test_story import strace_uses
 from test_trace import check_format
+from test_scale import check_storm
 from test_uring import issued
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -58,7 +59,10 @@ LEANEST = ["info", "syscalls", "readahead", "block"]
 BULLSEYE = ["info", "syscalls", "files", "readahead", "block", "snoop"]
 BULLSEYE_LEANEST = ["info", "syscalls"]
 EXTRA = {"rt": ["many_files"], "sid": ["identity"], "backports": ["identity"],
-         "generic-64": ["crowd"]}
+         "generic-64": ["crowd"], "bullseye": ["storm"]}
+# The storm's children (tests/guest/cases.sh, case_storm): thousands of processes on the
+# compat build, whose slots and ledger take locks where the others take atomic fetches.
+STORM_CHILDREN = 2000
 # `make soak` only: the cost runs, each x86_64 line booted alone (two guests at once share
 # the host's two cores, and their timings then say nothing), and the 64-CPU boot.
 COST_LINES = ["generic", "trixie", "sid", "backports"]
@@ -707,6 +711,18 @@ def test_many_files_nothing_lost(vm):
     if "many_files" not in EXTRA.get(vm.flavour, []):
         pytest.skip("the scale case runs on the PREEMPT_RT flavour")
     check_many_files(vm, MANY_FILES)
+
+
+def test_storm_each_process_exact(vm):
+    """2,000 short processes (one in 7 exec'd, one in 4 with 3 threads), 4 alive at once:
+    each one's calls, name and exit status exact by its own arithmetic (workloads/storm.c),
+    where the compat build claims slots under its lock (5.10)."""
+    d = out(vm, "storm")
+    assert (d / "storm.rc").read_text().strip() == "0", (d / "storm.err").read_text()
+    report = json.loads((d / "storm.json").read_text())
+    d = report["drops"]
+    assert d["overflow_processes"] == d["cache_totals"] == d["nested_runs"] == 0, d
+    check_storm(report, STORM_CHILDREN, threads=3, every=7)
 
 
 @pytest.mark.soak
