@@ -59,10 +59,73 @@ int BPF_PROG(handle_page_cache_ra_order_fn, struct readahead_control *ractl,
 
 SEC("fentry/page_cache_ra_unbounded")
 int BPF_PROG(handle_page_cache_ra_unbounded_fn, struct readahead_control *ractl,
-	     unsigned long nr_to_read)
+	     unsigned long nr_to_read, unsigned long lookahead_size)
 {
 	ractl = UNTRUSTED(readahead_control, ractl);
-	ra_unbounded(ractl->mapping->host, ractl->_index, nr_to_read);
+	ra_unbounded(ractl->mapping->host, ractl->_index, nr_to_read, lookahead_size);
+	return 0;
+}
+
+/*
+ * Before 5.18 (5.10-5.17) the readahead state came beside the readahead_control, not in it,
+ * and a window had no function of its own (page_cache_ra_order; do_page_cache_ra is inlined
+ * in ondemand_readahead): page_cache_ra_unbounded opens them (windows_in_unbounded).
+ */
+SEC("fentry/page_cache_sync_ra")
+int BPF_PROG(handle_page_cache_sync_ra_state_fn, struct readahead_control *ractl,
+	     struct file_ra_state *ra, unsigned long req_count)
+{
+	ractl = UNTRUSTED(readahead_control, ractl);
+	announce(ractl->mapping->host, ra, RA_SYNC);
+	return 0;
+}
+
+/* struct page's fields as kernels before 6.x's renames name them (CO-RE flavour). */
+struct page___plain {
+	unsigned long flags;
+	struct address_space *mapping;
+	unsigned long index;
+} __attribute__((preserve_access_index));
+
+/* The same two early returns as handle_page_cache_async_ra_fn's, with a page. */
+SEC("fentry/page_cache_async_ra")
+int BPF_PROG(handle_page_cache_async_ra_state_fn, struct readahead_control *ractl,
+	     struct file_ra_state *ra, struct page *page, unsigned long req_count)
+{
+	struct page___plain *p = (void *)page;
+
+	if (!ra->ra_pages || (p->flags & (1UL << PG_WRITEBACK_BIT)))
+		return 0;
+	ractl = UNTRUSTED(readahead_control, ractl);
+	announce(ractl->mapping->host, ra, RA_ASYNC);
+	return 0;
+}
+
+/*
+ * The read's window logic starts: the window page_cache_ra_unbounded opens next for this
+ * file is this read's (windows_in_unbounded), of the kind announced.
+ */
+SEC("fentry/ondemand_readahead")
+int BPF_PROG(handle_ondemand_readahead_fn, struct readahead_control *ractl,
+	     struct file_ra_state *ra, bool hit_readahead_marker, unsigned long req_size)
+{
+	struct task_struct *task = traced_task();
+	struct thread_state *t = task ? thread_state(task) : NULL;
+
+	if (t)
+		t->ondemand_mapping = UNTRUSTED(readahead_control, ractl)->mapping;
+	return 0;
+}
+
+/* Before folios (5.16) a page was added, one base page (no large folios then). */
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(handle_mm_filemap_add_to_page_cache_page, struct page *page)
+{
+	struct task_struct *task = traced_task();
+	struct page___plain *p = (void *)page;
+
+	if (task)
+		pages_added(task, p->mapping, p->index, 1);
 	return 0;
 }
 
@@ -99,6 +162,26 @@ int BPF_PROG(handle_filemap_get_pages_count_fn, struct kiocb *iocb, size_t count
 	     struct folio_batch *fbatch, bool need_uptodate, int ret)
 {
 	get_pages_returned(iocb, count, ret);
+	return 0;
+}
+
+/*
+ * Before filemap_get_pages (5.12) a read's pages were looked up one at a time in
+ * generic_file_buffered_read: at its end, the pages it returned (it moved ki_pos past them;
+ * its result counts the written bytes its caller passed in) are the read's request.
+ */
+SEC("fexit/generic_file_buffered_read")
+int BPF_PROG(handle_generic_file_buffered_read_fn, struct kiocb *iocb, struct iov_iter *iter,
+	     ssize_t written, ssize_t ret)
+{
+	__u64 end;
+
+	if (ret <= written)
+		return 0;
+	iocb = UNTRUSTED(kiocb, iocb);
+	end = iocb->ki_pos;
+	get_pages(iocb->ki_filp->f_mapping, (end - (ret - written)) >> PAGE_SHIFT,
+		  (end - 1) >> PAGE_SHIFT);
 	return 0;
 }
 
@@ -256,10 +339,25 @@ int BPF_PROG(handle_io_uring_complete_fields, void *ctx_, void *req, __u64 user_
  * thread off signal->live by then, so the last thread finds it at 0. (Two threads exiting
  * at once may both find 0: the first one retires the process, the second finds no slot.)
  */
+#define SIGNAL_GROUP_EXIT 0x00000004 /* include/linux/sched/signal.h */
+
+/*
+ * The status wait(2) reports (wait_task_zombie): the group's code when it exits as a group,
+ * else its leader's. Not the thread's own: the first to find live at 0 may be a thread that
+ * ended on its own (exit(2), 0) while its process's exit_group ran (5.10's storm: a child
+ * with threads reported status 0 for 1).
+ */
+static __always_inline int exit_status(struct task_struct *p)
+{
+	if (BPF_CORE_READ(p, signal, flags) & SIGNAL_GROUP_EXIT)
+		return BPF_CORE_READ(p, signal, group_exit_code);
+	return BPF_CORE_READ(p, group_leader, exit_code);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_sched_process_exit_nogroup, struct task_struct *p)
 {
 	if (!BPF_CORE_READ(p, signal, live.counter))
-		process_exited(p);
+		process_exited(p, exit_status(p));
 	return 0;
 }

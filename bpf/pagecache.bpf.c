@@ -20,6 +20,13 @@
 /* Threads with page-cache state at once; tids equal modulo this share a slot (tag check). */
 #define THREAD_STATES 4096
 
+/*
+ * Kernels before page_cache_ra_order (5.18) size a read's window (ondemand_readahead) and
+ * the mmap fault's read-around and read them straight through page_cache_ra_unbounded:
+ * there that hook opens those windows too (the loader sets it with that way, tracer_hooks.c).
+ */
+const volatile bool windows_in_unbounded = false;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -54,6 +61,7 @@ struct thread_state {
 	__u32 dio_dev, dio_gen; /* the file of the O_DIRECT call in progress (block.bpf.c) */
 	__u64 dio_ino;
 	__u64 dio_iocb; /* ... and its kiocb */
+	void *ondemand_mapping; /* before 5.18: ondemand_readahead's file, its window to come */
 };
 
 struct {
@@ -367,6 +375,7 @@ static __always_inline void announce(struct inode *inode, struct file_ra_state *
 	t->pending = kind + 1;
 	t->mapping = inode->i_mapping;
 	t->win_active = 0;
+	t->ondemand_mapping = NULL;
 	st = file_stat_of(task, t, inode, &idx);
 	if (st)
 		st->advice |= advice_of(inode, ra);
@@ -437,8 +446,13 @@ int BPF_PROG(handle_page_cache_ra_order, struct inode *inode, unsigned long inde
 	return 0;
 }
 
-/* Pages read ahead without the window logic, or order-0 pages of a window (fallback). */
-static __always_inline void ra_unbounded(struct inode *inode, __u64 index, __u64 nr_to_read)
+/*
+ * Pages read ahead without the window logic, or order-0 pages of a window (fallback); before
+ * page_cache_ra_order, also the window logic's own windows (windows_in_unbounded): those
+ * have a lookahead, a forced window none.
+ */
+static __always_inline void ra_unbounded(struct inode *inode, __u64 index, __u64 nr_to_read,
+					 __u64 lookahead)
 {
 	struct task_struct *task = traced_task();
 	struct thread_state *t;
@@ -458,6 +472,16 @@ static __always_inline void ra_unbounded(struct inode *inode, __u64 index, __u64
 			st->ra_fallbacks++;
 		return;
 	}
+	if (windows_in_unbounded && lookahead) {
+		/* As page_cache_ra_order's, and its fallback to here on a filesystem of pages. */
+		open_window(task, t, inode, index, nr_to_read,
+			    t->ondemand_mapping == mapping && t->pending ? t->pending - 1 : RA_MMAP);
+		t->ondemand_mapping = NULL;
+		st = file_stat_of(task, t, inode, &idx);
+		if (st)
+			st->ra_fallbacks++;
+		return;
+	}
 	open_window(task, t, inode, index, nr_to_read,
 		    t->pending == RA_SYNC + 1 && t->mapping == mapping ? RA_FORCED_SYNC : RA_FORCED);
 }
@@ -466,7 +490,7 @@ SEC("tp_btf/page_cache_ra_unbounded")
 int BPF_PROG(handle_page_cache_ra_unbounded, struct inode *inode, unsigned long index,
 	     unsigned long nr_to_read, unsigned long lookahead_size)
 {
-	ra_unbounded(inode, index, nr_to_read);
+	ra_unbounded(inode, index, nr_to_read, lookahead_size);
 	return 0;
 }
 
@@ -513,29 +537,22 @@ static __always_inline __u32 folio_order(struct folio *folio)
 	return folio->_flags_1 & 0xff;
 }
 
-SEC("tp_btf/mm_filemap_add_to_page_cache")
-int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
+/* pages from first were added to mapping's page cache (one folio, or before folios a page) */
+static __always_inline void pages_added(struct task_struct *task, struct address_space *mapping,
+					__u64 first, __u64 pages)
 {
-	struct task_struct *task = traced_task();
-	struct address_space *mapping;
-	struct inode *host;
-	__u64 first, end, pages;
+	struct inode *host = mapping_host(mapping);
 	struct thread_state *t;
 	struct file_stat *st;
+	__u64 end = first + pages;
 	__u32 idx, n;
 	bool ra;
 
-	folio = UNTRUSTED(folio, folio);
-	mapping = folio->mapping;
-	host = mapping_host(mapping);
 	if (!task || !regular_file(host) || !(t = thread_state(task)))
-		return 0;
+		return;
 	st = file_stat_of(task, t, host, &idx);
 	if (!st)
-		return 0;
-	first = folio->index;
-	pages = 1ULL << (folio_order(folio) & 31);
-	end = first + pages;
+		return;
 	ra = t->win_active && t->mapping == mapping && first >= t->win_start &&
 	     first < t->win_end;
 	__sync_fetch_and_add(&st->added_pages, pages);
@@ -565,6 +582,17 @@ int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
 	} else if (end > t->add_e[3]) {
 		t->add_e[3] = end; /* more than 4 runs: widen the last (never seen in a read) */
 	}
+}
+
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
+{
+	struct task_struct *task = traced_task();
+
+	if (!task)
+		return 0;
+	folio = UNTRUSTED(folio, folio);
+	pages_added(task, folio->mapping, folio->index, 1ULL << (folio_order(folio) & 31));
 	return 0;
 }
 
@@ -636,6 +664,7 @@ static __always_inline void get_pages(struct address_space *mapping, __u64 index
 	t->win_active = 0;
 	t->pending = 0;
 	t->fault_mapping = NULL;
+	t->ondemand_mapping = NULL;
 	if (index <= last)
 		mark_used(t, st, idx, mapping, index - early, last);
 }

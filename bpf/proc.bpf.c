@@ -584,7 +584,8 @@ static __always_inline bool exit_wakes(__u32 slot, __u64 now)
 }
 
 /* The process's last thread is exiting: retire its slot and tell the loader. */
-static __always_inline void process_exited(struct task_struct *p)
+/* The process of task p (its last thread) ended with status code (wait(2)'s). */
+static __always_inline void process_exited(struct task_struct *p, int code)
 {
 	__u16 *entry = slot_entry(p->tgid);
 	struct iot_proc_event *e;
@@ -602,7 +603,7 @@ static __always_inline void process_exited(struct task_struct *p)
 	/* Its last word: the loader harvests and frees a slot whose row says it exited. */
 	if (row) {
 		seq = row_begin(row);
-		row->exit_code = p->exit_code;
+		row->exit_code = code;
 		row->end_ns = bpf_ktime_get_ns();
 		/* Run mode: the cgroup it ended in (top's is its group's, set at fork and exec). */
 		if (!top)
@@ -613,7 +614,7 @@ static __always_inline void process_exited(struct task_struct *p)
 	e = reserve_event(EV_EXIT, p, slot);
 	if (!e)
 		return;
-	e->exit_code = p->exit_code;
+	e->exit_code = code;
 	submit_event(e, exit_wakes(slot, e->ts_ns));
 }
 
@@ -622,6 +623,6 @@ int BPF_PROG(handle_sched_process_exit, struct task_struct *p, bool group_dead)
 {
 	/* Only the last thread ends the process; earlier threads' syscalls are all counted. */
 	if (group_dead)
-		process_exited(p);
+		process_exited(p, p->exit_code);
 	return 0;
 }

@@ -31,6 +31,7 @@ from test_identity import assert_renames_followed, renamed
 from test_stacks import WORKERS, folded
 from test_story import strace_uses
 from test_trace import check_format
+from test_scale import check_storm
 from test_uring import issued
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -55,10 +56,13 @@ LEAN = ["info", "syscalls", "files", "readahead", "block", "uring", "snoop", "to
 LEANEST = ["info", "syscalls", "readahead", "block"]
 # bullseye's 5.10 (the compat build, bpf/compat.bpf.h): what works there, in one boot; its
 # cloud and PREEMPT_RT flavours (the generic one's source) that the build loads and counts.
-BULLSEYE = ["info", "syscalls", "files", "block", "snoop"]
+BULLSEYE = ["info", "syscalls", "files", "readahead", "block", "snoop"]
 BULLSEYE_LEANEST = ["info", "syscalls"]
 EXTRA = {"rt": ["many_files"], "sid": ["identity"], "backports": ["identity"],
-         "generic-64": ["crowd"]}
+         "generic-64": ["crowd"], "bullseye": ["storm"]}
+# The storm's children (tests/guest/cases.sh, case_storm): thousands of processes on the
+# compat build, whose slots and ledger take locks where the others take atomic fetches.
+STORM_CHILDREN = 2000
 # `make soak` only: the cost runs, each x86_64 line booted alone (two guests at once share
 # the host's two cores, and their timings then say nothing), and the 64-CPU boot.
 COST_LINES = ["generic", "trixie", "sid", "backports"]
@@ -238,23 +242,31 @@ FACTS_61_ARM64 = dict(FACTS_61, na={"page_cache": "not supported by this kernel 
                       hooks={**FACTS_61["hooks"], **{e: None for e in PAGE_CACHE_EVENTS}})
 FACTS_7 = {"build": "full", "renames": True, "exited_stacks": True, "sequential": None,
            "hooks": {}}
-# 5.10: the compat build; block_getrq with its queue, writeback_dirty_page; no
-# filemap_get_pages (page cache n/a until generic_file_buffered_read is a way), io_uring's
-# older tracepoints (n/a), no bpf_task_pt_regs or bpf_find_vma (--stacks n/a).
+# 5.10: the compat build; block_getrq with its queue, writeback_dirty_page; the page cache
+# before folios and filemap_get_pages (the readahead state beside the readahead_control,
+# do_page_cache_ra the window, a page added, generic_file_buffered_read the read's pages),
+# io_uring's older tracepoints (n/a), no bpf_task_pt_regs or bpf_find_vma (--stacks n/a).
 IO_URING_EVENTS = ["io_uring_submit_req", "io_uring_req_failed", "io_uring_queue_async_work",
                    "io_uring_poll_arm", "io_uring_complete", "io_uring_cqe_overflow"]
 FACTS_510 = {
     "build": "compat", "renames": False, "exited_stacks": False, "sequential": None,
     # no bpf_find_vma: the program an exec mapped is told, its ELF interpreter not
     "interpreter": False,
-    "na": {"page_cache": "page_cache_ra_order", "io_uring": "not in this kernel",
-           "stacks": "bpf_task_pt_regs"},
+    "na": {"io_uring": "not in this kernel", "stacks": "bpf_task_pt_regs"},
     "hooks": {"sched_process_exit": "tp_btf sched_process_exit#1",
+              "page_cache_sync_ra": "fentry page_cache_sync_ra#2",
+              "page_cache_async_ra": "fentry page_cache_async_ra#2",
+              "page_cache_ra_order": "fentry ondemand_readahead#2",
+              "page_cache_ra_unbounded": "fentry page_cache_ra_unbounded#1",
+              "mm_filemap_add_to_page_cache": "tp_btf mm_filemap_add_to_page_cache#1",
+              "mm_filemap_get_pages": "fexit generic_file_buffered_read#3",
+              "mm_filemap_fault": "fentry filemap_fault#1",
+              "mm_filemap_map_pages": "fexit filemap_map_pages#1",
               "writeback_dirty_folio": "tp_btf writeback_dirty_page#1",
               "block_io_start": "tp_btf block_getrq#2",
               "iomap_dio_rw_begin": "fentry __iomap_dio_rw#1",
               "iomap_dio_complete": "fexit __iomap_dio_rw#1",
-              **{e: None for e in PAGE_CACHE_EVENTS + IO_URING_EVENTS}},
+              **{e: None for e in IO_URING_EVENTS}},
 }
 # Ubuntu 24.04's 6.8 (the kernel between 6.1 and 6.12 most machines run): the full build;
 # no page-cache tracepoints yet (fentry/fexit, filemap_get_pages with its 6.8 arguments),
@@ -704,6 +716,18 @@ def test_many_files_nothing_lost(vm):
     if "many_files" not in EXTRA.get(vm.flavour, []):
         pytest.skip("the scale case runs on the PREEMPT_RT flavour")
     check_many_files(vm, MANY_FILES)
+
+
+def test_storm_each_process_exact(vm):
+    """2,000 short processes (one in 7 exec'd, one in 4 with 3 threads), 4 alive at once:
+    each one's calls, name and exit status exact by its own arithmetic (workloads/storm.c),
+    where the compat build claims slots under its lock (5.10)."""
+    d = out(vm, "storm")
+    assert (d / "storm.rc").read_text().strip() == "0", (d / "storm.err").read_text()
+    report = json.loads((d / "storm.json").read_text())
+    d = report["drops"]
+    assert d["overflow_processes"] == d["cache_totals"] == d["nested_runs"] == 0, d
+    check_storm(report, STORM_CHILDREN, threads=3, every=7)
 
 
 @pytest.mark.soak

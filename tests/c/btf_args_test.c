@@ -25,7 +25,7 @@ static void check(bool ok, const char *what, const char *why)
 struct kbtf {
 	struct btf *btf;
 	int s_bio, s_queue, s_kiocb_io, s_io_wq_work, s_ctx, s_task, s_cqe, s_kiocb, s_iter,
-		s_batch, t_int, t_uint, t_u8, t_u64, t_bool, t_size, p_void;
+		s_batch, s_ractl, s_ra, s_folio, s_page, t_ulong, t_ssize, t_int, t_uint, t_u8, t_u64, t_bool, t_size, p_void;
 };
 
 static int ptr(struct btf *b, int id)
@@ -59,6 +59,12 @@ static void kbtf_init(struct kbtf *k)
 	k->s_kiocb = ptr(b, btf__add_struct(b, "kiocb", 8));
 	k->s_iter = ptr(b, btf__add_struct(b, "iov_iter", 8));
 	k->s_batch = ptr(b, btf__add_struct(b, "folio_batch", 8));
+	k->s_ractl = ptr(b, btf__add_struct(b, "readahead_control", 8));
+	k->s_ra = ptr(b, btf__add_struct(b, "file_ra_state", 8));
+	k->s_folio = ptr(b, btf__add_struct(b, "folio", 8));
+	k->s_page = ptr(b, btf__add_struct(b, "page", 8));
+	k->t_ulong = ulong;
+	k->t_ssize = btf__add_typedef(b, "ssize_t", btf__add_int(b, "long int", 8, BTF_INT_SIGNED));
 }
 
 /* A tracepoint's btf_trace_NAME typedef: a pointer to a prototype (void *, args...). */
@@ -173,6 +179,52 @@ int main(void)
 		       "filemap_get_pages' iter way refused where it takes a count");
 		expect(&k, id_count, 0, ARGS_filemap_get_pages_count, true,
 		       "filemap_get_pages (iocb, count, batch, bool) taken");
+	}
+	{ /* the page cache before 5.18: the readahead state beside the control, pages */
+		int sync[] = { k.s_ractl, k.t_ulong }, sync_old[] = { k.s_ractl, k.s_ra, k.t_ulong };
+		int async[] = { k.s_ractl, k.s_folio, k.t_ulong };
+		int async_old[] = { k.s_ractl, k.s_ra, k.s_page, k.t_ulong };
+		int ondemand[] = { k.s_ractl, k.s_folio, k.t_ulong };
+		int ondemand_old[] = { k.s_ractl, k.s_ra, k.t_bool, k.t_ulong };
+		int folio[] = { k.s_folio }, page[] = { k.s_page };
+		int read_old[] = { k.s_kiocb, k.s_iter, k.t_ssize };
+		int id_sync = add_function(&k, "page_cache_sync_ra", sync, N(sync));
+		int id_sync_old = add_function(&k, "page_cache_sync_ra2", sync_old, N(sync_old));
+		int id_async = add_function(&k, "page_cache_async_ra", async, N(async));
+		int id_async_old = add_function(&k, "page_cache_async_ra2", async_old, N(async_old));
+		int id_od = add_function(&k, "ondemand_readahead", ondemand, N(ondemand));
+		int id_od_old = add_function(&k, "ondemand_readahead2", ondemand_old, N(ondemand_old));
+		int id_folio = add_tracepoint(&k, "add_folio", folio, N(folio));
+		int id_page = add_tracepoint(&k, "add_page", page, N(page));
+		int id_read = add_function(&k, "generic_file_buffered_read", read_old, N(read_old));
+
+		expect(&k, id_sync, 0, ARGS_page_cache_sync_ra, true, "page_cache_sync_ra (ractl, n)");
+		expect(&k, id_sync_old, 0, ARGS_page_cache_sync_ra, false,
+		       "page_cache_sync_ra's way refused where the state is beside the control");
+		expect(&k, id_sync_old, 0, ARGS_page_cache_sync_ra_state, true,
+		       "page_cache_sync_ra (ractl, ra, n) taken by its way");
+		expect(&k, id_sync, 0, ARGS_page_cache_sync_ra_state, false,
+		       "page_cache_sync_ra's state way refused where the control holds it");
+		expect(&k, id_async, 0, ARGS_page_cache_async_ra, true,
+		       "page_cache_async_ra (ractl, folio, n)");
+		expect(&k, id_async_old, 0, ARGS_page_cache_async_ra, false,
+		       "page_cache_async_ra's folio way refused with (ractl, ra, page, n)");
+		expect(&k, id_async_old, 0, ARGS_page_cache_async_ra_state, true,
+		       "page_cache_async_ra (ractl, ra, page, n) taken by its way");
+		expect(&k, id_async, 0, ARGS_page_cache_async_ra_state, false,
+		       "page_cache_async_ra's page way refused with a folio");
+		expect(&k, id_od_old, 0, ARGS_ondemand_readahead_state, true,
+		       "ondemand_readahead (ractl, ra, bool, n) taken");
+		expect(&k, id_od, 0, ARGS_ondemand_readahead_state, false,
+		       "ondemand_readahead (ractl, folio, n) refused: page_cache_ra_order's kernels");
+		expect(&k, id_folio, 1, ARGS_mm_filemap_add_to_page_cache, true,
+		       "mm_filemap_add_to_page_cache (folio)");
+		expect(&k, id_page, 1, ARGS_mm_filemap_add_to_page_cache, false,
+		       "mm_filemap_add_to_page_cache's folio way refused with a page");
+		expect(&k, id_page, 1, ARGS_mm_filemap_add_to_page_cache_page, true,
+		       "mm_filemap_add_to_page_cache (page) taken by its way");
+		expect(&k, id_read, 0, ARGS_generic_file_buffered_read, true,
+		       "generic_file_buffered_read (iocb, iter, written)");
 	}
 	btf__free(k.btf);
 	return failures ? 1 : 0;

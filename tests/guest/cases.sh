@@ -211,6 +211,14 @@ case_many_files() {
 	find $W/many -type f | wc -l > many.count
 }
 
+# ---- thousands of processes, each exact by its own arithmetic (workloads/storm.c) ----
+
+# (tests/test_kernels.py's STORM_CHILDREN: one in 7 exec'd, one in 4 with 3 threads)
+case_storm() {
+	$IOT --json -o storm.json -- $WL/storm -j 4 -t 3 -x 7 2000 > /dev/null 2> storm.err
+	echo $? > storm.rc
+}
+
 # ---- every live process its own counters (run with 64 CPUs): strace -f in the same run ----
 
 case_crowd() {

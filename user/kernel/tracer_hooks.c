@@ -51,18 +51,24 @@ static const struct hook_def hook_defs[] = {
 	     WAY_ARGS(ARGS_sched_process_exit, "handle_sched_process_exit"),
 	     WAY_ARGS(ARGS_sched_process_exit_nogroup, "handle_sched_process_exit_nogroup")),
 	HOOK("page_cache_sync_ra", HOOKS_PAGE_CACHE, WAY("handle_page_cache_sync_ra"),
-	     WAY("handle_page_cache_sync_ra_fn")),
+	     WAY_ARGS(ARGS_page_cache_sync_ra, "handle_page_cache_sync_ra_fn"),
+	     WAY_ARGS(ARGS_page_cache_sync_ra_state, "handle_page_cache_sync_ra_state_fn")),
 	HOOK("page_cache_async_ra", HOOKS_PAGE_CACHE, WAY("handle_page_cache_async_ra"),
-	     WAY("handle_page_cache_async_ra_fn")),
+	     WAY_ARGS(ARGS_page_cache_async_ra, "handle_page_cache_async_ra_fn"),
+	     WAY_ARGS(ARGS_page_cache_async_ra_state, "handle_page_cache_async_ra_state_fn")),
 	HOOK("page_cache_ra_order", HOOKS_PAGE_CACHE, WAY("handle_page_cache_ra_order"),
-	     WAY("handle_page_cache_ra_order_fn")),
+	     WAY("handle_page_cache_ra_order_fn"),
+	     WAY_ARGS(ARGS_ondemand_readahead_state, "handle_ondemand_readahead_fn")),
 	HOOK("page_cache_ra_unbounded", HOOKS_PAGE_CACHE, WAY("handle_page_cache_ra_unbounded"),
 	     WAY("handle_page_cache_ra_unbounded_fn")),
 	HOOK("mm_filemap_add_to_page_cache", HOOKS_PAGE_CACHE,
-	     WAY("handle_mm_filemap_add_to_page_cache")),
+	     WAY_ARGS(ARGS_mm_filemap_add_to_page_cache, "handle_mm_filemap_add_to_page_cache"),
+	     WAY_ARGS(ARGS_mm_filemap_add_to_page_cache_page,
+		      "handle_mm_filemap_add_to_page_cache_page")),
 	HOOK("mm_filemap_get_pages", HOOKS_PAGE_CACHE, WAY("handle_mm_filemap_get_pages"),
 	     WAY_ARGS(ARGS_filemap_get_pages_iter, "handle_filemap_get_pages_fn"),
-	     WAY_ARGS(ARGS_filemap_get_pages_count, "handle_filemap_get_pages_count_fn")),
+	     WAY_ARGS(ARGS_filemap_get_pages_count, "handle_filemap_get_pages_count_fn"),
+	     WAY_ARGS(ARGS_generic_file_buffered_read, "handle_generic_file_buffered_read_fn")),
 	HOOK("mm_filemap_fault", HOOKS_PAGE_CACHE, WAY("handle_mm_filemap_fault"),
 	     WAY("handle_filemap_fault_fn")),
 	HOOK("mm_filemap_map_pages", HOOKS_PAGE_CACHE, WAY("handle_mm_filemap_map_pages"),
@@ -322,6 +328,9 @@ static void configure_ways(struct tracer *t, const struct btf_index *btf)
 {
 	struct iotrace_bpf *s = t->skel;
 
+	/* before page_cache_ra_order: its windows from page_cache_ra_unbounded (pagecache.bpf.c) */
+	if (way_of(t, "page_cache_ra_order") == 2)
+		s->rodata->windows_in_unbounded = true;
 	if (way_of(t, "block_io_start") >= 1) { /* block_getrq, either argument list */
 		s->rodata->start_by_bio = true;
 		bpf_map__set_max_entries(s->maps.block_starts, MAX_BLOCK_INFLIGHT);

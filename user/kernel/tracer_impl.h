@@ -13,7 +13,7 @@
 #include "tracer.h"
 
 /* How the running kernel gives one event (tracer_hooks.c). */
-#define HOOK_WAYS 3
+#define HOOK_WAYS 4
 #define HOOK_WHY_LEN 320
 struct hook_choice {
 	int way;       /* index of the way taken, -1: none */
