@@ -54,8 +54,9 @@ KERNELS = {
     "cloud": Line(BOOKWORM, "linux-image-6.1.0-{v}-cloud-amd64-unsigned", "amd64", "cloud"),
     "rt": Line(BOOKWORM, "linux-image-6.1.0-{v}-rt-amd64-unsigned", "amd64", "PREEMPT_RT"),
     "bullseye": Line(BULLSEYE, "linux-image-5.10.0-{v}-amd64-unsigned", "amd64", "generic"),
-    "bullseye-cloud": Line(BULLSEYE, "linux-image-5.10.0-{v}-cloud-amd64-unsigned", "amd64",
-                           "cloud"),
+    # the signed image (the same kernel, signed for Secure Boot): the mirror lacks its
+    # unsigned twin of the newest version
+    "bullseye-cloud": Line(BULLSEYE, "linux-image-5.10.0-{v}-cloud-amd64", "amd64", "cloud"),
     "bullseye-rt": Line(BULLSEYE, "linux-image-5.10.0-{v}-rt-amd64-unsigned", "amd64",
                         "PREEMPT_RT"),
     "trixie": Line(TRIXIE, "linux-image-{v}-amd64-unsigned", "amd64", "generic"),

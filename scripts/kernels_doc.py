@@ -112,9 +112,10 @@ threads) each exact by its own arithmetic (`storm`: calls, name, exit status; th
 status as wait(2) gives it, where `sched_process_exit` has no `group_dead`). In one run of
 the line alone (guest time): note 004 takes 26 s, the storm 47 s, of a 193 s boot. Not yet:
 io_uring (5.10's tracepoints), `--stacks` and the ELF interpreter of an exec (no
-`bpf_task_pt_regs`, `bpf_find_vma`), the cloud and RT flavours' boots (Debian's mirror
-answers 404 for their 5.10.0-46 packages, which its lists still name), and top and serve,
-untested there (their
+`bpf_task_pt_regs`, `bpf_find_vma`), the RT flavour's boot (Debian's mirror answers 404
+for its 5.10.0-46 packages, signed and unsigned, which its lists still name; the cloud
+flavour boots from its signed image, the same kernel), and top and serve, untested there
+(their
 `-c`/`--container` filters call `bpf_get_current_ancestor_cgroup_id`, which 5.10 may not
 offer tracing programs).
 What 5.10's verifier refused on the way, each now avoided in bpf/compat.bpf.h's build: the
@@ -135,9 +136,10 @@ and trixie's 6.12, and Ubuntu 24.04's own 6.8 (`noble`: the kernel most machines
 6.1 and 6.12 run; from Ubuntu's archive, whose signing keys come from Debian's
 `ubuntu-keyring` package; its modules are `.ko.zst`), and Ubuntu 22.04's 5.15 (`jammy`,
 from the same archive: a kernel of the 5.11-5.16 range, with task BTF helpers and fetch
-atomics but neither `bpf_loop` nor folios, where the compat build loads as on 5.10: the
-same cases as bullseye's pass there). They are fetched with `apt-get download` through an apt configuration of
-the project's own (scripts/debian.py: lists, cache and sources under `.output/apt/`, the
+atomics but neither `bpf_loop` nor folios, where the compat build loads as on 5.10 and
+bullseye's cases pass; its page cache is n/a there, with its reason: 5.15's readahead
+functions take neither 5.10's arguments nor 6.x's, and `filemap_get_pages` a pagevec).
+They are fetched with `apt-get download` through an apt configuration of the project's own (scripts/debian.py: lists, cache and sources under `.output/apt/`, the
 system's sources never read or changed) into `.output/kernels/`, and booted under
 `qemu-system-x86_64 -accel tcg` or `qemu-system-aarch64 -M virt -cpu max` (these hosts are
 VMs: no KVM), two at a time, with an initramfs holding busybox, iotrace, the workloads and
