@@ -57,9 +57,9 @@ __u32 nr_files = 0;
 __u32 files_live = 0;
 __u32 nr_rows = 0;
 /*
- * Rows an entry holds (in use, or kept by a recycled entry for its next file): taken here,
- * less those the loader gave back. Past half the table the loader gives back every row of
- * an entry it recycles, and takes idle entries as when files_live is high.
+ * Rows the entries in use hold: taken here, less those the loader gave back with a
+ * recycled entry. Past half the table the loader takes idle entries as when files_live is
+ * high.
  */
 __u32 rows_taken = 0;
 /* Advanced by the loader on every poll: an entry's epoch says when it was last used. */

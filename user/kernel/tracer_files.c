@@ -195,10 +195,10 @@ static bool rows_scarce(struct tracer *t)
 
 /*
  * Entry i, read, back to the free list with its gen, and its rows back to the kernel's free
- * rows (a syscall each, ~1 us: 30 ms for tar's 12,000 files). Kept with the entry for its
- * next file, rows gathered in entries not in use (every call its earlier files made, each
- * zeroed): files of many kinds of use (a machine's, in top) used up the table, 110,000
- * calls lost in 30,000 files of mixed calls.
+ * rows (a syscall each, ~1 us: 30 ms for tar's 12,000 files). Rows left with a free entry
+ * for its next file gathered every call its earlier files made: files of many kinds of use
+ * (a machine's, in top) used up the table (33,269 of 96,004 calls lost in 12,000 files of
+ * mixed calls). A row the queue refused (never: it holds every row) stays, zeroed.
  */
 static void recycle_entry(struct tracer *t, uint32_t i)
 {
@@ -215,7 +215,7 @@ static void recycle_entry(struct tracer *t, uint32_t i)
 		if (!bpf_map_update_elem(free_rows, NULL, &row, BPF_ANY)) {
 			rows[op] = 0;
 			__atomic_sub_fetch(&t->skel->bss->rows_taken, 1, __ATOMIC_SEQ_CST);
-		} else { /* never: the queue holds every row */
+		} else {
 			memset(&t->rows[row], 0, sizeof(t->rows[0]));
 		}
 	}
