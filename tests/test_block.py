@@ -48,8 +48,10 @@ def test_direct_writes_are_charged_to_dd(tmp_path):
     assert write["size_bytes"]["buckets"] == [{"lo": 4096, "hi": 8191, "count": 5000}]
     assert write["writeback"] == 0
     # Completions the kernel skipped (nested in an IRQ) are counted late, without latency.
-    late = report["drops"]["block_completions_unseen"]
-    assert write["latency_ns"]["count"] + late == 5000 and late < 50
+    # The drop counter is the whole run's (other processes' requests too): dd's own late
+    # requests are among its count, never more.
+    late = 5000 - write["latency_ns"]["count"]
+    assert 0 <= late <= report["drops"]["block_completions_unseen"] and late < 50
 
 
 def test_cold_read_is_charged_to_the_reader(tmp_path):

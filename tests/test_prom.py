@@ -169,8 +169,11 @@ def test_prom_file_totals_by_comm_and_block(tmp_path):
                                 disk="vda", op="write")
     # A completion the kernel did not run the program for is counted late, without a
     # latency (docs/block.md): every request has one or is among those.
+    # The lost counter is the run's, other processes' requests included: dd's own requests
+    # without a latency are among it.
     unseen = one(samples, "iotrace_lost_events_total", reason="block_completions_unseen")
-    assert lcount + unseen == 64 and unseen <= 2, (lcount, unseen)
+    late = 64 - lcount
+    assert 0 <= late <= unseen and late <= 2, (lcount, unseen)
 
 
 def test_prom_file_bad_directory_fails_before_running(tmp_path):
