@@ -67,9 +67,10 @@ int BPF_PROG(handle_page_cache_ra_unbounded_fn, struct readahead_control *ractl,
 }
 
 /*
- * Before 5.18 (5.10-5.17) the readahead state came beside the readahead_control, not in it,
- * and a window had no function of its own (page_cache_ra_order; do_page_cache_ra is inlined
- * in ondemand_readahead): page_cache_ra_unbounded opens them (windows_in_unbounded).
+ * In 5.10 the readahead state came beside the readahead_control, not in it. Before 5.18 a
+ * window had no function of its own (page_cache_ra_order; do_page_cache_ra is inlined in
+ * ondemand_readahead or only calls on): page_cache_ra_unbounded opens them
+ * (windows_in_unbounded).
  */
 SEC("fentry/page_cache_sync_ra")
 int BPF_PROG(handle_page_cache_sync_ra_state_fn, struct readahead_control *ractl,
@@ -102,18 +103,49 @@ int BPF_PROG(handle_page_cache_async_ra_state_fn, struct readahead_control *ract
 }
 
 /*
+ * 5.15's (Ubuntu 22.04): the state inside the readahead_control, as in 6.x, but a page for
+ * the folio; the same two early returns.
+ */
+SEC("fentry/page_cache_async_ra")
+int BPF_PROG(handle_page_cache_async_ra_page_fn, struct readahead_control *ractl,
+	     struct page *page, unsigned long req_count)
+{
+	struct page___plain *p = (void *)page;
+
+	ractl = UNTRUSTED(readahead_control, ractl);
+	if (!ractl->ra->ra_pages || (p->flags & (1UL << PG_WRITEBACK_BIT)))
+		return 0;
+	announce(ractl->mapping->host, ractl->ra, RA_ASYNC);
+	return 0;
+}
+
+/*
  * The read's window logic starts: the window page_cache_ra_unbounded opens next for this
  * file is this read's (windows_in_unbounded), of the kind announced.
  */
-SEC("fentry/ondemand_readahead")
-int BPF_PROG(handle_ondemand_readahead_fn, struct readahead_control *ractl,
-	     struct file_ra_state *ra, bool hit_readahead_marker, unsigned long req_size)
+static __always_inline void ondemand_starts(struct readahead_control *ractl)
 {
 	struct task_struct *task = traced_task();
 	struct thread_state *t = task ? thread_state(task) : NULL;
 
 	if (t)
 		t->ondemand_mapping = UNTRUSTED(readahead_control, ractl)->mapping;
+}
+
+SEC("fentry/ondemand_readahead")
+int BPF_PROG(handle_ondemand_readahead_fn, struct readahead_control *ractl,
+	     struct file_ra_state *ra, bool hit_readahead_marker, unsigned long req_size)
+{
+	ondemand_starts(ractl);
+	return 0;
+}
+
+/* 5.15's: the state inside the control. */
+SEC("fentry/ondemand_readahead")
+int BPF_PROG(handle_ondemand_readahead_bool_fn, struct readahead_control *ractl,
+	     bool hit_readahead_marker, unsigned long req_size)
+{
+	ondemand_starts(ractl);
 	return 0;
 }
 
@@ -147,7 +179,7 @@ static __always_inline void get_pages_returned(struct kiocb *iocb, __u64 count, 
 			  (pos + count - 1) >> PAGE_SHIFT);
 }
 
-/* 6.1's filemap_get_pages(iocb, iter, fbatch). */
+/* 6.1's filemap_get_pages(iocb, iter, fbatch), and 5.12-5.18's with a pagevec. */
 SEC("fexit/filemap_get_pages")
 int BPF_PROG(handle_filemap_get_pages_fn, struct kiocb *iocb, struct iov_iter *iter,
 	     struct folio_batch *fbatch, int ret)

@@ -25,7 +25,7 @@ static void check(bool ok, const char *what, const char *why)
 struct kbtf {
 	struct btf *btf;
 	int s_bio, s_queue, s_kiocb_io, s_io_wq_work, s_ctx, s_task, s_cqe, s_kiocb, s_iter,
-		s_batch, s_ractl, s_ra, s_folio, s_page, t_ulong, t_ssize, t_int, t_uint, t_u8, t_u64, t_bool, t_size, p_void;
+		s_batch, s_pvec, s_ractl, s_ra, s_folio, s_page, t_ulong, t_ssize, t_int, t_uint, t_u8, t_u64, t_bool, t_size, p_void;
 };
 
 static int ptr(struct btf *b, int id)
@@ -59,6 +59,7 @@ static void kbtf_init(struct kbtf *k)
 	k->s_kiocb = ptr(b, btf__add_struct(b, "kiocb", 8));
 	k->s_iter = ptr(b, btf__add_struct(b, "iov_iter", 8));
 	k->s_batch = ptr(b, btf__add_struct(b, "folio_batch", 8));
+	k->s_pvec = ptr(b, btf__add_struct(b, "pagevec", 8));
 	k->s_ractl = ptr(b, btf__add_struct(b, "readahead_control", 8));
 	k->s_ra = ptr(b, btf__add_struct(b, "file_ra_state", 8));
 	k->s_folio = ptr(b, btf__add_struct(b, "folio", 8));
@@ -172,6 +173,8 @@ int main(void)
 		int count[] = { k.s_kiocb, k.t_size, k.s_batch, k.t_bool };
 		int id_iter = add_function(&k, "filemap_get_pages", iter, N(iter));
 		int id_count = add_function(&k, "filemap_get_pages2", count, N(count));
+		int pvec[] = { k.s_kiocb, k.s_iter, k.s_pvec };
+		int id_pvec = add_function(&k, "filemap_get_pages3", pvec, N(pvec));
 
 		expect(&k, id_iter, 0, ARGS_filemap_get_pages_iter, true,
 		       "filemap_get_pages (iocb, iter, batch) taken");
@@ -179,6 +182,8 @@ int main(void)
 		       "filemap_get_pages' iter way refused where it takes a count");
 		expect(&k, id_count, 0, ARGS_filemap_get_pages_count, true,
 		       "filemap_get_pages (iocb, count, batch, bool) taken");
+		expect(&k, id_pvec, 0, ARGS_filemap_get_pages_iter, true,
+		       "filemap_get_pages (iocb, iter, pagevec) taken by the iter way");
 	}
 	{ /* the page cache before 5.18: the readahead state beside the control, pages */
 		int sync[] = { k.s_ractl, k.t_ulong }, sync_old[] = { k.s_ractl, k.s_ra, k.t_ulong };
@@ -186,6 +191,8 @@ int main(void)
 		int async_old[] = { k.s_ractl, k.s_ra, k.s_page, k.t_ulong };
 		int ondemand[] = { k.s_ractl, k.s_folio, k.t_ulong };
 		int ondemand_old[] = { k.s_ractl, k.s_ra, k.t_bool, k.t_ulong };
+		int async_page[] = { k.s_ractl, k.s_page, k.t_ulong };
+		int ondemand_bool[] = { k.s_ractl, k.t_bool, k.t_ulong };
 		int folio[] = { k.s_folio }, page[] = { k.s_page };
 		int read_old[] = { k.s_kiocb, k.s_iter, k.t_ssize };
 		int id_sync = add_function(&k, "page_cache_sync_ra", sync, N(sync));
@@ -194,6 +201,10 @@ int main(void)
 		int id_async_old = add_function(&k, "page_cache_async_ra2", async_old, N(async_old));
 		int id_od = add_function(&k, "ondemand_readahead", ondemand, N(ondemand));
 		int id_od_old = add_function(&k, "ondemand_readahead2", ondemand_old, N(ondemand_old));
+		int id_async_page = add_function(&k, "page_cache_async_ra3", async_page,
+						 N(async_page));
+		int id_od_bool = add_function(&k, "ondemand_readahead3", ondemand_bool,
+					      N(ondemand_bool));
 		int id_folio = add_tracepoint(&k, "add_folio", folio, N(folio));
 		int id_page = add_tracepoint(&k, "add_page", page, N(page));
 		int id_read = add_function(&k, "generic_file_buffered_read", read_old, N(read_old));
@@ -217,6 +228,20 @@ int main(void)
 		       "ondemand_readahead (ractl, ra, bool, n) taken");
 		expect(&k, id_od, 0, ARGS_ondemand_readahead_state, false,
 		       "ondemand_readahead (ractl, folio, n) refused: page_cache_ra_order's kernels");
+		expect(&k, id_async_page, 0, ARGS_page_cache_async_ra_page, true,
+		       "page_cache_async_ra (ractl, page, n) taken by its way (5.15)");
+		expect(&k, id_async_page, 0, ARGS_page_cache_async_ra, false,
+		       "page_cache_async_ra's folio way refused with (ractl, page, n)");
+		expect(&k, id_async, 0, ARGS_page_cache_async_ra_page, false,
+		       "page_cache_async_ra's 5.15 way refused with a folio");
+		expect(&k, id_async_old, 0, ARGS_page_cache_async_ra_page, false,
+		       "page_cache_async_ra's 5.15 way refused with the state beside");
+		expect(&k, id_od_bool, 0, ARGS_ondemand_readahead_bool, true,
+		       "ondemand_readahead (ractl, bool, n) taken (5.15)");
+		expect(&k, id_od_bool, 0, ARGS_ondemand_readahead_state, false,
+		       "ondemand_readahead's 5.10 way refused with (ractl, bool, n)");
+		expect(&k, id_od, 0, ARGS_ondemand_readahead_bool, false,
+		       "ondemand_readahead's 5.15 way refused with a folio");
 		expect(&k, id_folio, 1, ARGS_mm_filemap_add_to_page_cache, true,
 		       "mm_filemap_add_to_page_cache (folio)");
 		expect(&k, id_page, 1, ARGS_mm_filemap_add_to_page_cache, false,

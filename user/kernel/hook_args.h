@@ -8,19 +8,24 @@
 
 #define ARGS_sched_process_exit "struct task_struct *,bool"
 #define ARGS_sched_process_exit_nogroup "struct task_struct *"
-#define ARGS_filemap_get_pages_iter "struct kiocb *,struct iov_iter *,struct folio_batch *"
+#define ARGS_filemap_get_pages_iter "struct kiocb *,struct iov_iter *,?"
 #define ARGS_filemap_get_pages_count "struct kiocb *,size_t,struct folio_batch *,bool"
 /*
- * The page cache before 5.18 (5.10-5.17): the readahead state passed beside the
- * readahead_control, not in it; pages, not folios, before 5.16; no filemap_get_pages
- * before 5.12 (generic_file_buffered_read). Only the types told apart are named.
+ * The page cache of the 5.x kernels: in 5.10 the readahead state passed beside the
+ * readahead_control, not in it (5.15 has it inside); pages, not folios, before 5.16; no
+ * page_cache_ra_order before 5.18 (ondemand_readahead without a folio: 5.10 with the state,
+ * 5.15 with a bool); no filemap_get_pages before 5.12 (generic_file_buffered_read), and a
+ * pagevec instead of a folio_batch before 5.19 (its programs do not read it). Only the
+ * types told apart are named.
  */
 #define ARGS_page_cache_sync_ra "struct readahead_control *,?"
 #define ARGS_page_cache_sync_ra_state "struct readahead_control *,struct file_ra_state *,?"
 #define ARGS_page_cache_async_ra "struct readahead_control *,struct folio *,?"
+#define ARGS_page_cache_async_ra_page "struct readahead_control *,struct page *,?"
 #define ARGS_page_cache_async_ra_state                                                          \
 	"struct readahead_control *,struct file_ra_state *,struct page *,?"
 #define ARGS_ondemand_readahead_state "struct readahead_control *,struct file_ra_state *,?,?"
+#define ARGS_ondemand_readahead_bool "struct readahead_control *,bool,?"
 #define ARGS_mm_filemap_add_to_page_cache "struct folio *"
 #define ARGS_mm_filemap_add_to_page_cache_page "struct page *"
 #define ARGS_generic_file_buffered_read "struct kiocb *,struct iov_iter *,?"

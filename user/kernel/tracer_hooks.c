@@ -55,10 +55,12 @@ static const struct hook_def hook_defs[] = {
 	     WAY_ARGS(ARGS_page_cache_sync_ra_state, "handle_page_cache_sync_ra_state_fn")),
 	HOOK("page_cache_async_ra", HOOKS_PAGE_CACHE, WAY("handle_page_cache_async_ra"),
 	     WAY_ARGS(ARGS_page_cache_async_ra, "handle_page_cache_async_ra_fn"),
-	     WAY_ARGS(ARGS_page_cache_async_ra_state, "handle_page_cache_async_ra_state_fn")),
+	     WAY_ARGS(ARGS_page_cache_async_ra_state, "handle_page_cache_async_ra_state_fn"),
+	     WAY_ARGS(ARGS_page_cache_async_ra_page, "handle_page_cache_async_ra_page_fn")),
 	HOOK("page_cache_ra_order", HOOKS_PAGE_CACHE, WAY("handle_page_cache_ra_order"),
 	     WAY("handle_page_cache_ra_order_fn"),
-	     WAY_ARGS(ARGS_ondemand_readahead_state, "handle_ondemand_readahead_fn")),
+	     WAY_ARGS(ARGS_ondemand_readahead_state, "handle_ondemand_readahead_fn"),
+	     WAY_ARGS(ARGS_ondemand_readahead_bool, "handle_ondemand_readahead_bool_fn")),
 	HOOK("page_cache_ra_unbounded", HOOKS_PAGE_CACHE, WAY("handle_page_cache_ra_unbounded"),
 	     WAY("handle_page_cache_ra_unbounded_fn")),
 	HOOK("mm_filemap_add_to_page_cache", HOOKS_PAGE_CACHE,
@@ -328,8 +330,9 @@ static void configure_ways(struct tracer *t, const struct btf_index *btf)
 {
 	struct iotrace_bpf *s = t->skel;
 
-	/* before page_cache_ra_order: its windows from page_cache_ra_unbounded (pagecache.bpf.c) */
-	if (way_of(t, "page_cache_ra_order") == 2)
+	/* before page_cache_ra_order (either ondemand_readahead): its windows from
+	 * page_cache_ra_unbounded (pagecache.bpf.c) */
+	if (way_of(t, "page_cache_ra_order") >= 2)
 		s->rodata->windows_in_unbounded = true;
 	if (way_of(t, "block_io_start") >= 1) { /* block_getrq, either argument list */
 		s->rodata->start_by_bio = true;
