@@ -8,4 +8,5 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "test.sh: the tests load BPF programs; run: sudo make test" >&2
 	exit 1
 fi
-exec /usr/bin/python3 -m pytest -p no:cacheprovider -ra -m "not soak" "${@:-tests}"
+# --durations: the slowest tests in every log, to keep `make test` within its time.
+exec /usr/bin/python3 -m pytest -p no:cacheprovider -ra --durations=25 -m "not soak" "${@:-tests}"
