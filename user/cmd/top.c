@@ -266,9 +266,10 @@ static int top_loop(struct top_session *s)
 			return 0;
 		if (signalled(s))
 			return 0;
-		engine_tick(s->engine);
-		if (mono_ms() < next)
+		if (mono_ms() < next) {
+			engine_tick(s->engine);
 			continue;
+		}
 		if (refresh(s))
 			return -1;
 		if (s->o->count && s->refreshes >= s->o->count)

@@ -352,14 +352,19 @@ int engine_wait_ms(struct engine *e)
 	return wait < RUN_POLL_MS ? wait : RUN_POLL_MS;
 }
 
-void engine_tick(struct engine *e)
+/* The regular work, now. */
+static void tick_now(struct engine *e)
 {
-	if (now_ns() < e->next_tick && !e->room_wanted)
-		return;
 	e->room_wanted = false;
 	tracer_tick(e->tracer);
 	tracer_poll_events(e->tracer); /* names first: what the collector evicts needs them */
 	e->next_tick = now_ns() + (e->top ? top_tick(e->top) : collector_tick(e->coll)) * 1000000ULL;
+}
+
+void engine_tick(struct engine *e)
+{
+	if (now_ns() >= e->next_tick || e->room_wanted)
+		tick_now(e);
 }
 
 static void sample_live(uint32_t pid, uint32_t slot, void *ctx)
@@ -481,25 +486,20 @@ struct engine *engine_open_top(const struct tracer_config *cfg, const struct cgr
 {
 	struct tracer_config tc = *cfg;
 	struct engine *e = calloc(1, sizeof(*e));
+	bool oom = !e;
 
 	tc.on_name = on_name;
 	if (e) {
 		e->names = names_new();
 		e->name_keys = calloc(TOP_NAMES_MAX, sizeof(*e->name_keys));
 		e->top = top_collector_new();
+		oom = !e->names || !e->name_keys || !e->top;
 	}
-	if (!e || !e->names || !e->name_keys || !e->top) {
+	if (!oom && (e->tracer = tracer_open(&tc, on_proc_event, e)))
+		oom = top_collector_start(e->top, e->tracer, cgroups, cfg->ncgroups) != 0;
+	if (oom)
 		fprintf(stderr, "iotrace: top: out of memory\n");
-		engine_close(e);
-		return NULL;
-	}
-	e->tracer = tracer_open(&tc, on_proc_event, e);
-	if (!e->tracer) {
-		engine_close(e);
-		return NULL;
-	}
-	if (top_collector_start(e->top, e->tracer, cgroups, cfg->ncgroups)) {
-		fprintf(stderr, "iotrace: top: out of memory\n");
+	if (oom || !e->tracer) {
 		engine_close(e);
 		return NULL;
 	}
@@ -514,6 +514,8 @@ int engine_refresh(struct engine *e, const struct top_view_opts *o, struct top_v
 	struct top_sample sample;
 	int err;
 
+	/* The regular work first (as at every wake), so the next is a tick's time away. */
+	tick_now(e);
 	if (top_collect(e->top, e->names, &sample) || e->names_failed) {
 		fprintf(stderr, "iotrace: top: out of memory reading the counters\n");
 		return -1;
