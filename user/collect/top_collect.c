@@ -93,14 +93,6 @@ int top_tick(struct top_collector *c)
 
 /* ---- the sample ---- */
 
-static const char *group_path(struct top_collector *c, uint64_t id)
-{
-	for (uint32_t i = 0; i < c->ncgroups; i++)
-		if (c->cgroups[i].id == id)
-			return c->cgroups[i].path;
-	return id ? cgroup_path_of(id) : NULL;
-}
-
 /* The container and pod of a group (path: its cgroup's), asked once a refresh; NULL when
  * out of memory. */
 static const struct group_who *group_who(struct top_collector *c, uint64_t id, const char *path)
@@ -146,7 +138,8 @@ static void proc_out(struct top_collector *c, const struct tproc *p, struct top_
 	out->pid = p->pid;
 	out->ppid = p->ppid;
 	memcpy(out->comm, p->comm, sizeof(out->comm));
-	out->cgroup = group_path(c, p->cgroup);
+	out->cgroup = p->cgroup ? cgroup_group_path(c->cgroups, c->ncgroups, p->cgroup)
+			      : NULL;
 	/* With filters its group is the filter's cgroup: its container is its own cgroup's. */
 	if (c->ncgroups && p->own_cgroup)
 		w = group_who(c, p->own_cgroup, cgroup_path_of(p->own_cgroup));
