@@ -154,8 +154,8 @@ def test_uthash_only_through_its_configuration():
 # renderer; what a run found is the model's and the collectors' to say, through functions ----
 
 # What a command fills in to ask for something, not a record of what was found: its parsed
-# command line, top's view choices, serve's scrape settings.
-CONFIG_STRUCTS = {"options", "top_view_opts", "scrape_config"}
+# command line, top's view choices.
+CONFIG_STRUCTS = {"options", "top_view_opts"}
 DECLARED = re.compile(r"\bstruct\s+(\w+)\s*\**\s*(?:const\s+)?(\w+)\s*[;,)=\[]")
 
 
@@ -208,9 +208,52 @@ def test_the_field_check_sees_a_read(tmp_path):
 
 def test_no_command_reads_the_model_or_a_collector():
     records = record_structs(USER)
-    assert {"run_result", "proc_record", "top_view"} <= records  # the check knows them
+    # the check knows them: run's, top's and serve's records and collectors
+    assert {"run_result", "proc_record", "top_view", "top_collector", "scrape_config",
+            "top_sample"} <= records
     found = [hit for p in sorted((USER / "cmd").glob("*.c"))
              for hit in record_fields_read(p, records)]
+    assert not found, found
+
+
+# run, top and serve start the one engine (collect/engine.h) and no collector of their own;
+# main.c takes --stacks-by's values from the stacks' header.
+CMD_REACHES_COLLECT = {"collect/engine.h": None, "collect/stacks.h": {"main.c"}}
+
+
+def collect_includes(cmd, user):
+    """(command file, collect/ header) for each include of collect/ from cmd/ that
+    CMD_REACHES_COLLECT does not allow."""
+    out = []
+    for path in sorted(cmd.glob("*.[ch]")):
+        for target in user_includes(path, user):
+            rel = str(target.relative_to(user.resolve()))
+            if target.parent.name != "collect":
+                continue
+            allowed = CMD_REACHES_COLLECT.get(rel, set())
+            if allowed is not None and path.name not in allowed:
+                out.append((path.name, rel))
+    return out
+
+
+def test_the_engine_check_sees_a_collector(tmp_path):
+    write_tree(tmp_path, {"collect/engine.h": "", "collect/top_collect.h": "",
+                          "collect/stacks.h": "",
+                          "cmd/top.c": '#include "collect/engine.h"\n'
+                                       '#include "collect/top_collect.h"\n',
+                          "cmd/main.c": '#include "collect/stacks.h"\n',
+                          "cmd/run.c": '#include "collect/stacks.h"\n'})
+    assert collect_includes(tmp_path / "cmd", tmp_path) == [
+        ("run.c", "collect/stacks.h"), ("top.c", "collect/top_collect.h")]
+
+
+def test_commands_reach_collection_only_through_the_engine():
+    found = collect_includes(USER / "cmd", USER)
+    used = {(p.name, str(t.relative_to(USER.resolve()))) for p in (USER / "cmd").glob("*.c")
+            for t in user_includes(p, USER)}
+    # run, top and serve each start the engine (the check reads the includes at all)
+    assert {("run.c", "collect/engine.h"), ("top.c", "collect/engine.h"),
+            ("serve.c", "collect/engine.h")} <= used, used
     assert not found, found
 
 

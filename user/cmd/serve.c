@@ -5,8 +5,10 @@
  * metrics on /metrics. Labels never include a PID: a label's counters live as long as
  * serve does, so every counter only grows, as Prometheus expects.
  *
- * HTTP is libmicrohttpd with its own polling thread, which also builds each response;
- * the main thread only waits for SIGINT/SIGTERM, so the tracer is used by one thread.
+ * The counting is the one engine's (collect/engine.h) with serve's refresh policy: each
+ * scrape reads the labels' cumulative counters. HTTP is libmicrohttpd with its own polling
+ * thread, which also builds each response; the main thread only reads new labels' events
+ * and waits for SIGINT/SIGTERM.
  */
 #include <argp.h>
 #include <errno.h>
@@ -27,8 +29,7 @@
 #include "privdrop.h"
 #include "report/prom.h"
 #include "serve.h"
-#include "collect/serve_scrape.h"
-#include "model/syscall_table.h"
+#include "collect/engine.h"
 #include "kernel/tracer.h"
 #include "util/util.h"
 
@@ -160,10 +161,8 @@ struct client {
 };
 
 struct serve_ctx {
-	struct tracer *t;
+	struct engine *e;
 	struct serve_opts *o;
-	struct scrape_config scrape;
-	pthread_mutex_t cgroups; /* the cgroup path cache: main thread and HTTP thread */
 	pthread_mutex_t clients_lock; /* clients: HTTP thread and main thread */
 	struct client clients[MAX_CLIENTS];
 };
@@ -179,21 +178,21 @@ static uint64_t mono_ms(void)
 /* The whole exposition of one scrape, in a malloc'ed buffer; NULL on failure. */
 static char *render(struct serve_ctx *c, size_t *len)
 {
-	struct scrape *s = scrape_collect(&c->scrape);
+	const struct prom_report *report = engine_scrape(c->e);
 	char *buf = NULL;
 	FILE *out;
 
-	if (!s)
+	if (!report)
 		return NULL;
 	out = open_memstream(&buf, len);
-	if (out && prom_write(out, scrape_report(s))) {
+	if (out && prom_write(out, report)) {
 		fclose(out);
 		free(buf);
 		buf = NULL;
 	} else if (out) {
 		fclose(out);
 	}
-	scrape_free(s);
+	engine_scrape_done(c->e);
 	return buf;
 }
 
@@ -319,25 +318,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	return ret;
 }
 
-/* The kernel side announces each new label: note its cgroup's path while it exists. */
-static int on_event(void *ctx, void *data, size_t size)
-{
-	struct serve_ctx *c = ctx;
-	const struct iot_proc_event *e = data;
-
-	if (size < sizeof(*e) || e->kind != EV_LABEL)
-		return 0;
-	pthread_mutex_lock(&c->cgroups);
-	cgroup_note(e->ts_ns);
-	pthread_mutex_unlock(&c->cgroups);
-	return 0;
-}
-
 /* Until SIGINT or SIGTERM: new-label events in, nothing else (HTTP has its own thread). */
 static int wait_loop(struct serve_ctx *c, int sfd)
 {
 	struct pollfd fds[2] = { { .fd = sfd, .events = POLLIN },
-				 { .fd = tracer_events_fd(c->t), .events = POLLIN } };
+				 { .fd = engine_events_fd(c->e), .events = POLLIN } };
 
 	for (;;) {
 		int n = poll(fds, 2, 1000);
@@ -351,7 +336,7 @@ static int wait_loop(struct serve_ctx *c, int sfd)
 		}
 		if (fds[0].revents)
 			return 0;
-		if (fds[1].revents && tracer_poll_events(c->t) < 0) {
+		if (fds[1].revents && engine_read_events(c->e, true) < 0) {
 			fprintf(stderr, "iotrace serve: reading events: %s\n", strerror(errno));
 			return 1;
 		}
@@ -378,10 +363,6 @@ int serve_main(int argc, char **argv)
 				"[ADDR]:PORT with a numeric address\n", o.listen);
 		return 1;
 	}
-	if (syscall_table_init()) {
-		fprintf(stderr, "iotrace serve: out of memory\n");
-		return 1;
-	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -393,15 +374,10 @@ int serve_main(int argc, char **argv)
 		fprintf(stderr, "iotrace serve: signalfd: %s\n", strerror(errno));
 		return 1;
 	}
-	pthread_mutex_init(&c.cgroups, NULL);
 	pthread_mutex_init(&c.clients_lock, NULL);
-	c.t = tracer_open(&o.cfg, on_event, &c);
-	if (!c.t)
+	c.e = engine_open_serve(&o.cfg, o.cgroups);
+	if (!c.e)
 		return 1;
-	c.scrape = (struct scrape_config){
-		.tracer = c.t, .label_comm = o.cfg.label_comm, .timing = o.cfg.timing,
-		.cgroups = o.cgroups, .ncgroups = o.cfg.ncgroups, .cgroup_lock = &c.cgroups,
-	};
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 				     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 			     0, NULL, NULL, handle, &c,
@@ -414,7 +390,7 @@ int serve_main(int argc, char **argv)
 	if (!d) {
 		fprintf(stderr, "iotrace serve: cannot listen on %s: %s\n", o.listen,
 			errno ? strerror(errno) : "address in use or not available");
-		tracer_close(c.t);
+		engine_close(c.e);
 		return 1;
 	}
 	/*
@@ -426,13 +402,13 @@ int serve_main(int argc, char **argv)
 	if (privdrop_apply(&o.as, why, sizeof(why))) {
 		fprintf(stderr, "iotrace serve: dropping privileges: %s\n", why);
 		MHD_stop_daemon(d);
-		tracer_close(c.t);
+		engine_close(c.e);
 		return 1;
 	}
 	fprintf(stderr, "iotrace serve: metrics on http://%s/metrics\n", o.listen);
 	status = wait_loop(&c, sfd);
 	MHD_stop_daemon(d);
-	tracer_close(c.t);
+	engine_close(c.e);
 	close(sfd);
 	return status;
 }

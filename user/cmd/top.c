@@ -2,8 +2,9 @@
 /*
  * iotrace top: the machine's I/O live, by process (or cgroup) and by file, refreshed every
  * -d seconds: full screen (ncurses), text blocks (-b) or NDJSON (-j). Every process is traced
- * as run mode traces a command (tracer_config.top); the counters are the kernel's, read in
- * place at each refresh (collect/top_collect.c), nothing streams per I/O.
+ * as run mode traces a command (tracer_config.top), by the one engine (collect/engine.h)
+ * with top's refresh policy: the counters are the kernel's, read in place at each refresh,
+ * nothing streams per I/O.
  */
 #include <argp.h>
 #include <errno.h>
@@ -19,11 +20,10 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include "top.h"
-#include "collect/top_collect.h"
+#include "collect/engine.h"
 #include "report/top_out.h"
 #include "filters.h"
 #include "util/cgroup.h"
-#include "util/container.h"
 #include "util/output.h"
 #include "util/util.h"
 
@@ -159,8 +159,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 struct top_session {
 	struct top_opts *o;
-	struct top_collector *coll;
-	struct tracer *tracer;
+	struct engine *engine;
 	struct top_view latest; /* the last refresh's view */
 	bool have_view;
 	struct top_status st;
@@ -179,16 +178,6 @@ static uint64_t mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int tracer_events(void *ctx, void *data, size_t size)
-{
-	return top_on_event(((struct top_session *)ctx)->coll, data, size);
-}
-
-static int tracer_names(void *ctx, void *data, size_t size)
-{
-	return top_on_name(((struct top_session *)ctx)->coll, data, size);
 }
 
 static int screen_width(void)
@@ -212,25 +201,15 @@ static double cpu_seconds(void)
 /* One interval: collected, made a view, shown. */
 static int refresh(struct top_session *s)
 {
-	struct top_sample sample;
 	struct timespec now;
 	double cpu = cpu_seconds();
-	int err;
 
-	if (top_collect(s->coll, &sample)) {
-		fprintf(stderr, "iotrace: top: out of memory reading the counters\n");
-		return -1;
-	}
 	if (s->have_view)
 		top_view_free(&s->latest);
 	s->o->view.filter = s->filter;
-	err = top_view_build(&sample, &s->o->view, &s->latest);
-	top_sample_free(&sample);
-	s->have_view = !err;
-	if (err) {
-		fprintf(stderr, "iotrace: top: out of memory building the view\n");
+	s->have_view = !engine_refresh(s->engine, &s->o->view, &s->latest);
+	if (!s->have_view)
 		return -1;
-	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	errno = 0;
 	if (s->o->json && top_print_json(stdout, &s->latest,
@@ -275,21 +254,22 @@ static int top_loop(struct top_session *s)
 {
 	bool screen = !s->o->batch && !s->o->json;
 	uint64_t next = mono_ms() + (uint64_t)(s->o->delay * 1000);
-	int tick = 0;
 
 	for (;;) {
 		uint64_t now = mono_ms();
 		int wait = now >= next ? 0 : (int)(next - now);
+		int tick = engine_wait_ms(s->engine);
 
-		if (tick < wait && !top_wants_tick(s->coll))
+		if (tick < wait)
 			wait = tick;
 		if (screen ? keys(s, wait) : poll(&(struct pollfd){ s->sig_fd, POLLIN, 0 }, 1, wait) < 0)
 			return 0;
 		if (signalled(s))
 			return 0;
-		tick = top_tick(s->coll);
-		if (mono_ms() < next)
+		if (mono_ms() < next) {
+			engine_tick(s->engine);
 			continue;
+		}
 		if (refresh(s))
 			return -1;
 		if (s->o->count && s->refreshes >= s->o->count)
@@ -336,35 +316,29 @@ static int top_run(struct top_session *s)
 	}
 	if (screen && top_screen_open())
 		return 1;
-	s->tracer = tracer_open(&s->o->cfg, tracer_events, s);
-	if (!s->tracer) {
+	s->engine = engine_open_top(&s->o->cfg, s->o->cgroups);
+	if (!s->engine) {
 		if (screen)
 			top_screen_close();
 		return 1;
 	}
-	err = top_collector_start(s->coll, s->tracer, s->o->cgroups, s->o->cfg.ncgroups);
-	/* The containers running now are named from the first refresh. */
-	container_prime(CONTAINER_PRIME_MS);
-	if (err)
-		fprintf(stderr, "iotrace: top: out of memory\n");
 	s->loop_cpu = cpu_seconds();
 	s->loop_ms = mono_ms();
-	if (!err)
-		err = top_loop(s);
+	err = top_loop(s);
 	if (screen)
 		top_screen_close();
 	if (s->o->cpu_file && write_cpu_stats(s))
 		err = -1;
 	if (s->have_view)
 		top_view_free(&s->latest);
-	tracer_close(s->tracer);
+	engine_close(s->engine);
 	return err ? 1 : 0;
 }
 
 int top_main(int argc, char **argv)
 {
 	struct top_opts o = {
-		.cfg = { .top = true, .timing = true, .on_name = tracer_names },
+		.cfg = { .top = true, .timing = true },
 		.delay = 1,
 		.view = { .sort = TOP_SORT_IO },
 	};
@@ -381,13 +355,7 @@ int top_main(int argc, char **argv)
 	/* Every output checked before anything is loaded. */
 	if (o.cpu_file && output_open(&s.cpu_out, o.cpu_file))
 		return 1;
-	s.coll = top_collector_new();
-	if (!s.coll) {
-		fprintf(stderr, "iotrace: top: out of memory\n");
-		return 1;
-	}
 	rc = top_run(&s);
-	top_collector_free(s.coll);
 	if (s.sig_fd >= 0)
 		close(s.sig_fd);
 	return rc;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,18 +9,38 @@
 #include <unistd.h>
 #include "collect.h"
 #include "engine.h"
+#include "serve_scrape.h"
 #include "stacks.h"
+#include "top_collect.h"
 #include "kernel/tracer.h"
 #include "model/names.h"
+#include "model/syscall_table.h"
 #include "report/cells.h"
 #include "report/trace.h"
+#include "util/container.h"
 #include "util/pidinfo.h"
 
+/* top: names kept before they are all forgotten (the kernel sends live files' names again). */
+#define TOP_NAMES_MAX 65536
+
+/*
+ * One engine, three refresh policies: run mode's (the process table and ledger of
+ * collect.c, harvested into one result at the end), top's (top_collect.c: each refresh, the
+ * interval's differences of every live counter) and serve's (serve_scrape.c: each scrape,
+ * the cumulative counters by label).
+ */
 struct engine {
-	const struct options *opt;
+	const struct options *opt;  /* run mode's command line (NULL in top and serve) */
 	struct run_result *r;
 	struct tracer *tracer;
-	struct collector *coll;     /* the process table and the ledger's records */
+	struct collector *coll;     /* run: the process table and the ledger's records */
+	struct top_collector *top;  /* top: its processes, files and disks, each refresh */
+	struct path_key *name_keys; /* top: the names kept, to forget them past TOP_NAMES_MAX */
+	size_t nname_keys;
+	bool serve;                 /* serve: labels, not processes */
+	struct scrape_config scrape; /* serve: what each scrape reads */
+	pthread_mutex_t cgroup_lock; /* serve: the cgroup path cache, events' and scrapes' threads */
+	struct scrape *scraped;     /* serve: the scrape being answered */
 	struct names *names;        /* every file name the kernel recorded: the one table */
 	bool names_given;           /* ... which the result owns once the run is over */
 	struct trace_writer *trace; /* --trace, or NULL */
@@ -52,8 +73,28 @@ static const char *file_name_of(void *ctx, uint32_t dev, uint64_t ino, uint32_t 
 static void add_name(struct engine *e, void *data, size_t size)
 {
 	struct path_key key;
+	int err = names_add_event(e->names, data, size, &key);
 
-	if (names_add_event(e->names, data, size, &key) < 0)
+	if (err < 0)
+		e->names_failed = true;
+	else if (!err && e->name_keys && e->nname_keys < TOP_NAMES_MAX)
+		e->name_keys[e->nname_keys++] = key;
+}
+
+/*
+ * top: past TOP_NAMES_MAX names all are forgotten at once, and the kernel told to send each
+ * again with its file's next new entry, so files in use are named again within a refresh or
+ * two.
+ */
+static void forget_names(struct engine *e)
+{
+	if (e->nname_keys < TOP_NAMES_MAX)
+		return;
+	tracer_forget_names(e->tracer, e->name_keys, e->nname_keys);
+	names_free(e->names);
+	e->names = names_new();
+	e->nname_keys = 0;
+	if (!e->names)
 		e->names_failed = true;
 }
 
@@ -68,6 +109,17 @@ static int on_proc_event(void *ctx, void *data, size_t size)
 		return 0;
 	if (ev->kind == EV_LEDGER_FULL) {
 		e->room_wanted = true;
+		return 0;
+	}
+	if (e->top)
+		return top_on_event(e->top, data, size);
+	if (e->serve) {
+		/* A new label: its cgroup's path noted while the cgroup exists. */
+		if (ev->kind == EV_LABEL) {
+			pthread_mutex_lock(&e->cgroup_lock);
+			cgroup_note(ev->ts_ns);
+			pthread_mutex_unlock(&e->cgroup_lock);
+		}
 		return 0;
 	}
 	if (e->trace)
@@ -245,6 +297,11 @@ void engine_close(struct engine *e)
 	stacks_free(e->stacks);
 	tracer_close(e->tracer);
 	collector_free(e->coll);
+	top_collector_free(e->top);
+	free(e->name_keys);
+	scrape_free(e->scraped);
+	if (e->serve)
+		pthread_mutex_destroy(&e->cgroup_lock);
 	if (!e->names_given)
 		names_free(e->names);
 	free(e);
@@ -295,14 +352,19 @@ int engine_wait_ms(struct engine *e)
 	return wait < RUN_POLL_MS ? wait : RUN_POLL_MS;
 }
 
-void engine_tick(struct engine *e)
+/* The regular work, now. */
+static void tick_now(struct engine *e)
 {
-	if (now_ns() < e->next_tick && !e->room_wanted)
-		return;
 	e->room_wanted = false;
 	tracer_tick(e->tracer);
 	tracer_poll_events(e->tracer); /* names first: what the collector evicts needs them */
-	e->next_tick = now_ns() + collector_tick(e->coll) * 1000000ULL;
+	e->next_tick = now_ns() + (e->top ? top_tick(e->top) : collector_tick(e->coll)) * 1000000ULL;
+}
+
+void engine_tick(struct engine *e)
+{
+	if (now_ns() >= e->next_tick || e->room_wanted)
+		tick_now(e);
 }
 
 static void sample_live(uint32_t pid, uint32_t slot, void *ctx)
@@ -314,19 +376,19 @@ static void sample_live(uint32_t pid, uint32_t slot, void *ctx)
 	trace_counters(e->trace, pid, v);
 }
 
-void engine_read_events(struct engine *e, bool ready)
+int engine_read_events(struct engine *e, bool ready)
 {
+	int err = ready ? tracer_poll_events(e->tracer) : 0;
 	uint64_t now;
 
-	if (ready)
-		tracer_poll_events(e->tracer);
 	/* After the events: the interval's block requests are in its counters. */
 	now = now_ns();
 	if (!e->trace || now < e->next_sample)
-		return;
+		return err < 0 ? err : 0;
 	collector_for_each_live(e->coll, sample_live, e);
 	trace_sample(e->trace, now);
 	e->next_sample = now + e->opt->trace_interval_ns;
+	return err < 0 ? err : 0;
 }
 
 void engine_command_exited(struct engine *e, int status)
@@ -416,4 +478,94 @@ void engine_finish(struct engine *e)
 		err = -ENOMEM;
 	if (err)
 		fprintf(stderr, "iotrace: out of memory: some processes are missing\n");
+}
+
+/* ---- top: the machine's processes, each refresh the interval's differences ---- */
+
+struct engine *engine_open_top(const struct tracer_config *cfg, const struct cgroup_ref *cgroups)
+{
+	struct tracer_config tc = *cfg;
+	struct engine *e = calloc(1, sizeof(*e));
+	bool oom = !e;
+
+	tc.on_name = on_name;
+	if (e) {
+		e->names = names_new();
+		e->name_keys = calloc(TOP_NAMES_MAX, sizeof(*e->name_keys));
+		e->top = top_collector_new();
+		oom = !e->names || !e->name_keys || !e->top;
+	}
+	if (!oom && (e->tracer = tracer_open(&tc, on_proc_event, e)))
+		oom = top_collector_start(e->top, e->tracer, cgroups, cfg->ncgroups) != 0;
+	if (oom)
+		fprintf(stderr, "iotrace: top: out of memory\n");
+	if (oom || !e->tracer) {
+		engine_close(e);
+		return NULL;
+	}
+	/* The containers running now are named from the first refresh. */
+	container_prime(CONTAINER_PRIME_MS);
+	e->start_ns = e->next_tick = now_ns();
+	return e;
+}
+
+int engine_refresh(struct engine *e, const struct top_view_opts *o, struct top_view *out)
+{
+	struct top_sample sample;
+	int err;
+
+	/* The regular work first (as at every wake), so the next is a tick's time away. */
+	tick_now(e);
+	if (top_collect(e->top, e->names, &sample) || e->names_failed) {
+		fprintf(stderr, "iotrace: top: out of memory reading the counters\n");
+		return -1;
+	}
+	err = top_view_build(&sample, o, out);
+	top_sample_free(&sample);
+	/* The view keeps its own copies of the names. */
+	forget_names(e);
+	if (err) {
+		fprintf(stderr, "iotrace: top: out of memory building the view\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- serve: the labels' counters, cumulative, at each scrape ---- */
+
+struct engine *engine_open_serve(const struct tracer_config *cfg,
+				 const struct cgroup_ref *cgroups)
+{
+	struct engine *e = calloc(1, sizeof(*e));
+
+	if (!e || syscall_table_init()) {
+		fprintf(stderr, "iotrace serve: out of memory\n");
+		free(e);
+		return NULL;
+	}
+	e->serve = true;
+	pthread_mutex_init(&e->cgroup_lock, NULL);
+	e->tracer = tracer_open(cfg, on_proc_event, e);
+	if (!e->tracer) {
+		engine_close(e);
+		return NULL;
+	}
+	e->scrape = (struct scrape_config){
+		.tracer = e->tracer, .label_comm = cfg->label_comm, .timing = cfg->timing,
+		.cgroups = cgroups, .ncgroups = cfg->ncgroups, .cgroup_lock = &e->cgroup_lock,
+	};
+	return e;
+}
+
+const struct prom_report *engine_scrape(struct engine *e)
+{
+	scrape_free(e->scraped);
+	e->scraped = scrape_collect(&e->scrape);
+	return e->scraped ? scrape_report(e->scraped) : NULL;
+}
+
+void engine_scrape_done(struct engine *e)
+{
+	scrape_free(e->scraped);
+	e->scraped = NULL;
 }

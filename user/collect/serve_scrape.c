@@ -37,14 +37,6 @@ struct scrape {
 	bool failed;
 };
 
-static const char *filter_path(const struct scrape_config *cfg, uint64_t id)
-{
-	for (uint32_t i = 0; i < cfg->ncgroups; i++)
-		if (cfg->cgroups[i].id == id)
-			return cfg->cgroups[i].path;
-	return cgroup_path_of(id);
-}
-
 /* A copy of text, or NULL when text is empty; false when out of memory. */
 static bool dup_text(char **out, const char *text)
 {
@@ -88,8 +80,9 @@ static bool new_label(struct scrape *s, uint32_t slot, const char *cgroup, const
 static void add_label(const struct label_key *key, uint32_t slot, void *arg)
 {
 	struct scrape *s = arg;
+	const char *path = cgroup_group_path(s->cfg->cgroups, s->cfg->ncgroups, key->cgroup);
 
-	if (!new_label(s, slot, filter_path(s->cfg, key->cgroup), key->comm))
+	if (!new_label(s, slot, path, key->comm))
 		s->failed = true;
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * top's collection: each refresh's sample made of the parts (the processes and their syscall
- * counters: top_procs.c; block and io_uring records: top_blocks.c; the per-file side:
- * top_files.c), with each group's container; exited processes' records kept a while.
+ * top's refresh policy (the engine's): each refresh's sample made of the parts (the
+ * processes and their syscall counters: top_procs.c; block and io_uring records:
+ * top_blocks.c; the per-file side: top_files.c), with each group's container; exited
+ * processes' records kept a while.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,13 +36,7 @@ static void note_io_call(int nr, int rw, void *ctx)
 
 struct top_collector *top_collector_new(void)
 {
-	struct top_collector *c = calloc(1, sizeof(*c));
-
-	if (c && !(c->names = names_new())) {
-		free(c);
-		return NULL;
-	}
-	return c;
+	return calloc(1, sizeof(struct top_collector));
 }
 
 int top_collector_start(struct top_collector *c, struct tracer *t,
@@ -87,34 +82,16 @@ void top_collector_free(struct top_collector *c)
 	free(c->blocks);
 	free(c->urings);
 	free(c->disks);
-	names_free(c->names);
 	who_free(c);
 	free(c);
 }
 
-bool top_wants_tick(const struct top_collector *c)
-{
-	return c->room_wanted;
-}
-
-
 int top_tick(struct top_collector *c)
 {
-	c->room_wanted = false;
-	tracer_tick(c->tracer);
-	tracer_poll_events(c->tracer); /* names first: what is taken below needs them */
 	return follow_tick(&c->follow);
 }
 
 /* ---- the sample ---- */
-
-static const char *group_path(struct top_collector *c, uint64_t id)
-{
-	for (uint32_t i = 0; i < c->ncgroups; i++)
-		if (c->cgroups[i].id == id)
-			return c->cgroups[i].path;
-	return id ? cgroup_path_of(id) : NULL;
-}
 
 /* The container and pod of a group (path: its cgroup's), asked once a refresh; NULL when
  * out of memory. */
@@ -161,7 +138,8 @@ static void proc_out(struct top_collector *c, const struct tproc *p, struct top_
 	out->pid = p->pid;
 	out->ppid = p->ppid;
 	memcpy(out->comm, p->comm, sizeof(out->comm));
-	out->cgroup = group_path(c, p->cgroup);
+	out->cgroup = p->cgroup ? cgroup_group_path(c->cgroups, c->ncgroups, p->cgroup)
+			      : NULL;
 	/* With filters its group is the filter's cgroup: its container is its own cgroup's. */
 	if (c->ncgroups && p->own_cgroup)
 		w = group_who(c, p->own_cgroup, cgroup_path_of(p->own_cgroup));
@@ -238,7 +216,7 @@ static void drops_out(struct top_collector *c, struct top_sample *out)
 	memcpy(c->drops, now, sizeof(now));
 }
 
-int top_collect(struct top_collector *c, struct top_sample *out)
+int top_collect(struct top_collector *c, struct names *names, struct top_sample *out)
 {
 	uint64_t now;
 	int err = 0;
@@ -264,7 +242,7 @@ int top_collect(struct top_collector *c, struct top_sample *out)
 	tracer_sweep_blocks(c->tracer);
 	/* In this order: top_read_blocks after top_read_file_blocks' wait (above). */
 	if (top_read_slots(c) || top_read_files(c) || top_read_file_blocks(c) || top_read_blocks(c) ||
-	    top_read_urings(c) || procs_out(c, out) || top_files_out(c, out))
+	    top_read_urings(c) || procs_out(c, out) || top_files_out(c, names, out))
 		err = -ENOMEM;
 	now = now_ns();
 	out->seconds = (now - c->last_ns) / 1e9;
@@ -281,7 +259,6 @@ int top_collect(struct top_collector *c, struct top_sample *out)
 	out->page_cache_missing = tracer_hooks_missing(c->tracer, HOOKS_PAGE_CACHE);
 	out->uring_missing = tracer_hooks_missing(c->tracer, HOOKS_URING);
 	expire(c);
-	top_prune_names(c);
 	if (err || c->error || c->follow.error) {
 		top_sample_free(out);
 		return -1;

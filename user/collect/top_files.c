@@ -3,8 +3,8 @@
  * top's per-file side: the kernel's ledger entries (one per process and file) read in place
  * each refresh, each entry's growth since its last read going to its file's row of the
  * interval (and its page-cache counts to its process: the syscall bytes come from the
- * process's slot); per-file block records taken as run mode takes them; names kept while
- * bounded.
+ * process's slot); per-file block records taken as run mode takes them; named from the
+ * engine's table.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -157,7 +157,7 @@ int top_read_file_blocks(struct top_collector *c)
 	return tracer_take_file_blocks(c->tracer, false, give_file_block, c) ? -ENOMEM : 0;
 }
 
-int top_files_out(struct top_collector *c, struct top_sample *out)
+int top_files_out(struct top_collector *c, struct names *names, struct top_sample *out)
 {
 	struct file_acc *f, *tmp;
 
@@ -168,7 +168,7 @@ int top_files_out(struct top_collector *c, struct top_sample *out)
 		struct top_file *o = &out->files[out->nfiles++];
 
 		o->key = f->key;
-		o->name = f->key.ino ? names_lookup(c->names, &f->key) : NULL;
+		o->name = f->key.ino ? names_lookup(names, &f->key) : NULL;
 		o->procs = f->procs;
 		o->c = f->c;
 		if (!f->key.ino && disk_table_add(&out->disk_names, f->key.dev))
@@ -186,33 +186,4 @@ void top_files_free(struct top_collector *c)
 		HASH_DEL(c->files, f);
 		free(f);
 	}
-}
-
-int top_on_name(void *ctx, void *data, size_t size)
-{
-	struct top_collector *c = ctx;
-	struct path_key key;
-	int err = names_add_event(c->names, data, size, &key);
-
-	if (err < 0)
-		c->error = -ENOMEM;
-	else if (!err && c->nname_keys < TOP_NAMES_MAX)
-		c->name_keys[c->nname_keys++] = key;
-	return 0;
-}
-
-void top_prune_names(struct top_collector *c)
-{
-	if (c->nname_keys < TOP_NAMES_MAX)
-		return;
-	/*
-	 * All forgotten at once: the kernel is told to send each name again with its file's
-	 * next new entry, so files in use are named again within a refresh or two.
-	 */
-	tracer_forget_names(c->tracer, c->name_keys, c->nname_keys);
-	names_free(c->names);
-	c->names = names_new();
-	c->nname_keys = 0;
-	if (!c->names)
-		c->error = -ENOMEM;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * top's collector inside, shared by top_collect.c (each refresh's sample), top_procs.c
- * (processes, their syscall counters), top_blocks.c (block and io_uring records, disks) and
- * top_files.c (the per-file ledger's entries, per-file block records, names).
+ * top's refresh policy inside (the engine's, engine.c), shared by top_collect.c (each
+ * refresh's sample), top_procs.c (processes, their syscall counters), top_blocks.c (block and
+ * io_uring records, disks) and top_files.c (the per-file ledger's entries, per-file block
+ * records).
  */
 #ifndef IOTRACE_TOP_IMPL_H
 #define IOTRACE_TOP_IMPL_H
@@ -15,9 +16,6 @@
 #include "model/names.h"
 #include "util/container.h"
 #include "util/hash.h"
-
-/* Names kept before they are all forgotten (the kernel sends live files' names again). */
-#define TOP_NAMES_MAX 65536
 
 /* A process seen: live, or exited lately (its last counts, its late writeback). */
 struct tproc {
@@ -102,14 +100,10 @@ struct top_collector {
 	struct top_disk *disks; /* this interval's */
 	size_t ndisks;
 	struct top_counts total; /* this interval's: processes' syscalls and page cache */
-	struct names *names;
 	struct group_who *who; /* by group cgroup id */
 	uint64_t refreshes;
-	struct path_key name_keys[TOP_NAMES_MAX]; /* the names kept, to forget them */
-	size_t nname_keys;
 	uint64_t drops[DROP_COUNTERS]; /* at the last refresh */
 	uint64_t last_ns;
-	bool room_wanted;
 	int error;
 };
 
@@ -145,11 +139,9 @@ int top_read_files(struct top_collector *c);
 void top_give_entry(const struct ledger_entry *e, void *ctx);
 /* The per-file block records completed since the last take, to their files. */
 int top_read_file_blocks(struct top_collector *c);
-/* This interval's files into the sample (names looked up); the table emptied. */
-int top_files_out(struct top_collector *c, struct top_sample *out);
+/* This interval's files into the sample (named from names); the table emptied. */
+int top_files_out(struct top_collector *c, struct names *names, struct top_sample *out);
 /* The interval's files freed. */
 void top_files_free(struct top_collector *c);
-/* Names of files no longer in the ledger forgotten, when they grow past a bound. */
-void top_prune_names(struct top_collector *c);
 
 #endif

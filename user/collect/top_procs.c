@@ -210,10 +210,6 @@ int top_on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
-	if (e->kind == EV_LEDGER_FULL) {
-		c->room_wanted = true;
-		return 0;
-	}
 	if (e->slot > OVERFLOW_SLOT && e->slot < MAX_SLOTS) {
 		follow_slot(&c->follow, e->slot);
 		return 0;

@@ -157,6 +157,14 @@ const char *cgroup_path_of(uint64_t id)
 	return gone;
 }
 
+const char *cgroup_group_path(const struct cgroup_ref *refs, uint32_t n, uint64_t id)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (refs[i].id == id)
+			return refs[i].path;
+	return cgroup_path_of(id);
+}
+
 int cgroup_path_of_pid(pid_t pid, char *buf, size_t len)
 {
 	char file[64], *line = NULL;

@@ -24,6 +24,8 @@ int cgroup_resolve(const char *arg, struct cgroup_ref *out, char *why, size_t wh
 /* Path of a cgroup id below the root ("/a/b") as of the last cgroup_rescan() (a removed
  * cgroup keeps its last path); "id:N" for one never seen. Not thread-safe. */
 const char *cgroup_path_of(uint64_t id);
+/* A group's path: a -c filter's own (of the n in refs) when id is one, else cgroup_path_of. */
+const char *cgroup_group_path(const struct cgroup_ref *refs, uint32_t n, uint64_t id);
 /* Walks the cgroup tree afresh: a path removed and made again is a new id. */
 void cgroup_rescan(void);
 /* A process's cgroup v2 path ("/a/b", from /proc/PID/cgroup's "0::" line); -1 if gone. */
