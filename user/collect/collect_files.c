@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "collect_impl.h"
+#include "kernel/tracer.h"
 #include "model/files.h"
 #include "model/names.h"
 #include "util/hash.h"
