@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "args.h"
 #include "info.h"
 #include "kernel/tracer.h"
 #include "report/report_kernel.h"
@@ -32,20 +33,22 @@ static const struct argp_option opts[] = {
 	{},
 };
 
+/* The options that only store (args.h). */
+static const struct stored_opt stored[] = {
+	{ 'j', STORE_ON, offsetof(struct info_opts, json) },
+	{ 'v', STORE_ON, offsetof(struct info_opts, verbose) },
+	{ 0 },
+};
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct info_opts *o = state->input;
 
+	if (stored_opt_set(stored, key, arg, o))
+		return 0;
 	switch (key) {
-	case 'j':
-		o->json = true;
-		break;
-	case 'v':
-		o->verbose = true;
-		break;
 	case ARGP_KEY_ARG:
-		argp_failure(state, 1, 0, "unexpected argument '%s' (info takes options only)",
-			     arg);
+		no_operands(state, "info", arg);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -61,7 +64,7 @@ static int ignore_event(void *ctx, void *data, size_t size)
 int info_main(int argc, char **argv)
 {
 	struct info_opts o = { 0 };
-	struct argp argp = { opts, parse_opt, "", doc, NULL, NULL, NULL };
+	const struct subcommand cmd = { "iotrace info", opts, parse_opt, "", doc, 0 };
 	/* A run's hooks: timed, with files; and the kernel's BTF asked even if it is the one
 	 * iotrace was built on, so the answer says what it has. */
 	struct tracer_config cfg = { .timing = true, .probe_all = true };
@@ -69,8 +72,7 @@ int info_main(int argc, char **argv)
 	struct tracer *t;
 	char *text;
 
-	argv[0] = "iotrace info";
-	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	subcommand_parse(&cmd, argc, argv, &o);
 	cfg.verbose = o.verbose;
 	t = tracer_open(&cfg, ignore_event, NULL);
 	if (!t)

@@ -17,6 +17,7 @@
 #include "top.h"
 #include "info.h"
 #include "containers.h"
+#include "args.h"
 #include "util/output.h"
 #include "util/util.h"
 #include "compare.h"
@@ -124,6 +125,21 @@ static const struct argp_option opts[] = {
 	{},
 };
 
+/* The options that only store (args.h). */
+static const struct stored_opt stored[] = {
+	{ 'o', STORE_ARG, offsetof(struct options, output) },
+	{ OPT_JSON, STORE_ON, offsetof(struct options, json) },
+	{ OPT_SYNC, STORE_ON, offsetof(struct options, sync) },
+	{ 'T', STORE_OFF, offsetof(struct options, timing) },
+	{ OPT_TIME_ALL, STORE_ON, offsetof(struct options, time_all) },
+	{ OPT_WIDE, STORE_ON, offsetof(struct options, wide) },
+	{ 'H', STORE_OFF, offsetof(struct options, hist) },
+	{ 's', STORE_ON, offsetof(struct options, summary_only) },
+	{ 'u', STORE_ARG, offsetof(struct options, user) },
+	{ 'v', STORE_ON, offsetof(struct options, verbose) },
+	{ 0 },
+};
+
 /* Options that make sense alone but not together. */
 static void check_options(struct argp_state *state, const struct options *o)
 {
@@ -180,9 +196,7 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state, str
 
 	switch (key) {
 	case OPT_STACKS:
-		if (!*arg)
-			argp_failure(state, 1, 0, "--stacks needs a path");
-		o->stacks = arg;
+		o->stacks = path_arg(state, "--stacks", arg);
 		break;
 	case OPT_STACKS_BY:
 		o->stacks_by = word_arg(state, "--stacks-by", arg, by, 3);
@@ -191,9 +205,7 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state, str
 		o->stacks_unwind = STACKS_FP + word_arg(state, "--stacks-unwind", arg, unwind, 2);
 		break;
 	case OPT_TRACE:
-		if (!*arg)
-			argp_failure(state, 1, 0, "--trace needs a path");
-		o->trace = arg;
+		o->trace = path_arg(state, "--trace", arg);
 		break;
 	case OPT_TRACE_MIN:
 		o->trace_min_ns = duration_arg(state, "--trace-min", arg, true);
@@ -221,26 +233,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	struct options *o = state->input;
 	unsigned long v;
 
+	if (stored_opt_set(stored, key, arg, o))
+		return 0;
 	switch (key) {
-	case 'o':
-		o->output = arg;
-		break;
-	case OPT_JSON:
-		o->json = true;
-		break;
-	case OPT_SYNC:
-		o->sync = true;
-		break;
 	case OPT_PROM_FILE:
-		if (!*arg)
-			argp_failure(state, 1, 0, "--prom-file needs a path");
-		o->prom_file = arg;
-		break;
-	case 'T':
-		o->timing = false;
-		break;
-	case OPT_TIME_ALL:
-		o->time_all = true;
+		o->prom_file = path_arg(state, "--prom-file", arg);
 		break;
 	case OPT_FILES:
 		if (!strcmp(arg, "all"))
@@ -251,37 +248,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		else
 			o->files = (uint32_t)v;
 		break;
-	case OPT_WIDE:
-		o->wide = true;
-		break;
 	case OPT_FILES_BY:
 		if (strcmp(arg, "path") && strcmp(arg, "file"))
 			argp_failure(state, 1, 0, "invalid --files-by '%s': expected path or file",
 				     arg);
 		o->files_by_path = !strcmp(arg, "path");
 		break;
-	case 'H':
-		o->hist = false;
-		break;
-	case 's':
-		o->summary_only = true;
-		break;
-	case 'u':
-		o->user = arg;
-		break;
-	case 'v':
-		o->verbose = true;
-		break;
 	case 'p':
-		if (parse_uint(arg, INT_MAX, &v))
-			argp_failure(state, 1, 0, "invalid pid '%s': expected a positive integer", arg);
-		o->pid = (pid_t)v;
+		o->pid = pid_arg(state, arg);
 		break;
 	case OPT_MAX_PROCS:
-		if (parse_uint(arg, MAX_SLOTS - 2, &v))
-			argp_failure(state, 1, 0, "invalid --max-procs '%s': expected 1..%d", arg,
-				     MAX_SLOTS - 2);
-		o->max_procs = (uint32_t)v;
+		o->max_procs = (uint32_t)count_arg(state, "--max-procs", arg, MAX_SLOTS - 2);
 		break;
 	case ARGP_KEY_ARG:
 		/* The first operand starts the command: its own options are not ours. */
@@ -339,7 +316,7 @@ int main(int argc, char **argv)
 			     .trace_min_ns = TRACE_MIN_NS, .trace_interval_ns = TRACE_INTERVAL_NS,
 			     .trace_max_events = TRACE_MAX_EVENTS, .stacks_by = -1,
 			     .stacks_unwind = STACKS_FP };
-	const struct argp argp = { opts, parse_opt, args_doc, doc, NULL, NULL, NULL };
+	const struct subcommand run = { "iotrace", opts, parse_opt, args_doc, doc, ARGP_IN_ORDER };
 	struct run_result r;
 	struct output out = { .f = stderr };
 	char exit[64];
@@ -371,8 +348,7 @@ int main(int argc, char **argv)
 		return output_close(&(struct output){ .f = stdout }) ? 1 : 0;
 	}
 	/* argp names the program by argv[0]; error lines should start with "iotrace: ". */
-	argv[0] = "iotrace";
-	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o);
+	subcommand_parse(&run, argc, argv, &o);
 	/* Every output checked before the command starts; -o's file emptied only for a report. */
 	if (o.output && output_open(&out, o.output))
 		return 1;

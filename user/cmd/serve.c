@@ -26,6 +26,7 @@
 #include "util/container.h"
 #include "privdrop.h"
 #include "report/prom.h"
+#include "args.h"
 #include "serve.h"
 #include "collect/serve_scrape.h"
 #include "model/syscall_table.h"
@@ -88,43 +89,34 @@ static const struct argp_option opts[] = {
 	{},
 };
 
+/* The options that only store (args.h). */
+static const struct stored_opt stored[] = {
+	{ OPT_LISTEN, STORE_ARG, offsetof(struct serve_opts, listen) },
+	{ OPT_COMM, STORE_ON, offsetof(struct serve_opts, cfg.label_comm) },
+	{ 'T', STORE_OFF, offsetof(struct serve_opts, cfg.timing) },
+	{ OPT_TIME_ALL, STORE_ON, offsetof(struct serve_opts, cfg.time_all) },
+	{ 'v', STORE_ON, offsetof(struct serve_opts, cfg.verbose) },
+	{ 'u', STORE_ARG, offsetof(struct serve_opts, user) },
+	{ 0 },
+};
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct serve_opts *o = state->input;
 	const char *reason;
-	unsigned long v;
 
+	if (stored_opt_set(stored, key, arg, o))
+		return 0;
 	switch (key) {
-	case OPT_LISTEN:
-		o->listen = arg;
-		break;
 	case 'c':
 	case OPT_CONTAINER:
 		filter_add(state, &o->cfg, o->cgroups, key == OPT_CONTAINER, arg);
 		break;
-	case OPT_COMM:
-		o->cfg.label_comm = true;
-		break;
-	case 'T':
-		o->cfg.timing = false;
-		break;
-	case OPT_TIME_ALL:
-		o->cfg.time_all = true;
-		break;
 	case OPT_MAX_LABELS:
-		if (parse_uint(arg, MAX_SLOTS - 2, &v))
-			argp_failure(state, 1, 0, "invalid --max-labels '%s': expected 1..%d", arg,
-				     MAX_SLOTS - 2);
-		o->cfg.max_procs = v;
-		break;
-	case 'v':
-		o->cfg.verbose = true;
-		break;
-	case 'u':
-		o->user = arg;
+		o->cfg.max_procs = count_arg(state, "--max-labels", arg, MAX_SLOTS - 2);
 		break;
 	case ARGP_KEY_ARG:
-		argp_failure(state, 1, 0, "unexpected argument '%s' (serve takes options only)", arg);
+		no_operands(state, "serve", arg);
 		break;
 	case ARGP_KEY_END:
 		if (!o->cfg.max_procs)
@@ -361,7 +353,7 @@ static int wait_loop(struct serve_ctx *c, int sfd)
 int serve_main(int argc, char **argv)
 {
 	struct serve_opts o = { .listen = DEFAULT_LISTEN, .cfg = { .timing = true, .serve = true } };
-	const struct argp argp = { opts, parse_opt, NULL, doc, NULL, NULL, NULL };
+	const struct subcommand cmd = { "iotrace serve", opts, parse_opt, NULL, doc, 0 };
 	struct serve_ctx c = { .o = &o };
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *d;
@@ -371,8 +363,7 @@ int serve_main(int argc, char **argv)
 	sigset_t mask;
 	int sfd;
 
-	argv[0] = "iotrace serve";
-	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	subcommand_parse(&cmd, argc, argv, &o);
 	if (parse_listen(o.listen, &ss, &sslen)) {
 		fprintf(stderr, "iotrace serve: invalid --listen '%s': expected ADDR:PORT or "
 				"[ADDR]:PORT with a numeric address\n", o.listen);

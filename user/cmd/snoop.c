@@ -20,6 +20,7 @@
 #include "report/cells.h"
 #include "report/json_cells.h"
 #include "util/residency.h"
+#include "args.h"
 #include "snoop.h"
 #include "kernel/tracer.h"
 #include "util/util.h"
@@ -80,6 +81,14 @@ static const struct argp_option opts[] = {
 	{},
 };
 
+/* The options that only store (args.h). */
+static const struct stored_opt stored[] = {
+	{ 'Q', STORE_ON, offsetof(struct snoop_opts, queue) },
+	{ 'j', STORE_ON, offsetof(struct snoop_opts, json) },
+	{ 'v', STORE_ON, offsetof(struct snoop_opts, cfg.verbose) },
+	{ 0 },
+};
+
 static uint32_t disk_kdev(const char *name)
 {
 	char path[PATH_MAX];
@@ -104,10 +113,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	unsigned long v;
 	char why[160];
 
+	if (stored_opt_set(stored, key, arg, o))
+		return 0;
 	switch (key) {
 	case 'p':
-		if (parse_uint(arg, INT_MAX, &v))
-			argp_failure(state, 1, 0, "invalid pid '%s': expected a positive integer", arg);
+		v = pid_arg(state, arg);
 		/* Kernel threads do block I/O (writeback, journal): they may be snooped. */
 		if (pid_refusal(v, false, why, sizeof(why)))
 			argp_failure(state, 1, 0, "-p %s: %s", arg, why);
@@ -122,15 +132,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->cfg.snoop_dev = disk_kdev(arg);
 		if (!o->cfg.snoop_dev)
 			argp_failure(state, 1, 0, "disk '%s': not in /sys/block", arg);
-		break;
-	case 'Q':
-		o->queue = true;
-		break;
-	case 'j':
-		o->json = true;
-		break;
-	case 'v':
-		o->cfg.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (state->arg_num > 0)
@@ -344,15 +345,14 @@ static int snoop_loop(struct tracer *t, double duration)
 int snoop_main(int argc, char **argv)
 {
 	struct snoop_opts o = { .cfg = { .snoop = true } };
-	const struct argp argp = { opts, parse_opt, "[DURATION]", doc, NULL, NULL, NULL };
+	const struct subcommand cmd = { "iotrace snoop", opts, parse_opt, "[DURATION]", doc, 0 };
 	struct snoop_state s = { .o = &o };
 	struct tracer *t;
 	uint64_t drops[DROP_COUNTERS], lost;
 	struct timespec ts;
 	int err;
 
-	argv[0] = "iotrace snoop";
-	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	subcommand_parse(&cmd, argc, argv, &o);
 	/* Before the programs attach: every event's time (its completion) comes after it. */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	s.start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;

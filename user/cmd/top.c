@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include "args.h"
 #include "top.h"
 #include "collect/top_collect.h"
 #include "report/top_out.h"
@@ -76,6 +77,17 @@ static const struct argp_option opts[] = {
 	{ 0 }
 };
 
+/* The options that only store (args.h). */
+static const struct stored_opt stored[] = {
+	{ 'b', STORE_ON, offsetof(struct top_opts, batch) },
+	{ 'j', STORE_ON, offsetof(struct top_opts, json) },
+	{ OPT_COMM, STORE_ON, offsetof(struct top_opts, view.by_comm) },
+	{ 'v', STORE_ON, offsetof(struct top_opts, cfg.verbose) },
+	{ OPT_NO_TIME, STORE_OFF, offsetof(struct top_opts, cfg.timing) },
+	{ OPT_CPU, STORE_ARG, offsetof(struct top_opts, cpu_file) },
+	{ 0 },
+};
+
 static long positive(const char *arg, const char *what, struct argp_state *state)
 {
 	char *end;
@@ -91,9 +103,10 @@ static long positive(const char *arg, const char *what, struct argp_state *state
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct top_opts *o = state->input;
-	unsigned long v;
 	char *end;
 
+	if (stored_opt_set(stored, key, arg, o))
+		return 0;
 	switch (key) {
 	case 'd':
 		o->delay = strtod(arg, &end);
@@ -103,12 +116,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'n':
 		o->count = positive(arg, "-n", state);
-		break;
-	case 'b':
-		o->batch = true;
-		break;
-	case 'j':
-		o->json = true;
 		break;
 	case 'c':
 	case OPT_CONTAINER:
@@ -120,32 +127,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				     "invalid --group '%s': process, cgroup, container or pod", arg);
 		o->view.group = top_group_of(arg);
 		break;
-	case OPT_COMM:
-		o->view.by_comm = true;
-		break;
 	case 'o':
 		if (top_sort_of(arg) < 0)
 			argp_failure(state, 1, 0, "unknown sort key '%s': one of %s", arg,
 				     top_sort_list());
 		o->view.sort = top_sort_of(arg);
 		break;
-	case 'v':
-		o->cfg.verbose = true;
-		break;
-	case OPT_NO_TIME:
-		o->cfg.timing = false;
-		break;
 	case OPT_MAX_PROCS:
-		if (parse_uint(arg, MAX_SLOTS - 2, &v))
-			argp_failure(state, 1, 0, "invalid --max-procs '%s': expected 1..%d", arg,
-				     MAX_SLOTS - 2);
-		o->cfg.max_procs = v;
-		break;
-	case OPT_CPU:
-		o->cpu_file = arg;
+		o->cfg.max_procs = count_arg(state, "--max-procs", arg, MAX_SLOTS - 2);
 		break;
 	case ARGP_KEY_ARG:
-		argp_failure(state, 1, 0, "unexpected argument '%s' (top takes options only)", arg);
+		no_operands(state, "top", arg);
 		break;
 	case ARGP_KEY_END:
 		if (o->batch && o->json)
@@ -368,12 +360,11 @@ int top_main(int argc, char **argv)
 		.delay = 1,
 		.view = { .sort = TOP_SORT_IO },
 	};
-	const struct argp argp = { opts, parse_opt, NULL, doc, NULL, NULL, NULL };
+	const struct subcommand cmd = { "iotrace top", opts, parse_opt, NULL, doc, 0 };
 	struct top_session s = { .o = &o, .sig_fd = -1 };
 	int rc;
 
-	argv[0] = "iotrace top";
-	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	subcommand_parse(&cmd, argc, argv, &o);
 	if (!o.batch && !o.json && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))) {
 		fprintf(stderr, "iotrace: top: not a terminal; use -b (text) or -j (JSON)\n");
 		return 1;
