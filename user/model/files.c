@@ -10,6 +10,7 @@
 #include <string.h>
 #include "files.h"
 #include "file_names.h"
+#include "sums.h"
 #include "syscall_table.h"
 #include "util/hash.h"
 #include "util/vec.h"
@@ -238,16 +239,9 @@ int files_add_block(struct proc_record *p, const struct file_block_key *k,
 		b->disk = k->disk;
 		b->op = k->op;
 	}
-	b->c.requests += st->requests;
-	b->c.bytes += st->bytes;
-	b->c.errors += st->errors;
-	b->c.sync += st->sync;
-	b->c.readahead += st->readahead;
-	b->c.meta += st->meta;
-	b->c.fua += st->fua;
-	b->c.preflush += st->preflush;
-	b->c.writeback += st->writeback;
-	b->c.sequential += st->sequential;
+#define ADD(member) b->c.member += st->member;
+	BLOCK_COUNTS_SUMMED(ADD)
+#undef ADD
 	b->c.latency_sum_ns += st->lat_ns;
 	b->c.queue_latency_sum_ns += st->qlat_ns;
 	err |= sparse_hist_add(&b->size, st->size_hist);
