@@ -141,13 +141,13 @@ static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
 		io->op = op;
 	}
 	__u64 lat[HIST_BUCKETS];
+	/* The kernel's row under the model's names (FILE_IO_FIELDS). */
+	const struct file_io raw = { .calls = r->calls, .errors = r->errors,
+				     .requested_bytes = r->requested,
+				     .transferred_bytes = r->transferred, .total_ns = r->total_ns,
+				     .timed_calls = r->timed };
 
-	io->calls += r->calls;
-	io->errors += r->errors;
-	io->requested_bytes += r->requested;
-	io->transferred_bytes += r->transferred;
-	io->total_ns += r->total_ns;
-	io->timed_calls += r->timed;
+	file_io_add(io, &raw);
 	for (int b = 0; b < HIST_BUCKETS; b++)
 		lat[b] = r->lat_hist[b];
 	return sparse_hist_add(&io->lat, lat);

@@ -211,6 +211,15 @@ const char *page_cache_field_unknown(const struct field *f, const struct page_ca
 	return NULL;
 }
 
+/* ---- files ---- */
+
+void file_io_add(struct file_io *dst, const struct file_io *src)
+{
+#define ADD_IO_FIELD(name, ...) dst->name += src->name;
+	FILE_IO_FIELDS(ADD_IO_FIELD)
+#undef ADD_IO_FIELD
+}
+
 /* ---- block ---- */
 
 void block_record_add(struct block_record *dst, const struct block_record *src)
