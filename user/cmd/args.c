@@ -1,29 +1,62 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The command line's shared pieces (args.h). */
 #include <limits.h>
+#include <string.h>
 #include "args.h"
 #include "util/util.h"
 
+/* The last row of a table: all zero. */
+static bool last_row(const struct option_row *r)
+{
+	return !r->argp.name && !r->argp.key && !r->argp.doc;
+}
+
+/*
+ * The operands of a subcommand that takes options only, refused: argp asks this child
+ * parser for an operand its subcommand's own parser did not take.
+ */
+static error_t refuse_operands(int key, char *arg, struct argp_state *state)
+{
+	const char *word = strchr(state->name, ' '); /* "iotrace top": "top" */
+
+	if (key != ARGP_KEY_ARG)
+		return ARGP_ERR_UNKNOWN;
+	argp_failure(state, 1, 0, "unexpected argument '%s' (%s takes options only)", arg,
+		     word ? word + 1 : state->name);
+	return 0;
+}
+
 void subcommand_parse(const struct subcommand *cmd, int argc, char **argv, void *input)
 {
-	const struct argp argp = { cmd->options, cmd->parse, cmd->operands, cmd->doc,
-				   NULL, NULL, NULL };
+	size_t n = 0;
 
+	while (!last_row(&cmd->options[n]))
+		n++;
+	/* argp takes its own rows, one after another: the table's, copied. */
+	struct argp_option rows[n + 1];
+	const struct argp refuse = { NULL, refuse_operands, NULL, NULL, NULL, NULL, NULL };
+	const struct argp_child children[] = { { &refuse, 0, NULL, 0 }, { 0 } };
+	const struct argp argp = { rows, cmd->parse, cmd->operands, cmd->doc,
+				   cmd->operands && *cmd->operands ? NULL : children, NULL, NULL };
+
+	for (size_t i = 0; i < n; i++)
+		rows[i] = cmd->options[i].argp;
+	rows[n] = (struct argp_option){ 0 };
 	argv[0] = (char *)cmd->name;
 	argp_parse(&argp, argc, argv, cmd->flags, NULL, input);
 }
 
-bool stored_opt_set(const struct stored_opt *table, int key, char *arg, void *input)
+bool option_stored(const struct option_row *table, int key, char *arg, void *input)
 {
-	for (const struct stored_opt *t = table; t->as; t++) {
-		char *member = (char *)input + t->offset;
+	for (const struct option_row *r = table; !last_row(r); r++) {
+		char *member = (char *)input + r->offset;
 
-		if (t->key != key)
+		if (r->argp.key != key || r->as == STORE_NOT)
 			continue;
-		if (t->as == STORE_ARG)
+		if (r->as == STORE_ARG)
 			*(const char **)member = arg;
 		else
-			*(bool *)member = t->as == STORE_ON;
+			*(bool *)member = r->as == STORE_ON;
 		return true;
 	}
 	return false;
@@ -55,8 +88,3 @@ char *path_arg(struct argp_state *state, const char *opt, char *arg)
 	return arg;
 }
 
-void no_operands(struct argp_state *state, const char *subcommand, const char *arg)
-{
-	argp_failure(state, 1, 0, "unexpected argument '%s' (%s takes options only)", arg,
-		     subcommand);
-}

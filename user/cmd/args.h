@@ -15,27 +15,30 @@
 /* One subcommand's options and operands: how it is called, and its parser. */
 struct subcommand {
 	const char *name; /* "iotrace snoop": how its error lines start */
-	const struct argp_option *options;
+	const struct option_row *options;
 	argp_parser_t parse;
-	const char *operands; /* "[DURATION]", or NULL */
+	const char *operands; /* "[DURATION]"; NULL or "": options only, an operand refused */
 	const char *doc;
 	unsigned flags; /* argp_parse's (ARGP_IN_ORDER) */
 };
 
 /*
- * An option that only stores: a bool set on or off, or its argument kept as it is (a
- * const char *). A table of them, ended by { 0 }, declares such options of a subcommand
- * once each; offset is the member's in the subcommand's options (offsetof, nested members
- * too).
+ * A subcommand's option, declared once: its argp row and, for an option that only stores,
+ * how: a bool set on or off, or its argument kept as it is (a const char *), at offset in
+ * the subcommand's options (offsetof, nested members too). A table of them ends with {}.
  */
-enum stored_as { STORE_ON = 1, STORE_OFF, STORE_ARG };
-struct stored_opt {
-	int key;
+enum stored_as { STORE_NOT, STORE_ON, STORE_OFF, STORE_ARG };
+struct option_row {
+	struct argp_option argp;
 	enum stored_as as;
 	size_t offset;
 };
-/* Stores key's value into input when table has it; false when it does not. */
-bool stored_opt_set(const struct stored_opt *table, int key, char *arg, void *input);
+/* An option the subcommand's parser takes itself: argp's fields. */
+#define OPTION(...) { { __VA_ARGS__ }, STORE_NOT, 0 }
+/* An option that only stores (as, at offset): then argp's fields. */
+#define OPTION_STORING(as, offset, ...) { { __VA_ARGS__ }, as, offset }
+/* Stores key's value into input when table has it as storing; false when it does not. */
+bool option_stored(const struct option_row *table, int key, char *arg, void *input);
 
 /* Parses argv (argv[0] is the subcommand's word, renamed) into input, or exits. */
 void subcommand_parse(const struct subcommand *cmd, int argc, char **argv, void *input);
@@ -46,7 +49,5 @@ unsigned long count_arg(struct argp_state *state, const char *opt, const char *a
 			unsigned long max);
 /* A file's path for opt ("--trace"): not empty. */
 char *path_arg(struct argp_state *state, const char *opt, char *arg);
-/* An operand given to a subcommand that takes options only. */
-void no_operands(struct argp_state *state, const char *subcommand, const char *arg);
 
 #endif

@@ -45,28 +45,23 @@ static const char doc[] =
 	"  sudo iotrace compare --json -o cmp.json -- './workloads/tr2u a b < in' "
 	"'./workloads/tr2b a b < in'\n";
 
-static const struct argp_option opts[] = {
-	{ "drop-caches", 'D', NULL, 0, "sync and drop the page cache before every run", 0 },
-	{ "repeat", 'n', "N", 0, "Runs per variant (default 1)", 0 },
-	{ "label", 'l', "NAME", 0, "Name of the next variant (repeat in order)", 0 },
-	{ "json", 'j', NULL, 0, "Print one JSON document with every run", 0 },
-	{ "output", 'o', "FILE", 0, "Write the result to FILE instead of stdout", 0 },
+static const struct option_row options[] = {
+	OPTION_STORING(STORE_ON, offsetof(struct compare_opts, drop_caches), "drop-caches", 'D',
+		       NULL, 0, "sync and drop the page cache before every run", 0),
+	OPTION("repeat", 'n', "N", 0, "Runs per variant (default 1)", 0),
+	OPTION("label", 'l', "NAME", 0, "Name of the next variant (repeat in order)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct compare_opts, json), "json", 'j', NULL, 0,
+		       "Print one JSON document with every run", 0),
+	OPTION_STORING(STORE_ARG, offsetof(struct compare_opts, output), "output", 'o', "FILE", 0,
+		       "Write the result to FILE instead of stdout", 0),
 	{},
-};
-
-/* The options that only store (args.h). */
-static const struct stored_opt stored[] = {
-	{ 'D', STORE_ON, offsetof(struct compare_opts, drop_caches) },
-	{ 'j', STORE_ON, offsetof(struct compare_opts, json) },
-	{ 'o', STORE_ARG, offsetof(struct compare_opts, output) },
-	{ 0 },
 };
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct compare_opts *o = state->input;
 
-	if (stored_opt_set(stored, key, arg, o))
+	if (option_stored(options, key, arg, o))
 		return 0;
 	switch (key) {
 	case 'n':
@@ -222,7 +217,7 @@ static int run_all(const struct compare_opts *o, struct compare_variant *v)
 int compare_main(int argc, char **argv)
 {
 	struct compare_opts o = { .repeat = 1 };
-	const struct subcommand cmd = { "iotrace compare", opts, parse_opt,
+	const struct subcommand cmd = { "iotrace compare", options, parse_opt,
 					"-- 'CMD A' ['CMD B' ...]", doc, 0 };
 	struct compare_variant v[MAX_VARIANTS] = { 0 };
 	struct comparison c = { .v = v };

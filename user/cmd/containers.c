@@ -42,17 +42,12 @@ static const char doc[] =
 	"  sudo iotrace containers -a          every process, the host's too\n"
 	"  sudo iotrace containers -j 1234     process 1234, as a JSON line\n";
 
-static const struct argp_option opts[] = {
-	{ "all", 'a', NULL, 0, "Every process, also those in no container", 0 },
-	{ "json", 'j', NULL, 0, "One JSON object per line (with the mount and pid namespaces)", 0 },
+static const struct option_row options[] = {
+	OPTION_STORING(STORE_ON, offsetof(struct containers_opts, all), "all", 'a', NULL, 0,
+		       "Every process, also those in no container", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct containers_opts, json), "json", 'j', NULL, 0,
+		       "One JSON object per line (with the mount and pid namespaces)", 0),
 	{},
-};
-
-/* The options that only store (args.h). */
-static const struct stored_opt stored[] = {
-	{ 'a', STORE_ON, offsetof(struct containers_opts, all) },
-	{ 'j', STORE_ON, offsetof(struct containers_opts, json) },
-	{ 0 },
 };
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -60,7 +55,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	struct containers_opts *o = state->input;
 	pid_t pid;
 
-	if (stored_opt_set(stored, key, arg, o))
+	if (option_stored(options, key, arg, o))
 		return 0;
 	switch (key) {
 	case ARGP_KEY_ARG:
@@ -151,7 +146,7 @@ static size_t list_pids(struct containers_opts *o)
 int containers_main(int argc, char **argv)
 {
 	static struct containers_opts o;
-	const struct subcommand cmd = { "iotrace containers", opts, parse_opt, "[PID...]", doc,
+	const struct subcommand cmd = { "iotrace containers", options, parse_opt, "[PID...]", doc,
 					0 };
 	struct container_info c;
 	char comm[64];

@@ -27,29 +27,21 @@ static const char doc[] =
 	"\v"
 	"The run's JSON report carries the same under \"kernel\" (docs/kernels.md).";
 
-static const struct argp_option opts[] = {
-	{ "json", 'j', NULL, 0, "One JSON document", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's log", 0 },
+static const struct option_row options[] = {
+	OPTION_STORING(STORE_ON, offsetof(struct info_opts, json), "json", 'j', NULL, 0,
+		       "One JSON document", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct info_opts, verbose), "verbose", 'v', NULL, 0,
+		       "Show libbpf's log", 0),
 	{},
-};
-
-/* The options that only store (args.h). */
-static const struct stored_opt stored[] = {
-	{ 'j', STORE_ON, offsetof(struct info_opts, json) },
-	{ 'v', STORE_ON, offsetof(struct info_opts, verbose) },
-	{ 0 },
 };
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct info_opts *o = state->input;
 
-	if (stored_opt_set(stored, key, arg, o))
+	if (option_stored(options, key, arg, o))
 		return 0;
 	switch (key) {
-	case ARGP_KEY_ARG:
-		no_operands(state, "info", arg);
-		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -64,7 +56,7 @@ static int ignore_event(void *ctx, void *data, size_t size)
 int info_main(int argc, char **argv)
 {
 	struct info_opts o = { 0 };
-	const struct subcommand cmd = { "iotrace info", opts, parse_opt, "", doc, 0 };
+	const struct subcommand cmd = { "iotrace info", options, parse_opt, "", doc, 0 };
 	/* A run's hooks: timed, with files; and the kernel's BTF asked even if it is the one
 	 * iotrace was built on, so the answer says what it has. */
 	struct tracer_config cfg = { .timing = true, .probe_all = true };

@@ -77,67 +77,65 @@ enum { OPT_MAX_PROCS = 0x100, OPT_JSON, OPT_SYNC, OPT_PROM_FILE, OPT_FILES, OPT_
 /* Rows of each process's files table by default (--files). */
 #define DEFAULT_FILES 10
 
-static const struct argp_option opts[] = {
-	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of stderr", 0 },
-	{ "json", OPT_JSON, NULL, 0, "Report as one JSON document", 0 },
-	{ "no-time", 'T', NULL, 0, "Do not time calls (counts, errors and sizes stay exact)", 0 },
-	{ "time-all", OPT_TIME_ALL, NULL, 0,
-	  "Time every call (default: each syscall of a process until 1,000 were timed, then one "
-	  "in 2, 4 ... 64 as its calls double; totals are estimated from them)", 0 },
-	{ "no-hist", 'H', NULL, 0, "Leave the size and latency histograms out of the text", 0 },
-	{ "summary", 's', NULL, 0, "Only the first screen: the run's totals, top files and processes", 0 },
-	{ "pid", 'p', "PID", 0, "Attach to a running process (and its future children)", 0 },
-	{ "user", 'u', "USER", 0, "Run CMD as USER (uid, gid and groups), like strace -u", 0 },
-	{ "max-procs", OPT_MAX_PROCS, "N", 0,
-	  "Live processes with their own counters, at most (default 16382; more share one)", 0 },
-	{ "sync", OPT_SYNC, NULL, 0,
-	  "When the command ends, flush dirty data (sync) before the report, so its writeback "
-	  "is counted", 0 },
-	{ "prom-file", OPT_PROM_FILE, "PATH", 0,
-	  "Also write the totals in Prometheus text format to PATH, atomically (for "
-	  "node_exporter's textfile collector; metrics in docs/prometheus.md)", 0 },
-	{ "files", OPT_FILES, "N|all", 0,
-	  "Rows of each process's files table (default 10; all: every file, mapped ones too)", 0 },
-	{ "wide", OPT_WIDE, NULL, 0,
-	  "Every column of the files table, exact numbers, and each file's details", 0 },
-	{ "files-by", OPT_FILES_BY, "path|file", 0,
-	  "A row of the files table per path, its files folded (\"config (6 versions)\"; "
-	  "the default), or per file", 0 },
-	{ "trace", OPT_TRACE, "FILE", 0,
-	  "Also write a timeline of the run to FILE (Trace Event Format: Perfetto UI, "
-	  "chrome://tracing, speedscope; docs/trace.md); every call is timed", 0 },
-	{ "trace-min", OPT_TRACE_MIN, "DURATION", 0,
-	  "Calls in the timeline: those that took at least DURATION (default 1ms; 0: all)", 0 },
-	{ "trace-interval", OPT_TRACE_INTERVAL, "DURATION", 0,
-	  "Counter tracks sampled every DURATION (default 10ms)", 0 },
-	{ "trace-max-events", OPT_TRACE_MAX, "N", 0,
-	  "At most N events in the timeline (default 4000000); beyond, it says it was truncated",
-	  0 },
-	{ "stacks", OPT_STACKS, "FILE", 0,
-	  "Also write the user-space call stacks of the I/O syscalls to FILE, as folded stacks "
-	  "(flamegraph.pl, speedscope; docs/stacks.md), and each process's top call sites", 0 },
-	{ "stacks-by", OPT_STACKS_BY, "calls|bytes|time", 0,
-	  "What the folded stacks count (default time, or calls with --no-time)", 0 },
-	{ "stacks-unwind", OPT_STACKS_UNWIND, "fp|dwarf", 0,
-	  "How stacks are unwound: frame pointers (default), or DWARF call-frame information "
-	  "for code built without them (each syscall's first 1024 calls, then 1 in 64)", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
+static const struct option_row options[] = {
+	OPTION_STORING(STORE_ARG, offsetof(struct options, output), "output", 'o', "FILE", 0,
+		       "Write the report to FILE instead of stderr", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct options, json), "json", OPT_JSON, NULL, 0,
+		       "Report as one JSON document", 0),
+	OPTION_STORING(STORE_OFF, offsetof(struct options, timing), "no-time", 'T', NULL, 0,
+		       "Do not time calls (counts, errors and sizes stay exact)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct options, time_all), "time-all", OPT_TIME_ALL, NULL,
+		       0,
+		       "Time every call (default: each syscall of a process until 1,000 were "
+		       "timed, then one in 2, 4 ... 64 as its calls double; totals are estimated "
+		       "from them)", 0),
+	OPTION_STORING(STORE_OFF, offsetof(struct options, hist), "no-hist", 'H', NULL, 0,
+		       "Leave the size and latency histograms out of the text", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct options, summary_only), "summary", 's', NULL, 0,
+		       "Only the first screen: the run's totals, top files and processes", 0),
+	OPTION("pid", 'p', "PID", 0, "Attach to a running process (and its future children)", 0),
+	OPTION_STORING(STORE_ARG, offsetof(struct options, user), "user", 'u', "USER", 0,
+		       "Run CMD as USER (uid, gid and groups), like strace -u", 0),
+	OPTION("max-procs", OPT_MAX_PROCS, "N", 0,
+	       "Live processes with their own counters, at most (default 16382; more share one)",
+	       0),
+	OPTION_STORING(STORE_ON, offsetof(struct options, sync), "sync", OPT_SYNC, NULL, 0,
+		       "When the command ends, flush dirty data (sync) before the report, so its "
+		       "writeback is counted", 0),
+	OPTION("prom-file", OPT_PROM_FILE, "PATH", 0,
+	       "Also write the totals in Prometheus text format to PATH, atomically (for "
+	       "node_exporter's textfile collector; metrics in docs/prometheus.md)", 0),
+	OPTION("files", OPT_FILES, "N|all", 0,
+	       "Rows of each process's files table (default 10; all: every file, mapped ones too)",
+	       0),
+	OPTION_STORING(STORE_ON, offsetof(struct options, wide), "wide", OPT_WIDE, NULL, 0,
+		       "Every column of the files table, exact numbers, and each file's details",
+		       0),
+	OPTION("files-by", OPT_FILES_BY, "path|file", 0,
+	       "A row of the files table per path, its files folded (\"config (6 versions)\"; the "
+	       "default), or per file", 0),
+	OPTION("trace", OPT_TRACE, "FILE", 0,
+	       "Also write a timeline of the run to FILE (Trace Event Format: Perfetto UI, "
+	       "chrome://tracing, speedscope; docs/trace.md); every call is timed", 0),
+	OPTION("trace-min", OPT_TRACE_MIN, "DURATION", 0,
+	       "Calls in the timeline: those that took at least DURATION (default 1ms; 0: all)", 0),
+	OPTION("trace-interval", OPT_TRACE_INTERVAL, "DURATION", 0,
+	       "Counter tracks sampled every DURATION (default 10ms)", 0),
+	OPTION("trace-max-events", OPT_TRACE_MAX, "N", 0,
+	       "At most N events in the timeline (default 4000000); beyond, it says it was "
+	       "truncated", 0),
+	OPTION("stacks", OPT_STACKS, "FILE", 0,
+	       "Also write the user-space call stacks of the I/O syscalls to FILE, as folded "
+	       "stacks (flamegraph.pl, speedscope; docs/stacks.md), and each process's top call "
+	       "sites", 0),
+	OPTION("stacks-by", OPT_STACKS_BY, "calls|bytes|time", 0,
+	       "What the folded stacks count (default time, or calls with --no-time)", 0),
+	OPTION("stacks-unwind", OPT_STACKS_UNWIND, "fp|dwarf", 0,
+	       "How stacks are unwound: frame pointers (default), or DWARF call-frame information "
+	       "for code built without them (each syscall's first 1024 calls, then 1 in 64)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct options, verbose), "verbose", 'v', NULL, 0,
+		       "Show libbpf's log, including the verifier output", 0),
 	{},
-};
-
-/* The options that only store (args.h). */
-static const struct stored_opt stored[] = {
-	{ 'o', STORE_ARG, offsetof(struct options, output) },
-	{ OPT_JSON, STORE_ON, offsetof(struct options, json) },
-	{ OPT_SYNC, STORE_ON, offsetof(struct options, sync) },
-	{ 'T', STORE_OFF, offsetof(struct options, timing) },
-	{ OPT_TIME_ALL, STORE_ON, offsetof(struct options, time_all) },
-	{ OPT_WIDE, STORE_ON, offsetof(struct options, wide) },
-	{ 'H', STORE_OFF, offsetof(struct options, hist) },
-	{ 's', STORE_ON, offsetof(struct options, summary_only) },
-	{ 'u', STORE_ARG, offsetof(struct options, user) },
-	{ 'v', STORE_ON, offsetof(struct options, verbose) },
-	{ 0 },
 };
 
 /* Options that make sense alone but not together. */
@@ -233,7 +231,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	struct options *o = state->input;
 	unsigned long v;
 
-	if (stored_opt_set(stored, key, arg, o))
+	if (option_stored(options, key, arg, o))
 		return 0;
 	switch (key) {
 	case OPT_PROM_FILE:
@@ -316,7 +314,7 @@ int main(int argc, char **argv)
 			     .trace_min_ns = TRACE_MIN_NS, .trace_interval_ns = TRACE_INTERVAL_NS,
 			     .trace_max_events = TRACE_MAX_EVENTS, .stacks_by = -1,
 			     .stacks_unwind = STACKS_FP };
-	const struct subcommand run = { "iotrace", opts, parse_opt, args_doc, doc, ARGP_IN_ORDER };
+	const struct subcommand run = { "iotrace", options, parse_opt, args_doc, doc, ARGP_IN_ORDER };
 	struct run_result r;
 	struct output out = { .f = stderr };
 	char exit[64];

@@ -67,37 +67,32 @@ static const char doc[] =
 
 enum { OPT_LISTEN = 0x100, OPT_COMM, OPT_CONTAINER, OPT_MAX_LABELS, OPT_TIME_ALL };
 
-static const struct argp_option opts[] = {
-	{ "listen", OPT_LISTEN, "ADDR:PORT", 0,
-	  "Address to serve on (default " DEFAULT_LISTEN "; [::1]:PORT for IPv6)", 0 },
-	{ "cgroup", 'c', "CGROUP", 0,
-	  "Only processes in this cgroup v2 (or below it), labelled with it; up to 8", 0 },
-	{ "container", OPT_CONTAINER, "NAME|ID", 0,
-	  "Only this container's processes, labelled with its cgroup (its name, the start of "
-	  "its ID, or a pod's UID); with -c, up to 8 in all", 0 },
-	{ "comm", OPT_COMM, NULL, 0, "Label by process name (comm) too", 0 },
-	{ "no-time", 'T', NULL, 0, "Do not time syscalls (no latency metrics; cheaper)", 0 },
-	{ "time-all", OPT_TIME_ALL, NULL, 0,
-	  "Time every syscall (default: a sample; iotrace_syscall_seconds_total only then)", 0 },
-	{ "max-labels", OPT_MAX_LABELS, "N", 0,
-	  "Distinct label sets with their own series (default 1000, at most 16382); the rest "
-	  "share the cgroup=\"(overflow)\" set", 0 },
-	{ "user", 'u', "USER", 0,
-	  "Once attached, run as USER with no capabilities (default " PRIVDROP_DEFAULT_USER
-	  "; root keeps them)", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
+static const struct option_row options[] = {
+	OPTION_STORING(STORE_ARG, offsetof(struct serve_opts, listen), "listen", OPT_LISTEN,
+		       "ADDR:PORT", 0,
+		       "Address to serve on (default " DEFAULT_LISTEN "; [::1]:PORT for IPv6)", 0),
+	OPTION("cgroup", 'c', "CGROUP", 0,
+	       "Only processes in this cgroup v2 (or below it), labelled with it; up to 8", 0),
+	OPTION("container", OPT_CONTAINER, "NAME|ID", 0,
+	       "Only this container's processes, labelled with its cgroup (its name, the start of "
+	       "its ID, or a pod's UID); with -c, up to 8 in all", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct serve_opts, cfg.label_comm), "comm", OPT_COMM,
+		       NULL, 0, "Label by process name (comm) too", 0),
+	OPTION_STORING(STORE_OFF, offsetof(struct serve_opts, cfg.timing), "no-time", 'T', NULL, 0,
+		       "Do not time syscalls (no latency metrics; cheaper)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct serve_opts, cfg.time_all), "time-all",
+		       OPT_TIME_ALL, NULL, 0,
+		       "Time every syscall (default: a sample; iotrace_syscall_seconds_total "
+		       "only then)", 0),
+	OPTION("max-labels", OPT_MAX_LABELS, "N", 0,
+	       "Distinct label sets with their own series (default 1000, at most 16382); the rest "
+	       "share the cgroup=\"(overflow)\" set", 0),
+	OPTION_STORING(STORE_ARG, offsetof(struct serve_opts, user), "user", 'u', "USER", 0,
+		       "Once attached, run as USER with no capabilities (default "
+		       PRIVDROP_DEFAULT_USER "; root keeps them)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct serve_opts, cfg.verbose), "verbose", 'v', NULL, 0,
+		       "Show libbpf's log, including the verifier output", 0),
 	{},
-};
-
-/* The options that only store (args.h). */
-static const struct stored_opt stored[] = {
-	{ OPT_LISTEN, STORE_ARG, offsetof(struct serve_opts, listen) },
-	{ OPT_COMM, STORE_ON, offsetof(struct serve_opts, cfg.label_comm) },
-	{ 'T', STORE_OFF, offsetof(struct serve_opts, cfg.timing) },
-	{ OPT_TIME_ALL, STORE_ON, offsetof(struct serve_opts, cfg.time_all) },
-	{ 'v', STORE_ON, offsetof(struct serve_opts, cfg.verbose) },
-	{ 'u', STORE_ARG, offsetof(struct serve_opts, user) },
-	{ 0 },
 };
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -105,7 +100,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	struct serve_opts *o = state->input;
 	const char *reason;
 
-	if (stored_opt_set(stored, key, arg, o))
+	if (option_stored(options, key, arg, o))
 		return 0;
 	switch (key) {
 	case 'c':
@@ -114,9 +109,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MAX_LABELS:
 		o->cfg.max_procs = count_arg(state, "--max-labels", arg, MAX_SLOTS - 2);
-		break;
-	case ARGP_KEY_ARG:
-		no_operands(state, "serve", arg);
 		break;
 	case ARGP_KEY_END:
 		if (!o->cfg.max_procs)
@@ -353,7 +345,7 @@ static int wait_loop(struct serve_ctx *c, int sfd)
 int serve_main(int argc, char **argv)
 {
 	struct serve_opts o = { .listen = DEFAULT_LISTEN, .cfg = { .timing = true, .serve = true } };
-	const struct subcommand cmd = { "iotrace serve", opts, parse_opt, NULL, doc, 0 };
+	const struct subcommand cmd = { "iotrace serve", options, parse_opt, NULL, doc, 0 };
 	struct serve_ctx c = { .o = &o };
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *d;

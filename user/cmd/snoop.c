@@ -66,27 +66,22 @@ static const char doc[] =
 
 enum { OPT_CONTAINER = 0x100 };
 
-static const struct argp_option opts[] = {
-	{ "pid", 'p', "PID", 0, "Only requests charged to this process", 0 },
-	{ "cgroup", 'c', "CGROUP", 0,
-	  "Only requests charged to processes in this cgroup v2 or below it (its directory, or "
-	  "its path below the cgroup v2 mount point); repeatable", 0 },
-	{ "container", OPT_CONTAINER, "NAME|ID", 0,
-	  "Only requests charged to this container's processes (its name, or the start of its "
-	  "ID; a pod by its UID); repeatable", 0 },
-	{ "disk", 'd', "DISK", 0, "Only this disk (name as in /sys/block)", 0 },
-	{ "queue", 'Q', NULL, 0, "Show the time from queued to issued", 0 },
-	{ "json", 'j', NULL, 0, "One JSON object per line", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's log", 0 },
+static const struct option_row options[] = {
+	OPTION("pid", 'p', "PID", 0, "Only requests charged to this process", 0),
+	OPTION("cgroup", 'c', "CGROUP", 0,
+	       "Only requests charged to processes in this cgroup v2 or below it (its directory, "
+	       "or its path below the cgroup v2 mount point); repeatable", 0),
+	OPTION("container", OPT_CONTAINER, "NAME|ID", 0,
+	       "Only requests charged to this container's processes (its name, or the start of its "
+	       "ID; a pod by its UID); repeatable", 0),
+	OPTION("disk", 'd', "DISK", 0, "Only this disk (name as in /sys/block)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct snoop_opts, queue), "queue", 'Q', NULL, 0,
+		       "Show the time from queued to issued", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct snoop_opts, json), "json", 'j', NULL, 0,
+		       "One JSON object per line", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct snoop_opts, cfg.verbose), "verbose", 'v', NULL, 0,
+		       "Show libbpf's log", 0),
 	{},
-};
-
-/* The options that only store (args.h). */
-static const struct stored_opt stored[] = {
-	{ 'Q', STORE_ON, offsetof(struct snoop_opts, queue) },
-	{ 'j', STORE_ON, offsetof(struct snoop_opts, json) },
-	{ 'v', STORE_ON, offsetof(struct snoop_opts, cfg.verbose) },
-	{ 0 },
 };
 
 static uint32_t disk_kdev(const char *name)
@@ -113,7 +108,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	unsigned long v;
 	char why[160];
 
-	if (stored_opt_set(stored, key, arg, o))
+	if (option_stored(options, key, arg, o))
 		return 0;
 	switch (key) {
 	case 'p':
@@ -345,7 +340,7 @@ static int snoop_loop(struct tracer *t, double duration)
 int snoop_main(int argc, char **argv)
 {
 	struct snoop_opts o = { .cfg = { .snoop = true } };
-	const struct subcommand cmd = { "iotrace snoop", opts, parse_opt, "[DURATION]", doc, 0 };
+	const struct subcommand cmd = { "iotrace snoop", options, parse_opt, "[DURATION]", doc, 0 };
 	struct snoop_state s = { .o = &o };
 	struct tracer *t;
 	uint64_t drops[DROP_COUNTERS], lost;

@@ -57,35 +57,33 @@ static const char doc[] =
 
 enum { OPT_COMM = 0x100, OPT_GROUP, OPT_CONTAINER, OPT_NO_TIME, OPT_MAX_PROCS, OPT_CPU };
 
-static const struct argp_option opts[] = {
-	{ "delay", 'd', "SECS", 0, "Seconds between refreshes (default 1)", 0 },
-	{ "iterations", 'n', "COUNT", 0, "Refreshes before exiting (default: until q or Ctrl-C)", 0 },
-	{ "batch", 'b', NULL, 0, "One text block per refresh, for logs (as top -b)", 0 },
-	{ "json", 'j', NULL, 0, "One JSON object per refresh, one a line (NDJSON)", 0 },
-	{ "cgroup", 'c', "CGROUP", 0, "Only processes in this cgroup v2 (or below); up to 8", 0 },
-	{ "container", OPT_CONTAINER, "NAME|ID", 0,
-	  "Only this container's processes (its name, the start of its ID, or a pod's UID; "
-	  "iotrace containers lists them); with -c, up to 8 in all", 0 },
-	{ "group", OPT_GROUP, "BY", 0, "Rows by 'process' (default), 'cgroup', 'container' or 'pod'",
-	  0 },
-	{ "comm", OPT_COMM, NULL, 0, "Rows by process name (with --group: the group and name)", 0 },
-	{ "sort", 'o', "KEY", 0, "Sort column: pid name read write hit dread dwrite io uring", 0 },
-	{ "no-time", OPT_NO_TIME, NULL, 0, "Do not time syscalls (IO% is n/a): cheaper", 0 },
-	{ "max-procs", OPT_MAX_PROCS, "N", 0, "Processes with their own counters at once", 0 },
-	{ "verbose", 'v', NULL, 0, "libbpf's log and the verifier's output on failure", 0 },
-	{ "cpu-stats", OPT_CPU, "FILE", OPTION_HIDDEN, "top's own CPU use, written at exit", 0 },
-	{ 0 }
-};
-
-/* The options that only store (args.h). */
-static const struct stored_opt stored[] = {
-	{ 'b', STORE_ON, offsetof(struct top_opts, batch) },
-	{ 'j', STORE_ON, offsetof(struct top_opts, json) },
-	{ OPT_COMM, STORE_ON, offsetof(struct top_opts, view.by_comm) },
-	{ 'v', STORE_ON, offsetof(struct top_opts, cfg.verbose) },
-	{ OPT_NO_TIME, STORE_OFF, offsetof(struct top_opts, cfg.timing) },
-	{ OPT_CPU, STORE_ARG, offsetof(struct top_opts, cpu_file) },
-	{ 0 },
+static const struct option_row options[] = {
+	OPTION("delay", 'd', "SECS", 0, "Seconds between refreshes (default 1)", 0),
+	OPTION("iterations", 'n', "COUNT", 0,
+	       "Refreshes before exiting (default: until q or Ctrl-C)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct top_opts, batch), "batch", 'b', NULL, 0,
+		       "One text block per refresh, for logs (as top -b)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct top_opts, json), "json", 'j', NULL, 0,
+		       "One JSON object per refresh, one a line (NDJSON)", 0),
+	OPTION("cgroup", 'c', "CGROUP", 0, "Only processes in this cgroup v2 (or below); up to 8",
+	       0),
+	OPTION("container", OPT_CONTAINER, "NAME|ID", 0,
+	       "Only this container's processes (its name, the start of its ID, or a pod's UID; "
+	       "iotrace containers lists them); with -c, up to 8 in all", 0),
+	OPTION("group", OPT_GROUP, "BY", 0,
+	       "Rows by 'process' (default), 'cgroup', 'container' or 'pod'", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct top_opts, view.by_comm), "comm", OPT_COMM, NULL, 0,
+		       "Rows by process name (with --group: the group and name)", 0),
+	OPTION("sort", 'o', "KEY", 0, "Sort column: pid name read write hit dread dwrite io uring",
+	       0),
+	OPTION_STORING(STORE_OFF, offsetof(struct top_opts, cfg.timing), "no-time", OPT_NO_TIME,
+		       NULL, 0, "Do not time syscalls (IO% is n/a): cheaper", 0),
+	OPTION("max-procs", OPT_MAX_PROCS, "N", 0, "Processes with their own counters at once", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct top_opts, cfg.verbose), "verbose", 'v', NULL, 0,
+		       "libbpf's log and the verifier's output on failure", 0),
+	OPTION_STORING(STORE_ARG, offsetof(struct top_opts, cpu_file), "cpu-stats", OPT_CPU, "FILE",
+		       OPTION_HIDDEN, "top's own CPU use, written at exit", 0),
+	{},
 };
 
 static long positive(const char *arg, const char *what, struct argp_state *state)
@@ -105,7 +103,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	struct top_opts *o = state->input;
 	char *end;
 
-	if (stored_opt_set(stored, key, arg, o))
+	if (option_stored(options, key, arg, o))
 		return 0;
 	switch (key) {
 	case 'd':
@@ -135,9 +133,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MAX_PROCS:
 		o->cfg.max_procs = count_arg(state, "--max-procs", arg, MAX_SLOTS - 2);
-		break;
-	case ARGP_KEY_ARG:
-		no_operands(state, "top", arg);
 		break;
 	case ARGP_KEY_END:
 		if (o->batch && o->json)
@@ -360,7 +355,7 @@ int top_main(int argc, char **argv)
 		.delay = 1,
 		.view = { .sort = TOP_SORT_IO },
 	};
-	const struct subcommand cmd = { "iotrace top", opts, parse_opt, NULL, doc, 0 };
+	const struct subcommand cmd = { "iotrace top", options, parse_opt, NULL, doc, 0 };
 	struct top_session s = { .o = &o, .sig_fd = -1 };
 	int rc;
 
