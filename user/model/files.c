@@ -63,14 +63,9 @@ struct file_record *files_get(struct proc_record *p, const struct path_key *k)
 
 static void file_index_free(struct file_index *x)
 {
-	struct file_slot *s, *tmp;
-
 	if (!x)
 		return;
-	HASH_ITER(hh, x->head, s, tmp) {
-		HASH_DEL(x->head, s);
-		free(s);
-	}
+	HASH_FREE_ALL(hh, x->head, free);
 	free(x);
 }
 

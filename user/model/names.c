@@ -163,14 +163,15 @@ struct names *names_new(void)
 static void named_free(struct named *s)
 {
 	free(s->path);
-	if (!s->more)
-		return;
-	free(s->more->shown);
-	free(s->more->others);
-	for (uint32_t i = 0; i < s->more->nearlier; i++)
-		free(s->more->earlier[i].path);
-	free(s->more->earlier);
-	free(s->more);
+	if (s->more) {
+		free(s->more->shown);
+		free(s->more->others);
+		for (uint32_t i = 0; i < s->more->nearlier; i++)
+			free(s->more->earlier[i].path);
+		free(s->more->earlier);
+		free(s->more);
+	}
+	free(s);
 }
 
 /* The slot's more, made when it is first needed; NULL out of memory. */
@@ -183,15 +184,9 @@ static struct named_more *more_of(struct named *s)
 
 void names_free(struct names *n)
 {
-	struct named *s, *tmp;
-
 	if (!n)
 		return;
-	HASH_ITER(hh, n->table, s, tmp) {
-		HASH_DEL(n->table, s);
-		named_free(s);
-		free(s);
-	}
+	HASH_FREE_ALL(hh, n->table, named_free);
 	for (size_t i = 0; i < n->nretired; i++)
 		free(n->retired[i]);
 	free(n->retired);
