@@ -307,10 +307,6 @@ def test_the_model_is_derived_once_after_every_sink():
 # ---- the model and the renderers read records, never the machine (issue 38) ----
 
 MACHINE_PATH = re.compile(r'"/(?:sys|proc)\b')
-# What the model still reads itself, and why (not yet moved to the collector): the name
-# table makes a path from its filesystem's mount point and finds a file by its inode as the
-# names arrive.
-MODEL_READS_MACHINE = {("model/names.c", "mount_point_of"), ("model/names.c", "path_by_inode")}
 
 
 def bodies(text):
@@ -372,7 +368,7 @@ def test_model_and_renderers_never_read_the_machine():
     assert {"disk_name", "disk_table_read", "mount_point_of", "cgroup_path_of"} <= readers
     assert "disk_table_name" not in readers  # a look-up in what the collector read
     found = machine_reads(USER)
-    assert not found - MODEL_READS_MACHINE, sorted(found - MODEL_READS_MACHINE)
+    assert not found, sorted(found)
 
 
 # ---- no circle of files (issue 38) ----

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
+#include "args.h"
 #include "compare.h"
 #include "report/cells.h"
 #include "report/compare_table.h"
@@ -44,39 +45,32 @@ static const char doc[] =
 	"  sudo iotrace compare --json -o cmp.json -- './workloads/tr2u a b < in' "
 	"'./workloads/tr2b a b < in'\n";
 
-static const struct argp_option opts[] = {
-	{ "drop-caches", 'D', NULL, 0, "sync and drop the page cache before every run", 0 },
-	{ "repeat", 'n', "N", 0, "Runs per variant (default 1)", 0 },
-	{ "label", 'l', "NAME", 0, "Name of the next variant (repeat in order)", 0 },
-	{ "json", 'j', NULL, 0, "Print one JSON document with every run", 0 },
-	{ "output", 'o', "FILE", 0, "Write the result to FILE instead of stdout", 0 },
+static const struct option_row options[] = {
+	OPTION_STORING(STORE_ON, offsetof(struct compare_opts, drop_caches), "drop-caches", 'D',
+		       NULL, 0, "sync and drop the page cache before every run", 0),
+	OPTION("repeat", 'n', "N", 0, "Runs per variant (default 1)", 0),
+	OPTION("label", 'l', "NAME", 0, "Name of the next variant (repeat in order)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct compare_opts, json), "json", 'j', NULL, 0,
+		       "Print one JSON document with every run", 0),
+	OPTION_STORING(STORE_ARG, offsetof(struct compare_opts, output), "output", 'o', "FILE", 0,
+		       "Write the result to FILE instead of stdout", 0),
 	{},
 };
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct compare_opts *o = state->input;
-	unsigned long v;
 
+	if (option_stored(options, key, arg, o))
+		return 0;
 	switch (key) {
-	case 'D':
-		o->drop_caches = true;
-		break;
 	case 'n':
-		if (parse_uint(arg, 1000, &v))
-			argp_failure(state, 1, 0, "invalid --repeat '%s': expected 1..1000", arg);
-		o->repeat = v;
+		o->repeat = count_arg(state, "--repeat", arg, 1000);
 		break;
 	case 'l':
 		if (o->nlabels == MAX_VARIANTS)
 			argp_failure(state, 1, 0, "at most %d variants", MAX_VARIANTS);
 		o->labels[o->nlabels++] = arg;
-		break;
-	case 'j':
-		o->json = true;
-		break;
-	case 'o':
-		o->output = arg;
 		break;
 	case ARGP_KEY_ARGS:
 		o->commands = state->argv + state->next;
@@ -223,16 +217,15 @@ static int run_all(const struct compare_opts *o, struct compare_variant *v)
 int compare_main(int argc, char **argv)
 {
 	struct compare_opts o = { .repeat = 1 };
-	const struct argp argp = { opts, parse_opt, "-- 'CMD A' ['CMD B' ...]", doc, NULL, NULL,
-				   NULL };
+	const struct subcommand cmd = { "iotrace compare", options, parse_opt,
+					"-- 'CMD A' ['CMD B' ...]", doc, 0 };
 	struct compare_variant v[MAX_VARIANTS] = { 0 };
 	struct comparison c = { .v = v };
 	struct output out;
 	bool failed = false;
 	int status;
 
-	argv[0] = "iotrace compare";
-	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	subcommand_parse(&cmd, argc, argv, &o);
 	/* Checked before any variant runs; emptied only for a result. */
 	if (output_open(&out, o.output))
 		return 1;

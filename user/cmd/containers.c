@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cjson/cJSON.h>
+#include "args.h"
 #include "containers.h"
 #include "report/cells.h"
 #include "report/json_cells.h"
@@ -41,31 +42,27 @@ static const char doc[] =
 	"  sudo iotrace containers -a          every process, the host's too\n"
 	"  sudo iotrace containers -j 1234     process 1234, as a JSON line\n";
 
-static const struct argp_option opts[] = {
-	{ "all", 'a', NULL, 0, "Every process, also those in no container", 0 },
-	{ "json", 'j', NULL, 0, "One JSON object per line (with the mount and pid namespaces)", 0 },
+static const struct option_row options[] = {
+	OPTION_STORING(STORE_ON, offsetof(struct containers_opts, all), "all", 'a', NULL, 0,
+		       "Every process, also those in no container", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct containers_opts, json), "json", 'j', NULL, 0,
+		       "One JSON object per line (with the mount and pid namespaces)", 0),
 	{},
 };
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct containers_opts *o = state->input;
-	unsigned long v;
+	pid_t pid;
 
+	if (option_stored(options, key, arg, o))
+		return 0;
 	switch (key) {
-	case 'a':
-		o->all = true;
-		break;
-	case 'j':
-		o->json = true;
-		break;
 	case ARGP_KEY_ARG:
-		if (parse_uint(arg, INT_MAX, &v))
-			argp_failure(state, 1, 0, "invalid pid '%s': expected a positive integer",
-				     arg);
+		pid = pid_arg(state, arg);
 		if (o->npids == PIDS_MAX)
 			argp_failure(state, 1, 0, "at most %d pids", PIDS_MAX);
-		o->pids[o->npids++] = v;
+		o->pids[o->npids++] = pid;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -149,13 +146,13 @@ static size_t list_pids(struct containers_opts *o)
 int containers_main(int argc, char **argv)
 {
 	static struct containers_opts o;
-	const struct argp argp = { opts, parse_opt, "[PID...]", doc, NULL, NULL, NULL };
+	const struct subcommand cmd = { "iotrace containers", options, parse_opt, "[PID...]", doc,
+					0 };
 	struct container_info c;
 	char comm[64];
 	int status = 0;
 
-	argv[0] = "iotrace containers";
-	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	subcommand_parse(&cmd, argc, argv, &o);
 	bool given = o.npids > 0;
 	size_t n = list_pids(&o);
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "args.h"
 #include "info.h"
 #include "kernel/tracer.h"
 #include "report/report_kernel.h"
@@ -26,9 +27,11 @@ static const char doc[] =
 	"\v"
 	"The run's JSON report carries the same under \"kernel\" (docs/kernels.md).";
 
-static const struct argp_option opts[] = {
-	{ "json", 'j', NULL, 0, "One JSON document", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's log", 0 },
+static const struct option_row options[] = {
+	OPTION_STORING(STORE_ON, offsetof(struct info_opts, json), "json", 'j', NULL, 0,
+		       "One JSON document", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct info_opts, verbose), "verbose", 'v', NULL, 0,
+		       "Show libbpf's log", 0),
 	{},
 };
 
@@ -36,17 +39,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct info_opts *o = state->input;
 
+	if (option_stored(options, key, arg, o))
+		return 0;
 	switch (key) {
-	case 'j':
-		o->json = true;
-		break;
-	case 'v':
-		o->verbose = true;
-		break;
-	case ARGP_KEY_ARG:
-		argp_failure(state, 1, 0, "unexpected argument '%s' (info takes options only)",
-			     arg);
-		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -61,7 +56,7 @@ static int ignore_event(void *ctx, void *data, size_t size)
 int info_main(int argc, char **argv)
 {
 	struct info_opts o = { 0 };
-	struct argp argp = { opts, parse_opt, "", doc, NULL, NULL, NULL };
+	const struct subcommand cmd = { "iotrace info", options, parse_opt, "", doc, 0 };
 	/* A run's hooks: timed, with files; and the kernel's BTF asked even if it is the one
 	 * iotrace was built on, so the answer says what it has. */
 	struct tracer_config cfg = { .timing = true, .probe_all = true };
@@ -69,8 +64,7 @@ int info_main(int argc, char **argv)
 	struct tracer *t;
 	char *text;
 
-	argv[0] = "iotrace info";
-	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	subcommand_parse(&cmd, argc, argv, &o);
 	cfg.verbose = o.verbose;
 	t = tracer_open(&cfg, ignore_event, NULL);
 	if (!t)

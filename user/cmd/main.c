@@ -17,6 +17,7 @@
 #include "top.h"
 #include "info.h"
 #include "containers.h"
+#include "args.h"
 #include "util/output.h"
 #include "util/util.h"
 #include "compare.h"
@@ -76,51 +77,64 @@ enum { OPT_MAX_PROCS = 0x100, OPT_JSON, OPT_SYNC, OPT_PROM_FILE, OPT_FILES, OPT_
 /* Rows of each process's files table by default (--files). */
 #define DEFAULT_FILES 10
 
-static const struct argp_option opts[] = {
-	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of stderr", 0 },
-	{ "json", OPT_JSON, NULL, 0, "Report as one JSON document", 0 },
-	{ "no-time", 'T', NULL, 0, "Do not time calls (counts, errors and sizes stay exact)", 0 },
-	{ "time-all", OPT_TIME_ALL, NULL, 0,
-	  "Time every call (default: each syscall of a process until 1,000 were timed, then one "
-	  "in 2, 4 ... 64 as its calls double; totals are estimated from them)", 0 },
-	{ "no-hist", 'H', NULL, 0, "Leave the size and latency histograms out of the text", 0 },
-	{ "summary", 's', NULL, 0, "Only the first screen: the run's totals, top files and processes", 0 },
-	{ "pid", 'p', "PID", 0, "Attach to a running process (and its future children)", 0 },
-	{ "user", 'u', "USER", 0, "Run CMD as USER (uid, gid and groups), like strace -u", 0 },
-	{ "max-procs", OPT_MAX_PROCS, "N", 0,
-	  "Live processes with their own counters, at most (default 16382; more share one)", 0 },
-	{ "sync", OPT_SYNC, NULL, 0,
-	  "When the command ends, flush dirty data (sync) before the report, so its writeback "
-	  "is counted", 0 },
-	{ "prom-file", OPT_PROM_FILE, "PATH", 0,
-	  "Also write the totals in Prometheus text format to PATH, atomically (for "
-	  "node_exporter's textfile collector; metrics in docs/prometheus.md)", 0 },
-	{ "files", OPT_FILES, "N|all", 0,
-	  "Rows of each process's files table (default 10; all: every file, mapped ones too)", 0 },
-	{ "wide", OPT_WIDE, NULL, 0,
-	  "Every column of the files table, exact numbers, and each file's details", 0 },
-	{ "files-by", OPT_FILES_BY, "path|file", 0,
-	  "A row of the files table per path, its files folded (\"config (6 versions)\"; "
-	  "the default), or per file", 0 },
-	{ "trace", OPT_TRACE, "FILE", 0,
-	  "Also write a timeline of the run to FILE (Trace Event Format: Perfetto UI, "
-	  "chrome://tracing, speedscope; docs/trace.md); every call is timed", 0 },
-	{ "trace-min", OPT_TRACE_MIN, "DURATION", 0,
-	  "Calls in the timeline: those that took at least DURATION (default 1ms; 0: all)", 0 },
-	{ "trace-interval", OPT_TRACE_INTERVAL, "DURATION", 0,
-	  "Counter tracks sampled every DURATION (default 10ms)", 0 },
-	{ "trace-max-events", OPT_TRACE_MAX, "N", 0,
-	  "At most N events in the timeline (default 4000000); beyond, it says it was truncated",
-	  0 },
-	{ "stacks", OPT_STACKS, "FILE", 0,
-	  "Also write the user-space call stacks of the I/O syscalls to FILE, as folded stacks "
-	  "(flamegraph.pl, speedscope; docs/stacks.md), and each process's top call sites", 0 },
-	{ "stacks-by", OPT_STACKS_BY, "calls|bytes|time", 0,
-	  "What the folded stacks count (default time, or calls with --no-time)", 0 },
-	{ "stacks-unwind", OPT_STACKS_UNWIND, "fp|dwarf", 0,
-	  "How stacks are unwound: frame pointers (default), or DWARF call-frame information "
-	  "for code built without them (each syscall's first 1024 calls, then 1 in 64)", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
+static const struct option_row options[] = {
+	OPTION_STORING(STORE_ARG, offsetof(struct options, output), "output", 'o', "FILE", 0,
+		       "Write the report to FILE instead of stderr", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct options, json), "json", OPT_JSON, NULL, 0,
+		       "Report as one JSON document", 0),
+	OPTION_STORING(STORE_OFF, offsetof(struct options, timing), "no-time", 'T', NULL, 0,
+		       "Do not time calls (counts, errors and sizes stay exact)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct options, time_all), "time-all", OPT_TIME_ALL, NULL,
+		       0,
+		       "Time every call (default: each syscall of a process until 1,000 were "
+		       "timed, then one in 2, 4 ... 64 as its calls double; totals are estimated "
+		       "from them)", 0),
+	OPTION_STORING(STORE_OFF, offsetof(struct options, hist), "no-hist", 'H', NULL, 0,
+		       "Leave the size and latency histograms out of the text", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct options, summary_only), "summary", 's', NULL, 0,
+		       "Only the first screen: the run's totals, top files and processes", 0),
+	OPTION("pid", 'p', "PID", 0, "Attach to a running process (and its future children)", 0),
+	OPTION_STORING(STORE_ARG, offsetof(struct options, user), "user", 'u', "USER", 0,
+		       "Run CMD as USER (uid, gid and groups), like strace -u", 0),
+	OPTION("max-procs", OPT_MAX_PROCS, "N", 0,
+	       "Live processes with their own counters, at most (default 16382; more share one)",
+	       0),
+	OPTION_STORING(STORE_ON, offsetof(struct options, sync), "sync", OPT_SYNC, NULL, 0,
+		       "When the command ends, flush dirty data (sync) before the report, so its "
+		       "writeback is counted", 0),
+	OPTION("prom-file", OPT_PROM_FILE, "PATH", 0,
+	       "Also write the totals in Prometheus text format to PATH, atomically (for "
+	       "node_exporter's textfile collector; metrics in docs/prometheus.md)", 0),
+	OPTION("files", OPT_FILES, "N|all", 0,
+	       "Rows of each process's files table (default 10; all: every file, mapped ones too)",
+	       0),
+	OPTION_STORING(STORE_ON, offsetof(struct options, wide), "wide", OPT_WIDE, NULL, 0,
+		       "Every column of the files table, exact numbers, and each file's details",
+		       0),
+	OPTION("files-by", OPT_FILES_BY, "path|file", 0,
+	       "A row of the files table per path, its files folded (\"config (6 versions)\"; the "
+	       "default), or per file", 0),
+	OPTION("trace", OPT_TRACE, "FILE", 0,
+	       "Also write a timeline of the run to FILE (Trace Event Format: Perfetto UI, "
+	       "chrome://tracing, speedscope; docs/trace.md); every call is timed", 0),
+	OPTION("trace-min", OPT_TRACE_MIN, "DURATION", 0,
+	       "Calls in the timeline: those that took at least DURATION (default 1ms; 0: all)", 0),
+	OPTION("trace-interval", OPT_TRACE_INTERVAL, "DURATION", 0,
+	       "Counter tracks sampled every DURATION (default 10ms)", 0),
+	OPTION("trace-max-events", OPT_TRACE_MAX, "N", 0,
+	       "At most N events in the timeline (default 4000000); beyond, it says it was "
+	       "truncated", 0),
+	OPTION("stacks", OPT_STACKS, "FILE", 0,
+	       "Also write the user-space call stacks of the I/O syscalls to FILE, as folded "
+	       "stacks (flamegraph.pl, speedscope; docs/stacks.md), and each process's top call "
+	       "sites", 0),
+	OPTION("stacks-by", OPT_STACKS_BY, "calls|bytes|time", 0,
+	       "What the folded stacks count (default time, or calls with --no-time)", 0),
+	OPTION("stacks-unwind", OPT_STACKS_UNWIND, "fp|dwarf", 0,
+	       "How stacks are unwound: frame pointers (default), or DWARF call-frame information "
+	       "for code built without them (each syscall's first 1024 calls, then 1 in 64)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct options, verbose), "verbose", 'v', NULL, 0,
+		       "Show libbpf's log, including the verifier output", 0),
 	{},
 };
 
@@ -180,9 +194,7 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state, str
 
 	switch (key) {
 	case OPT_STACKS:
-		if (!*arg)
-			argp_failure(state, 1, 0, "--stacks needs a path");
-		o->stacks = arg;
+		o->stacks = path_arg(state, "--stacks", arg);
 		break;
 	case OPT_STACKS_BY:
 		o->stacks_by = word_arg(state, "--stacks-by", arg, by, 3);
@@ -191,9 +203,7 @@ static error_t parse_trace_opt(int key, char *arg, struct argp_state *state, str
 		o->stacks_unwind = STACKS_FP + word_arg(state, "--stacks-unwind", arg, unwind, 2);
 		break;
 	case OPT_TRACE:
-		if (!*arg)
-			argp_failure(state, 1, 0, "--trace needs a path");
-		o->trace = arg;
+		o->trace = path_arg(state, "--trace", arg);
 		break;
 	case OPT_TRACE_MIN:
 		o->trace_min_ns = duration_arg(state, "--trace-min", arg, true);
@@ -221,26 +231,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	struct options *o = state->input;
 	unsigned long v;
 
+	if (option_stored(options, key, arg, o))
+		return 0;
 	switch (key) {
-	case 'o':
-		o->output = arg;
-		break;
-	case OPT_JSON:
-		o->json = true;
-		break;
-	case OPT_SYNC:
-		o->sync = true;
-		break;
 	case OPT_PROM_FILE:
-		if (!*arg)
-			argp_failure(state, 1, 0, "--prom-file needs a path");
-		o->prom_file = arg;
-		break;
-	case 'T':
-		o->timing = false;
-		break;
-	case OPT_TIME_ALL:
-		o->time_all = true;
+		o->prom_file = path_arg(state, "--prom-file", arg);
 		break;
 	case OPT_FILES:
 		if (!strcmp(arg, "all"))
@@ -251,37 +246,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		else
 			o->files = (uint32_t)v;
 		break;
-	case OPT_WIDE:
-		o->wide = true;
-		break;
 	case OPT_FILES_BY:
 		if (strcmp(arg, "path") && strcmp(arg, "file"))
 			argp_failure(state, 1, 0, "invalid --files-by '%s': expected path or file",
 				     arg);
 		o->files_by_path = !strcmp(arg, "path");
 		break;
-	case 'H':
-		o->hist = false;
-		break;
-	case 's':
-		o->summary_only = true;
-		break;
-	case 'u':
-		o->user = arg;
-		break;
-	case 'v':
-		o->verbose = true;
-		break;
 	case 'p':
-		if (parse_uint(arg, INT_MAX, &v))
-			argp_failure(state, 1, 0, "invalid pid '%s': expected a positive integer", arg);
-		o->pid = (pid_t)v;
+		o->pid = pid_arg(state, arg);
 		break;
 	case OPT_MAX_PROCS:
-		if (parse_uint(arg, MAX_SLOTS - 2, &v))
-			argp_failure(state, 1, 0, "invalid --max-procs '%s': expected 1..%d", arg,
-				     MAX_SLOTS - 2);
-		o->max_procs = (uint32_t)v;
+		o->max_procs = (uint32_t)count_arg(state, "--max-procs", arg, MAX_SLOTS - 2);
 		break;
 	case ARGP_KEY_ARG:
 		/* The first operand starts the command: its own options are not ours. */
@@ -339,7 +314,7 @@ int main(int argc, char **argv)
 			     .trace_min_ns = TRACE_MIN_NS, .trace_interval_ns = TRACE_INTERVAL_NS,
 			     .trace_max_events = TRACE_MAX_EVENTS, .stacks_by = -1,
 			     .stacks_unwind = STACKS_FP };
-	const struct argp argp = { opts, parse_opt, args_doc, doc, NULL, NULL, NULL };
+	const struct subcommand run = { "iotrace", options, parse_opt, args_doc, doc, ARGP_IN_ORDER };
 	struct run_result r;
 	struct output out = { .f = stderr };
 	char exit[64];
@@ -371,8 +346,7 @@ int main(int argc, char **argv)
 		return output_close(&(struct output){ .f = stdout }) ? 1 : 0;
 	}
 	/* argp names the program by argv[0]; error lines should start with "iotrace: ". */
-	argv[0] = "iotrace";
-	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o);
+	subcommand_parse(&run, argc, argv, &o);
 	/* Every output checked before the command starts; -o's file emptied only for a report. */
 	if (o.output && output_open(&out, o.output))
 		return 1;

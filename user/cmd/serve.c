@@ -28,6 +28,7 @@
 #include "util/container.h"
 #include "privdrop.h"
 #include "report/prom.h"
+#include "args.h"
 #include "serve.h"
 #include "collect/engine.h"
 #include "kernel/tracer.h"
@@ -67,25 +68,31 @@ static const char doc[] =
 
 enum { OPT_LISTEN = 0x100, OPT_COMM, OPT_CONTAINER, OPT_MAX_LABELS, OPT_TIME_ALL };
 
-static const struct argp_option opts[] = {
-	{ "listen", OPT_LISTEN, "ADDR:PORT", 0,
-	  "Address to serve on (default " DEFAULT_LISTEN "; [::1]:PORT for IPv6)", 0 },
-	{ "cgroup", 'c', "CGROUP", 0,
-	  "Only processes in this cgroup v2 (or below it), labelled with it; up to 8", 0 },
-	{ "container", OPT_CONTAINER, "NAME|ID", 0,
-	  "Only this container's processes, labelled with its cgroup (its name, the start of "
-	  "its ID, or a pod's UID); with -c, up to 8 in all", 0 },
-	{ "comm", OPT_COMM, NULL, 0, "Label by process name (comm) too", 0 },
-	{ "no-time", 'T', NULL, 0, "Do not time syscalls (no latency metrics; cheaper)", 0 },
-	{ "time-all", OPT_TIME_ALL, NULL, 0,
-	  "Time every syscall (default: a sample; iotrace_syscall_seconds_total only then)", 0 },
-	{ "max-labels", OPT_MAX_LABELS, "N", 0,
-	  "Distinct label sets with their own series (default 1000, at most 16382); the rest "
-	  "share the cgroup=\"(overflow)\" set", 0 },
-	{ "user", 'u', "USER", 0,
-	  "Once attached, run as USER with no capabilities (default " PRIVDROP_DEFAULT_USER
-	  "; root keeps them)", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's log, including the verifier output", 0 },
+static const struct option_row options[] = {
+	OPTION_STORING(STORE_ARG, offsetof(struct serve_opts, listen), "listen", OPT_LISTEN,
+		       "ADDR:PORT", 0,
+		       "Address to serve on (default " DEFAULT_LISTEN "; [::1]:PORT for IPv6)", 0),
+	OPTION("cgroup", 'c', "CGROUP", 0,
+	       "Only processes in this cgroup v2 (or below it), labelled with it; up to 8", 0),
+	OPTION("container", OPT_CONTAINER, "NAME|ID", 0,
+	       "Only this container's processes, labelled with its cgroup (its name, the start of "
+	       "its ID, or a pod's UID); with -c, up to 8 in all", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct serve_opts, cfg.label_comm), "comm", OPT_COMM,
+		       NULL, 0, "Label by process name (comm) too", 0),
+	OPTION_STORING(STORE_OFF, offsetof(struct serve_opts, cfg.timing), "no-time", 'T', NULL, 0,
+		       "Do not time syscalls (no latency metrics; cheaper)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct serve_opts, cfg.time_all), "time-all",
+		       OPT_TIME_ALL, NULL, 0,
+		       "Time every syscall (default: a sample; iotrace_syscall_seconds_total "
+		       "only then)", 0),
+	OPTION("max-labels", OPT_MAX_LABELS, "N", 0,
+	       "Distinct label sets with their own series (default 1000, at most 16382); the rest "
+	       "share the cgroup=\"(overflow)\" set", 0),
+	OPTION_STORING(STORE_ARG, offsetof(struct serve_opts, user), "user", 'u', "USER", 0,
+		       "Once attached, run as USER with no capabilities (default "
+		       PRIVDROP_DEFAULT_USER "; root keeps them)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct serve_opts, cfg.verbose), "verbose", 'v', NULL, 0,
+		       "Show libbpf's log, including the verifier output", 0),
 	{},
 };
 
@@ -93,39 +100,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct serve_opts *o = state->input;
 	const char *reason;
-	unsigned long v;
 
+	if (option_stored(options, key, arg, o))
+		return 0;
 	switch (key) {
-	case OPT_LISTEN:
-		o->listen = arg;
-		break;
 	case 'c':
 	case OPT_CONTAINER:
 		filter_add(state, &o->cfg, o->cgroups, key == OPT_CONTAINER, arg);
 		break;
-	case OPT_COMM:
-		o->cfg.label_comm = true;
-		break;
-	case 'T':
-		o->cfg.timing = false;
-		break;
-	case OPT_TIME_ALL:
-		o->cfg.time_all = true;
-		break;
 	case OPT_MAX_LABELS:
-		if (parse_uint(arg, MAX_SLOTS - 2, &v))
-			argp_failure(state, 1, 0, "invalid --max-labels '%s': expected 1..%d", arg,
-				     MAX_SLOTS - 2);
-		o->cfg.max_procs = v;
-		break;
-	case 'v':
-		o->cfg.verbose = true;
-		break;
-	case 'u':
-		o->user = arg;
-		break;
-	case ARGP_KEY_ARG:
-		argp_failure(state, 1, 0, "unexpected argument '%s' (serve takes options only)", arg);
+		o->cfg.max_procs = count_arg(state, "--max-labels", arg, MAX_SLOTS - 2);
 		break;
 	case ARGP_KEY_END:
 		if (!o->cfg.max_procs)
@@ -346,7 +330,7 @@ static int wait_loop(struct serve_ctx *c, int sfd)
 int serve_main(int argc, char **argv)
 {
 	struct serve_opts o = { .listen = DEFAULT_LISTEN, .cfg = { .timing = true, .serve = true } };
-	const struct argp argp = { opts, parse_opt, NULL, doc, NULL, NULL, NULL };
+	const struct subcommand cmd = { "iotrace serve", options, parse_opt, NULL, doc, 0 };
 	struct serve_ctx c = { .o = &o };
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *d;
@@ -356,8 +340,7 @@ int serve_main(int argc, char **argv)
 	sigset_t mask;
 	int sfd;
 
-	argv[0] = "iotrace serve";
-	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	subcommand_parse(&cmd, argc, argv, &o);
 	if (parse_listen(o.listen, &ss, &sslen)) {
 		fprintf(stderr, "iotrace serve: invalid --listen '%s': expected ADDR:PORT or "
 				"[ADDR]:PORT with a numeric address\n", o.listen);

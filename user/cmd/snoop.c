@@ -20,6 +20,7 @@
 #include "report/cells.h"
 #include "report/json_cells.h"
 #include "util/residency.h"
+#include "args.h"
 #include "snoop.h"
 #include "kernel/tracer.h"
 #include "util/util.h"
@@ -65,18 +66,21 @@ static const char doc[] =
 
 enum { OPT_CONTAINER = 0x100 };
 
-static const struct argp_option opts[] = {
-	{ "pid", 'p', "PID", 0, "Only requests charged to this process", 0 },
-	{ "cgroup", 'c', "CGROUP", 0,
-	  "Only requests charged to processes in this cgroup v2 or below it (its directory, or "
-	  "its path below the cgroup v2 mount point); repeatable", 0 },
-	{ "container", OPT_CONTAINER, "NAME|ID", 0,
-	  "Only requests charged to this container's processes (its name, or the start of its "
-	  "ID; a pod by its UID); repeatable", 0 },
-	{ "disk", 'd', "DISK", 0, "Only this disk (name as in /sys/block)", 0 },
-	{ "queue", 'Q', NULL, 0, "Show the time from queued to issued", 0 },
-	{ "json", 'j', NULL, 0, "One JSON object per line", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's log", 0 },
+static const struct option_row options[] = {
+	OPTION("pid", 'p', "PID", 0, "Only requests charged to this process", 0),
+	OPTION("cgroup", 'c', "CGROUP", 0,
+	       "Only requests charged to processes in this cgroup v2 or below it (its directory, "
+	       "or its path below the cgroup v2 mount point); repeatable", 0),
+	OPTION("container", OPT_CONTAINER, "NAME|ID", 0,
+	       "Only requests charged to this container's processes (its name, or the start of its "
+	       "ID; a pod by its UID); repeatable", 0),
+	OPTION("disk", 'd', "DISK", 0, "Only this disk (name as in /sys/block)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct snoop_opts, queue), "queue", 'Q', NULL, 0,
+		       "Show the time from queued to issued", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct snoop_opts, json), "json", 'j', NULL, 0,
+		       "One JSON object per line", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct snoop_opts, cfg.verbose), "verbose", 'v', NULL, 0,
+		       "Show libbpf's log", 0),
 	{},
 };
 
@@ -104,10 +108,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	unsigned long v;
 	char why[160];
 
+	if (option_stored(options, key, arg, o))
+		return 0;
 	switch (key) {
 	case 'p':
-		if (parse_uint(arg, INT_MAX, &v))
-			argp_failure(state, 1, 0, "invalid pid '%s': expected a positive integer", arg);
+		v = pid_arg(state, arg);
 		/* Kernel threads do block I/O (writeback, journal): they may be snooped. */
 		if (pid_refusal(v, false, why, sizeof(why)))
 			argp_failure(state, 1, 0, "-p %s: %s", arg, why);
@@ -122,15 +127,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->cfg.snoop_dev = disk_kdev(arg);
 		if (!o->cfg.snoop_dev)
 			argp_failure(state, 1, 0, "disk '%s': not in /sys/block", arg);
-		break;
-	case 'Q':
-		o->queue = true;
-		break;
-	case 'j':
-		o->json = true;
-		break;
-	case 'v':
-		o->cfg.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (state->arg_num > 0)
@@ -344,15 +340,14 @@ static int snoop_loop(struct tracer *t, double duration)
 int snoop_main(int argc, char **argv)
 {
 	struct snoop_opts o = { .cfg = { .snoop = true } };
-	const struct argp argp = { opts, parse_opt, "[DURATION]", doc, NULL, NULL, NULL };
+	const struct subcommand cmd = { "iotrace snoop", options, parse_opt, "[DURATION]", doc, 0 };
 	struct snoop_state s = { .o = &o };
 	struct tracer *t;
 	uint64_t drops[DROP_COUNTERS], lost;
 	struct timespec ts;
 	int err;
 
-	argv[0] = "iotrace snoop";
-	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	subcommand_parse(&cmd, argc, argv, &o);
 	/* Before the programs attach: every event's time (its completion) comes after it. */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	s.start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;

@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include "args.h"
 #include "top.h"
 #include "collect/engine.h"
 #include "report/top_out.h"
@@ -56,24 +57,33 @@ static const char doc[] =
 
 enum { OPT_COMM = 0x100, OPT_GROUP, OPT_CONTAINER, OPT_NO_TIME, OPT_MAX_PROCS, OPT_CPU };
 
-static const struct argp_option opts[] = {
-	{ "delay", 'd', "SECS", 0, "Seconds between refreshes (default 1)", 0 },
-	{ "iterations", 'n', "COUNT", 0, "Refreshes before exiting (default: until q or Ctrl-C)", 0 },
-	{ "batch", 'b', NULL, 0, "One text block per refresh, for logs (as top -b)", 0 },
-	{ "json", 'j', NULL, 0, "One JSON object per refresh, one a line (NDJSON)", 0 },
-	{ "cgroup", 'c', "CGROUP", 0, "Only processes in this cgroup v2 (or below); up to 8", 0 },
-	{ "container", OPT_CONTAINER, "NAME|ID", 0,
-	  "Only this container's processes (its name, the start of its ID, or a pod's UID; "
-	  "iotrace containers lists them); with -c, up to 8 in all", 0 },
-	{ "group", OPT_GROUP, "BY", 0, "Rows by 'process' (default), 'cgroup', 'container' or 'pod'",
-	  0 },
-	{ "comm", OPT_COMM, NULL, 0, "Rows by process name (with --group: the group and name)", 0 },
-	{ "sort", 'o', "KEY", 0, "Sort column: pid name read write hit dread dwrite io uring", 0 },
-	{ "no-time", OPT_NO_TIME, NULL, 0, "Do not time syscalls (IO% is n/a): cheaper", 0 },
-	{ "max-procs", OPT_MAX_PROCS, "N", 0, "Processes with their own counters at once", 0 },
-	{ "verbose", 'v', NULL, 0, "libbpf's log and the verifier's output on failure", 0 },
-	{ "cpu-stats", OPT_CPU, "FILE", OPTION_HIDDEN, "top's own CPU use, written at exit", 0 },
-	{ 0 }
+static const struct option_row options[] = {
+	OPTION("delay", 'd', "SECS", 0, "Seconds between refreshes (default 1)", 0),
+	OPTION("iterations", 'n', "COUNT", 0,
+	       "Refreshes before exiting (default: until q or Ctrl-C)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct top_opts, batch), "batch", 'b', NULL, 0,
+		       "One text block per refresh, for logs (as top -b)", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct top_opts, json), "json", 'j', NULL, 0,
+		       "One JSON object per refresh, one a line (NDJSON)", 0),
+	OPTION("cgroup", 'c', "CGROUP", 0, "Only processes in this cgroup v2 (or below); up to 8",
+	       0),
+	OPTION("container", OPT_CONTAINER, "NAME|ID", 0,
+	       "Only this container's processes (its name, the start of its ID, or a pod's UID; "
+	       "iotrace containers lists them); with -c, up to 8 in all", 0),
+	OPTION("group", OPT_GROUP, "BY", 0,
+	       "Rows by 'process' (default), 'cgroup', 'container' or 'pod'", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct top_opts, view.by_comm), "comm", OPT_COMM, NULL, 0,
+		       "Rows by process name (with --group: the group and name)", 0),
+	OPTION("sort", 'o', "KEY", 0, "Sort column: pid name read write hit dread dwrite io uring",
+	       0),
+	OPTION_STORING(STORE_OFF, offsetof(struct top_opts, cfg.timing), "no-time", OPT_NO_TIME,
+		       NULL, 0, "Do not time syscalls (IO% is n/a): cheaper", 0),
+	OPTION("max-procs", OPT_MAX_PROCS, "N", 0, "Processes with their own counters at once", 0),
+	OPTION_STORING(STORE_ON, offsetof(struct top_opts, cfg.verbose), "verbose", 'v', NULL, 0,
+		       "libbpf's log and the verifier's output on failure", 0),
+	OPTION_STORING(STORE_ARG, offsetof(struct top_opts, cpu_file), "cpu-stats", OPT_CPU, "FILE",
+		       OPTION_HIDDEN, "top's own CPU use, written at exit", 0),
+	{},
 };
 
 static long positive(const char *arg, const char *what, struct argp_state *state)
@@ -91,9 +101,10 @@ static long positive(const char *arg, const char *what, struct argp_state *state
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct top_opts *o = state->input;
-	unsigned long v;
 	char *end;
 
+	if (option_stored(options, key, arg, o))
+		return 0;
 	switch (key) {
 	case 'd':
 		o->delay = strtod(arg, &end);
@@ -103,12 +114,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'n':
 		o->count = positive(arg, "-n", state);
-		break;
-	case 'b':
-		o->batch = true;
-		break;
-	case 'j':
-		o->json = true;
 		break;
 	case 'c':
 	case OPT_CONTAINER:
@@ -120,32 +125,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				     "invalid --group '%s': process, cgroup, container or pod", arg);
 		o->view.group = top_group_of(arg);
 		break;
-	case OPT_COMM:
-		o->view.by_comm = true;
-		break;
 	case 'o':
 		if (top_sort_of(arg) < 0)
 			argp_failure(state, 1, 0, "unknown sort key '%s': one of %s", arg,
 				     top_sort_list());
 		o->view.sort = top_sort_of(arg);
 		break;
-	case 'v':
-		o->cfg.verbose = true;
-		break;
-	case OPT_NO_TIME:
-		o->cfg.timing = false;
-		break;
 	case OPT_MAX_PROCS:
-		if (parse_uint(arg, MAX_SLOTS - 2, &v))
-			argp_failure(state, 1, 0, "invalid --max-procs '%s': expected 1..%d", arg,
-				     MAX_SLOTS - 2);
-		o->cfg.max_procs = v;
-		break;
-	case OPT_CPU:
-		o->cpu_file = arg;
-		break;
-	case ARGP_KEY_ARG:
-		argp_failure(state, 1, 0, "unexpected argument '%s' (top takes options only)", arg);
+		o->cfg.max_procs = count_arg(state, "--max-procs", arg, MAX_SLOTS - 2);
 		break;
 	case ARGP_KEY_END:
 		if (o->batch && o->json)
@@ -342,12 +329,11 @@ int top_main(int argc, char **argv)
 		.delay = 1,
 		.view = { .sort = TOP_SORT_IO },
 	};
-	const struct argp argp = { opts, parse_opt, NULL, doc, NULL, NULL, NULL };
+	const struct subcommand cmd = { "iotrace top", options, parse_opt, NULL, doc, 0 };
 	struct top_session s = { .o = &o, .sig_fd = -1 };
 	int rc;
 
-	argv[0] = "iotrace top";
-	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	subcommand_parse(&cmd, argc, argv, &o);
 	if (!o.batch && !o.json && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))) {
 		fprintf(stderr, "iotrace: top: not a terminal; use -b (text) or -j (JSON)\n");
 		return 1;

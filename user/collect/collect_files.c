@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "collect_impl.h"
+#include "kernel/tracer.h"
 #include "model/files.h"
 #include "model/names.h"
 #include "util/hash.h"
@@ -125,15 +126,15 @@ static const char *read_residency(struct residency_memo **memo, const char *path
 	return m->missing;
 }
 
+static void memo_free(struct residency_memo *m)
+{
+	free(m->path);
+	free(m);
+}
+
 void collect_residency_free(struct residency_memo **memo)
 {
-	struct residency_memo *m, *tmp;
-
-	HASH_ITER(hh, *memo, m, tmp) {
-		HASH_DEL(*memo, m);
-		free(m->path);
-		free(m);
-	}
+	HASH_FREE_ALL(hh, *memo, memo_free);
 }
 
 int collect_resolve_file(struct names *names, struct residency_memo **memo,

@@ -47,8 +47,6 @@ static void free_paths(struct stack_space *sp)
 
 void stacks_free(struct stacks *s)
 {
-	struct agg_slot *slot, *tmp;
-
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nspaces; i++) {
@@ -60,10 +58,7 @@ void stacks_free(struct stacks *s)
 		free(s->aggs[i].pcs);
 	free(s->spaces);
 	free(s->aggs);
-	HASH_ITER(hh, s->index, slot, tmp) {
-		HASH_DEL(s->index, slot);
-		free(slot);
-	}
+	HASH_FREE_ALL(hh, s->index, free);
 	free(s->last);
 	sym_free(s->sym);
 	free(s);

@@ -27,6 +27,12 @@ void *map_mmap(struct bpf_map *map, size_t *len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+void map_munmap(void *p, size_t len)
+{
+	if (p)
+		munmap(p, len);
+}
+
 /* ---- the map walker ---- */
 
 /* Elements per bpf() call of the walker; a hash bucket longer than this makes it grow. */

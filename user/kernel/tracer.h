@@ -292,4 +292,23 @@ int tracer_read_stacks(struct tracer *t, tracer_stack_fn fn, void *ctx);
 /* serve: calls fn for every label (cgroup id, comm or "") and its slot. */
 int tracer_for_each_label(struct tracer *t, tracer_label_fn fn, void *ctx);
 
+/*
+ * File names (tracer_names.c): what the ring's file_name events say, completed from the
+ * machine here, so that the name table (model/names.h) reads nothing itself.
+ */
+struct names;
+/*
+ * A file_name event of the ring (data, size: the kernel sends only the bytes of the path
+ * used) added to n with its filesystem's mount point (/proc/self/mountinfo, read now); its
+ * key in *key. 1 when too short to be one, -1 out of memory.
+ */
+int names_add_event(struct names *n, const void *data, size_t size, struct path_key *key);
+/*
+ * The path of a regular file no name was recorded for (met only through the page cache),
+ * found from its inode now (open_by_handle_at) and kept in n; NULL when it cannot be.
+ */
+const char *names_resolve(struct names *n, const struct path_key *key);
+/* The name recorded for a file, or else the one names_resolve finds. */
+const char *names_lookup(struct names *n, const struct path_key *key);
+
 #endif

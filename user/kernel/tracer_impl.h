@@ -67,6 +67,8 @@ struct btf_index *btf_index_new(const struct btf *btf);
 void btf_index_free(struct btf_index *ix);
 /* An mmapable array map's values mapped (len: its length, whole pages); NULL, errno set. */
 void *map_mmap(struct bpf_map *map, size_t *len);
+/* What map_mmap mapped (p, len) unmapped; p may be NULL (never mapped). */
+void map_munmap(void *p, size_t len);
 
 /* Returns true to stop the walk. */
 typedef bool (*map_visit_fn)(const void *key, const void *value, void *ctx);

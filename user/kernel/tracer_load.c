@@ -494,22 +494,15 @@ void tracer_close(struct tracer *t)
 	if (!t)
 		return;
 	ring_buffer__free(t->events);
-	if (t->proc_slot)
-		munmap(t->proc_slot, t->proc_slot_len);
-	if (t->sc)
-		munmap(t->sc, t->sc_len);
-	if (t->io)
-		munmap(t->io, t->io_len);
-	if (t->moves)
-		munmap(t->moves, t->moves_len);
+	map_munmap(t->proc_slot, t->proc_slot_len);
+	map_munmap(t->sc, t->sc_len);
+	map_munmap(t->io, t->io_len);
+	map_munmap(t->moves, t->moves_len);
 	free(t->scratch);
 	tracer_free_live_rows(t);
-	if (t->files)
-		munmap(t->files, t->files_len);
-	if (t->rows)
-		munmap(t->rows, t->rows_len);
-	if (t->slot_rows)
-		munmap(t->slot_rows, t->slot_rows_len);
+	map_munmap(t->files, t->files_len);
+	map_munmap(t->rows, t->rows_len);
+	map_munmap(t->slot_rows, t->slot_rows_len);
 	unmap_trace(t);
 	iotrace_bpf__destroy(t->skel);
 	free(t);

@@ -38,6 +38,29 @@ static struct sink dense_sink(struct dense_profile *d)
 }
 
 /*
+ * The tag of a cache row (tagp: a syscall row's, or with io an I/O kind row's) when it is
+ * the slot's and, with take, now claimed for this reader; 0 when the row is not to be read.
+ */
+static uint32_t row_tag(uint32_t *tagp, uint32_t slot, bool io, bool take)
+{
+	uint32_t tag = __atomic_load_n(tagp, __ATOMIC_ACQUIRE);
+
+	if (!tag || tag == CACHE_CLAIMED || (io ? TAG_SLOT_IO(tag) : TAG_SLOT_SC(tag)) != slot)
+		return 0;
+	if (take && !__atomic_compare_exchange_n(tagp, &tag, CACHE_CLAIMED, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return 0;
+	return tag;
+}
+
+/* A row read with take: zeroed (size bytes of its counters st), then freed. */
+static void row_free(uint32_t *tagp, void *st, size_t size)
+{
+	memset(st, 0, size);
+	__atomic_store_n(tagp, 0, __ATOMIC_RELEASE);
+}
+
+/*
  * The slot's rows in every CPU's caches, to the sink. take: the slot is dead (no CPU counts
  * for it any more): each row is claimed (its tag swapped to CACHE_CLAIMED, which a CPU
  * then leaves alone), read, zeroed and freed.
@@ -46,33 +69,23 @@ static void cache_rows(struct tracer *t, uint32_t slot, const struct sink *out, 
 {
 	for (uint32_t i = 0; i < t->ncpus * SC_CACHE_ROWS; i++) {
 		struct sc_cache_row *r = &t->sc[i];
-		uint32_t tag = __atomic_load_n(&r->tag, __ATOMIC_ACQUIRE);
+		uint32_t tag = row_tag(&r->tag, slot, false, take);
 
-		if (!tag || tag == CACHE_CLAIMED || TAG_SLOT_SC(tag) != slot)
-			continue;
-		if (take && !__atomic_compare_exchange_n(&r->tag, &tag, CACHE_CLAIMED, false,
-							 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		if (!tag)
 			continue;
 		out->sc(slot, (tag - 1) % MAX_SYSCALLS, &r->st, out->ctx);
-		if (take) {
-			memset(&r->st, 0, sizeof(r->st));
-			__atomic_store_n(&r->tag, 0, __ATOMIC_RELEASE);
-		}
+		if (take)
+			row_free(&r->tag, &r->st, sizeof(r->st));
 	}
 	for (uint32_t i = 0; i < t->ncpus * IO_CACHE_ROWS; i++) {
 		struct io_cache_row *r = &t->io[i];
-		uint32_t tag = __atomic_load_n(&r->tag, __ATOMIC_ACQUIRE);
+		uint32_t tag = row_tag(&r->tag, slot, true, take);
 
-		if (!tag || tag == CACHE_CLAIMED || TAG_SLOT_IO(tag) != slot)
-			continue;
-		if (take && !__atomic_compare_exchange_n(&r->tag, &tag, CACHE_CLAIMED, false,
-							 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		if (!tag)
 			continue;
 		out->io(slot, (tag - 1) % 16, &r->st, out->ctx);
-		if (take) {
-			memset(&r->st, 0, sizeof(r->st));
-			__atomic_store_n(&r->tag, 0, __ATOMIC_RELEASE);
-		}
+		if (take)
+			row_free(&r->tag, &r->st, sizeof(r->st));
 	}
 }
 

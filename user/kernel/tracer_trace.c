@@ -53,8 +53,7 @@ int map_trace(struct tracer *t, const struct tracer_config *cfg, void *ctx)
 
 void unmap_trace(struct tracer *t)
 {
-	if (t->trace_ctr)
-		munmap(t->trace_ctr, t->trace_ctr_len);
+	map_munmap(t->trace_ctr, t->trace_ctr_len);
 	t->trace_ctr = NULL;
 }
 

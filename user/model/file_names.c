@@ -189,12 +189,7 @@ static int merge_io(struct file_record *dst, struct merge_dense *md, const struc
 		row->op = io->op;
 		i = dst->nio;
 	}
-	row->calls += io->calls;
-	row->errors += io->errors;
-	row->requested_bytes += io->requested_bytes;
-	row->transferred_bytes += io->transferred_bytes;
-	row->total_ns += io->total_ns;
-	row->timed_calls += io->timed_calls;
+	file_io_add(row, io);
 	dense_add_sparse(md->io[i - 1], &io->lat);
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "files.h"
 #include "file_names.h"
+#include "sums.h"
 #include "syscall_table.h"
 #include "util/hash.h"
 #include "util/vec.h"
@@ -62,14 +63,9 @@ struct file_record *files_get(struct proc_record *p, const struct path_key *k)
 
 static void file_index_free(struct file_index *x)
 {
-	struct file_slot *s, *tmp;
-
 	if (!x)
 		return;
-	HASH_ITER(hh, x->head, s, tmp) {
-		HASH_DEL(x->head, s);
-		free(s);
-	}
+	HASH_FREE_ALL(hh, x->head, free);
 	free(x);
 }
 
@@ -140,13 +136,13 @@ static int add_row(struct file_record *f, uint32_t op, const struct file_row *r)
 		io->op = op;
 	}
 	__u64 lat[HIST_BUCKETS];
+	/* The kernel's row under the model's names (FILE_IO_FIELDS). */
+	const struct file_io raw = { .calls = r->calls, .errors = r->errors,
+				     .requested_bytes = r->requested,
+				     .transferred_bytes = r->transferred, .total_ns = r->total_ns,
+				     .timed_calls = r->timed };
 
-	io->calls += r->calls;
-	io->errors += r->errors;
-	io->requested_bytes += r->requested;
-	io->transferred_bytes += r->transferred;
-	io->total_ns += r->total_ns;
-	io->timed_calls += r->timed;
+	file_io_add(io, &raw);
 	for (int b = 0; b < HIST_BUCKETS; b++)
 		lat[b] = r->lat_hist[b];
 	return sparse_hist_add(&io->lat, lat);
@@ -238,16 +234,9 @@ int files_add_block(struct proc_record *p, const struct file_block_key *k,
 		b->disk = k->disk;
 		b->op = k->op;
 	}
-	b->c.requests += st->requests;
-	b->c.bytes += st->bytes;
-	b->c.errors += st->errors;
-	b->c.sync += st->sync;
-	b->c.readahead += st->readahead;
-	b->c.meta += st->meta;
-	b->c.fua += st->fua;
-	b->c.preflush += st->preflush;
-	b->c.writeback += st->writeback;
-	b->c.sequential += st->sequential;
+#define ADD(member) b->c.member += st->member;
+	BLOCK_COUNTS_SUMMED(ADD)
+#undef ADD
 	b->c.latency_sum_ns += st->lat_ns;
 	b->c.queue_latency_sum_ns += st->qlat_ns;
 	err |= sparse_hist_add(&b->size, st->size_hist);

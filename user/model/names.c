@@ -12,7 +12,6 @@
 #include <netinet/in.h>
 #include "names.h"
 #include "records.h"
-#include "util/residency.h"
 #include "util/hash.h"
 #include "util/vec.h"
 
@@ -100,10 +99,9 @@ static char *joined(const struct file_name *n)
 	return out;
 }
 
-/* A path: the filesystem's mount point, then the names below it. */
-static char *path_of(const struct path_key *key, const struct file_name *n)
+/* A path: the filesystem's mount point (mnt, NULL: not known), then the names below it. */
+static char *path_of(const struct path_key *key, const struct file_name *n, const char *mnt)
 {
-	const char *mnt = mount_point_of(key->dev);
 	char *below = joined(n), *path = NULL;
 	int err;
 
@@ -120,7 +118,7 @@ static char *path_of(const struct path_key *key, const struct file_name *n)
 	return err < 0 ? NULL : path;
 }
 
-char *name_format(const struct path_key *key, const struct file_name *n)
+char *name_format(const struct path_key *key, const struct file_name *n, const char *mnt)
 {
 	char *text = NULL, *base;
 	int err = 0;
@@ -152,7 +150,7 @@ char *name_format(const struct path_key *key, const struct file_name *n)
 		free(base);
 		/* fallthrough */
 	default:
-		text = path_of(key, n);
+		text = path_of(key, n, mnt);
 	}
 	return err < 0 ? NULL : text;
 }
@@ -165,14 +163,15 @@ struct names *names_new(void)
 static void named_free(struct named *s)
 {
 	free(s->path);
-	if (!s->more)
-		return;
-	free(s->more->shown);
-	free(s->more->others);
-	for (uint32_t i = 0; i < s->more->nearlier; i++)
-		free(s->more->earlier[i].path);
-	free(s->more->earlier);
-	free(s->more);
+	if (s->more) {
+		free(s->more->shown);
+		free(s->more->others);
+		for (uint32_t i = 0; i < s->more->nearlier; i++)
+			free(s->more->earlier[i].path);
+		free(s->more->earlier);
+		free(s->more);
+	}
+	free(s);
 }
 
 /* The slot's more, made when it is first needed; NULL out of memory. */
@@ -185,15 +184,9 @@ static struct named_more *more_of(struct named *s)
 
 void names_free(struct names *n)
 {
-	struct named *s, *tmp;
-
 	if (!n)
 		return;
-	HASH_ITER(hh, n->table, s, tmp) {
-		HASH_DEL(n->table, s);
-		named_free(s);
-		free(s);
-	}
+	HASH_FREE_ALL(hh, n->table, named_free);
 	for (size_t i = 0; i < n->nretired; i++)
 		free(n->retired[i]);
 	free(n->retired);
@@ -338,7 +331,8 @@ static int set_name(struct names *n, struct named *s, char *path, uint64_t id, b
 	return 0;
 }
 
-int names_add(struct names *n, const struct path_key *key, const struct file_name *name)
+int names_add(struct names *n, const struct path_key *key, const struct file_name *name,
+	      const char *mnt)
 {
 	struct named *s;
 	char *text;
@@ -350,7 +344,7 @@ int names_add(struct names *n, const struct path_key *key, const struct file_nam
 			s->deleted = true;
 		return 0;
 	}
-	text = name_format(key, name);
+	text = name_format(key, name, mnt);
 	if (!text)
 		return -1;
 	/* One of the inode's names (no file at hand) does not replace a file's own, except
@@ -448,24 +442,21 @@ int names_rename(struct names *n, const struct path_key *key, const char *path)
 	return set_name(n, s, copy, 0, false);
 }
 
-const char *names_lookup(struct names *n, const struct path_key *key)
+bool names_unresolved(const struct names *n, const struct path_key *key)
 {
-	struct name_view v;
+	const unsigned ring = sizeof(n->unnamed) / sizeof(n->unnamed[0]);
 
-	return names_find(n, key, &v) ? v.shown : names_resolve(n, key);
+	for (unsigned i = 0; i < ring && i < n->nunnamed; i++)
+		if (!memcmp(&n->unnamed[i], key, sizeof(*key)))
+			return true;
+	return false;
 }
 
-const char *names_resolve(struct names *n, const struct path_key *key)
+const char *names_resolved(struct names *n, const struct path_key *key, char *text)
 {
 	const unsigned ring = sizeof(n->unnamed) / sizeof(n->unnamed[0]);
 	struct named *s;
-	char *text;
 
-	/* Opening by handle costs a syscall or two: not again for a file that had no path. */
-	for (unsigned i = 0; i < ring && i < n->nunnamed; i++)
-		if (!memcmp(&n->unnamed[i], key, sizeof(*key)))
-			return NULL;
-	text = path_by_inode(key->dev, key->ino, key->igen);
 	if (!text)
 		n->unnamed[n->nunnamed++ % ring] = *key;
 	s = text ? find(n, key) : NULL;
@@ -481,15 +472,4 @@ const char *names_resolve(struct names *n, const struct path_key *key)
 	s->from_alias = true;
 	s->path = text;
 	return text;
-}
-
-int names_add_event(struct names *n, const void *data, size_t size, struct path_key *key)
-{
-	struct file_name name = { 0 };
-
-	if (size < offsetof(struct file_name, buf))
-		return 1;
-	memcpy(&name, data, size < sizeof(name) ? size : sizeof(name));
-	*key = (struct path_key){ .dev = name.dev, .ino = name.ino, .igen = name.igen };
-	return names_add(n, key, &name) ? -1 : 0;
 }

@@ -17,16 +17,13 @@ struct names;
 struct names *names_new(void);
 void names_free(struct names *n);
 /*
- * Formats and keeps the name of key (mount points are read now): a later name of the file
- * (another name id) makes the one before an earlier name; -1 out of memory.
+ * Formats and keeps the name of key, a path below mnt (its filesystem's mount point, as the
+ * collector read it when the name arrived; NULL: not known, the path starts "MAJ:MIN:"): a
+ * later name of the file (another name id) makes the one before an earlier name; -1 out of
+ * memory. The ring's events come in through names_add_event (kernel/tracer.h).
  */
-int names_add(struct names *n, const struct path_key *key, const struct file_name *name);
-/*
- * A file_name event of the ring (data, size: the kernel sends only the bytes of the path
- * used) added as names_add adds it; its key in *key. 1 when too short to be one, -1 out of
- * memory.
- */
-int names_add_event(struct names *n, const void *data, size_t size, struct path_key *key);
+int names_add(struct names *n, const struct path_key *key, const struct file_name *name,
+	      const char *mnt);
 
 /* A file's names. The strings are the table's, kept until names_free. */
 struct name_view {
@@ -55,17 +52,22 @@ const char *names_mark_deleted(struct names *n, const struct path_key *key);
 /* The file is found at the end under path (renamed unseen): its latest name; -1 if not. */
 int names_rename(struct names *n, const struct path_key *key, const char *path);
 /*
- * The path of a regular file no name was recorded for (met only through the page cache),
- * found from its inode now and kept; NULL when it cannot be.
+ * Whether key is among the files lately found to have no path by inode (a ring): the
+ * collector does not ask the machine again for them (names_resolve, kernel/tracer.h).
  */
-const char *names_resolve(struct names *n, const struct path_key *key);
-/* The name recorded for a file, or else the one names_resolve finds. */
-const char *names_lookup(struct names *n, const struct path_key *key);
+bool names_unresolved(const struct names *n, const struct path_key *key);
 /*
- * The name the kernel side recorded, formatted into a malloc'ed string (NULL: no memory),
- * without " (deleted)" (a memfd's name has it: /proc/PID/fd always shows it).
+ * The path text (malloc'ed, taken; NULL: none was found, remembered by names_unresolved)
+ * the collector found from key's inode, kept for a file no name was recorded for. Returns
+ * the name to show (the recorded one if a name came meanwhile), or NULL.
  */
-char *name_format(const struct path_key *key, const struct file_name *name);
+const char *names_resolved(struct names *n, const struct path_key *key, char *text);
+/*
+ * The name the kernel side recorded, below mount point mnt (as names_add), formatted into
+ * a malloc'ed string (NULL: no memory), without " (deleted)" (a memfd's name has it:
+ * /proc/PID/fd always shows it).
+ */
+char *name_format(const struct path_key *key, const struct file_name *name, const char *mnt);
 /* "file", "dir", "pipe", "socket", ... ("metadata" for FK_KINDS). */
 const char *file_kind_name(uint32_t kind);
 

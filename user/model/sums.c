@@ -211,6 +211,15 @@ const char *page_cache_field_unknown(const struct field *f, const struct page_ca
 	return NULL;
 }
 
+/* ---- files ---- */
+
+void file_io_add(struct file_io *dst, const struct file_io *src)
+{
+#define ADD_IO_FIELD(name, ...) dst->name += src->name;
+	FILE_IO_FIELDS(ADD_IO_FIELD)
+#undef ADD_IO_FIELD
+}
+
 /* ---- block ---- */
 
 void block_record_add(struct block_record *dst, const struct block_record *src)
@@ -218,17 +227,10 @@ void block_record_add(struct block_record *dst, const struct block_record *src)
 	struct block_stat *d = &dst->st;
 	const struct block_stat *s = &src->st;
 
-	d->requests += s->requests;
-	d->bytes += s->bytes;
-	d->errors += s->errors;
-	d->sync += s->sync;
-	d->readahead += s->readahead;
-	d->meta += s->meta;
-	d->fua += s->fua;
-	d->preflush += s->preflush;
-	d->writeback += s->writeback;
+#define ADD(member) d->member += s->member;
+	BLOCK_COUNTS_SUMMED(ADD)
+#undef ADD
 	d->writeback_bytes += s->writeback_bytes;
-	d->sequential += s->sequential;
 	d->lat_ns += s->lat_ns;
 	d->qlat_ns += s->qlat_ns;
 	for (int b = 0; b < HIST_BUCKETS; b++)

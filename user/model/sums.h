@@ -50,6 +50,16 @@ void page_cache_reset(struct page_cache_sum *s);
 const char *page_cache_field_unknown(const struct field *f, const struct page_cache_view *v,
 				     const char *direct_missing);
 void block_record_add(struct block_record *dst, const struct block_record *src);
+/* A file's syscall row added to another's (FILE_IO_FIELDS; the histogram apart). */
+void file_io_add(struct file_io *dst, const struct file_io *src);
+/*
+ * The counters of BLOCK_COUNTS (bpf/iotrace.h) that keep their name in every block record
+ * and view of the model (struct block_stat_view too): what adding one to another sums
+ * alike. X(member).
+ */
+#define BLOCK_COUNTS_SUMMED(X)                                                                     \
+	X(requests) X(bytes) X(errors) X(sync) X(readahead) X(meta) X(fua) X(preflush)         \
+	X(writeback) X(sequential)
 /* A block record's derived view (averages, quantiles) from its raw counters. */
 void block_record_derive(struct block_record *r);
 /*

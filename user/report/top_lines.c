@@ -166,27 +166,32 @@ int top_header_lines(const struct top_view *v, const struct top_status *st, int 
 	return n;
 }
 
+/* One table of the text block (files: the files'), its title, its first max_rows rows. */
+static void print_table(FILE *out, const struct top_view *v, bool files, int width,
+			size_t max_rows)
+{
+	struct top_row *const *rows = files ? v->shown_files : v->shown;
+	size_t n = files ? v->nshown_files : v->nshown;
+	char line[NAME_TEXT_MAX];
+
+	top_title_line(v, files, width, line, sizeof(line));
+	fprintf(out, "%s\n", line);
+	for (size_t i = 0; i < n && i < max_rows; i++) {
+		top_row_line(v, rows[i], files, width, line, sizeof(line));
+		fprintf(out, "%s\n", line);
+	}
+	fputc('\n', out);
+}
+
 void top_print_text(FILE *out, const struct top_view *v, int width, size_t max_rows)
 {
-	char lines[4][512], line[NAME_TEXT_MAX];
+	char lines[4][512];
 	int n = top_header_lines(v, NULL, 0, lines);
 
 	for (int i = 0; i < n; i++)
 		fprintf(out, "%s\n", lines[i]);
 	fputc('\n', out);
-	top_title_line(v, false, width, line, sizeof(line));
-	fprintf(out, "%s\n", line);
-	for (size_t i = 0; i < v->nshown && i < max_rows; i++) {
-		top_row_line(v, v->shown[i], false, width, line, sizeof(line));
-		fprintf(out, "%s\n", line);
-	}
-	fputc('\n', out);
-	top_title_line(v, true, width, line, sizeof(line));
-	fprintf(out, "%s\n", line);
-	for (size_t i = 0; i < v->nshown_files && i < max_rows; i++) {
-		top_row_line(v, v->shown_files[i], true, width, line, sizeof(line));
-		fprintf(out, "%s\n", line);
-	}
-	fputc('\n', out);
+	print_table(out, v, false, width, max_rows);
+	print_table(out, v, true, width, max_rows);
 	fflush(out);
 }

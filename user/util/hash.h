@@ -26,4 +26,17 @@ extern _Thread_local bool hash_oom;
 		(err) = hash_oom ? -ENOMEM : 0;                                                    \
 	} while (0)
 
+/*
+ * Every element of head taken out of it and given to free_elt (a function of one element:
+ * free, or the table's own that frees what the element holds, then it); head ends NULL.
+ */
+#define HASH_FREE_ALL(hh, head, free_elt)                                                          \
+	do {                                                                                       \
+		__typeof__(head) elt_, tmp_;                                                       \
+		HASH_ITER(hh, head, elt_, tmp_) {                                                  \
+			HASH_DEL(head, elt_);                                                      \
+			free_elt(elt_);                                                            \
+		}                                                                                  \
+	} while (0)
+
 #endif

@@ -72,8 +72,6 @@ static void name_free(struct sym_name *e)
 
 void sym_free(struct sym *y)
 {
-	struct sym_name *e, *tmp;
-
 	if (!y)
 		return;
 	for (size_t i = 0; i < y->nfiles; i++) {
@@ -82,10 +80,7 @@ void sym_free(struct sym *y)
 			dwfl_end(y->files[i].dwfl);
 	}
 	free(y->files);
-	HASH_ITER(hh, y->names, e, tmp) {
-		HASH_DEL(y->names, e);
-		name_free(e);
-	}
+	HASH_FREE_ALL(hh, y->names, name_free);
 	free(y);
 }
 
