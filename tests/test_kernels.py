@@ -58,6 +58,8 @@ LEANEST = ["info", "syscalls", "readahead", "block"]
 # cloud and PREEMPT_RT flavours (the generic one's source) that the build loads and counts.
 BULLSEYE = ["info", "syscalls", "files", "readahead", "block", "snoop"]
 BULLSEYE_LEANEST = ["info", "syscalls"]
+# Ubuntu 22.04's 5.15: bullseye's cases, and the live modes (top, serve), compare and --trace.
+JAMMY = BULLSEYE + ["serve", "top", "compare", "trace"]
 EXTRA = {"rt": ["many_files"], "sid": ["identity"], "backports": ["identity"],
          "generic-64": ["crowd"], "bullseye": ["storm"]}
 # The storm's children (tests/guest/cases.sh, case_storm): thousands of processes on the
@@ -174,7 +176,7 @@ def vm(request, boots):
 def cases_of(line):
     if line not in guest.KERNELS:  # generic-64: the 64-CPU boot, its own case
         return EXTRA[line]
-    base = {"generic": CASES, "cloud": LEANEST, "bullseye": BULLSEYE, "jammy": BULLSEYE,
+    base = {"generic": CASES, "cloud": LEANEST, "bullseye": BULLSEYE, "jammy": JAMMY,
             "bullseye-cloud": BULLSEYE_LEANEST, "bullseye-rt": BULLSEYE_LEANEST}.get(line, LEAN)
     return base + EXTRA.get(line, [])
 
@@ -291,7 +293,9 @@ FACTS_515 = dict(FACTS_510, na={**FACTS_510["na"], "io_uring": "arguments ("},
                         "page_cache_sync_ra": "fentry page_cache_sync_ra#1",
                         "page_cache_async_ra": "fentry page_cache_async_ra#3",
                         "page_cache_ra_order": "fentry ondemand_readahead#3",
-                        "mm_filemap_get_pages": "fexit filemap_get_pages#1"})
+                        "mm_filemap_get_pages": "fexit filemap_get_pages#1"},
+                 # kernel.unprivileged_bpf_disabled = 2 refuses map reads without CAP_BPF
+                 serve_keeps="CAP_BPF")
 FACTS = {"noble": FACTS_68, "jammy": FACTS_515, "bullseye": FACTS_510, "bullseye-cloud": FACTS_510, "bullseye-rt": FACTS_510,
          "generic": FACTS_61, "cloud": FACTS_61, "rt": FACTS_61, "trixie": FACTS_612,
          "sid": FACTS_7, "backports": FACTS_7, "arm64": FACTS_61_ARM64, "trixie-arm64": FACTS_612}
@@ -646,7 +650,14 @@ def test_snoop_shows_the_reads(vm):
 
 def test_serve_counts_the_cgroup(vm):
     """serve -c CGROUP: the cgroup's read and write counts equal strace -c's of the same
-    tr2b run."""
+    tr2b run, read as nobody with no capability, or CAP_BPF alone where the kernel wants it
+    (5.x with kernel.unprivileged_bpf_disabled, which says so in one line)."""
+    assert (out(vm, "serve", "serve.rc").read_text().strip() == "0"), \
+        out(vm, "serve", "serve.out").read_text()
+    kept = FACTS[vm.flavour].get("serve_keeps")
+    caps = set(out(vm, "serve", "caps.txt").read_text().split()) - {"CapEff:"}
+    assert caps == {f"{(1 << 39) if kept else 0:016x}"}, caps  # CAP_BPF is 39
+    assert (kept in out(vm, "serve", "serve.out").read_text()) if kept else True
     metrics = out(vm, "serve", "metrics.txt").read_text()
     ref = parse_strace_c(out(vm, "serve", "tr2b.strace").read_text())
     for call in ("read", "write"):

@@ -143,6 +143,7 @@ case_serve() {
 		< $W/in.bin > /dev/null
 	sleep 1
 	wget -q -O metrics.txt http://127.0.0.1:9435/metrics
+	grep -h CapEff /proc/$spid/task/*/status > caps.txt
 	kill $spid
 	wait $spid
 	echo $? > serve.rc

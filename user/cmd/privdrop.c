@@ -158,9 +158,11 @@ static int install_filter(char *why, size_t len)
 
 /*
  * Kernels before "bpf: refine kernel.unprivileged_bpf_disabled behaviour" (2022) refuse
- * every bpf() command without CAP_BPF while kernel.unprivileged_bpf_disabled is set, newer
- * ones only map creation and program loads. Rather than guess from a version, read a map
- * after the drop: on such a kernel serve would otherwise answer every scrape with nothing.
+ * every bpf() command without CAP_BPF while kernel.unprivileged_bpf_disabled is set (5.10 of
+ * Debian 11, 5.15 of Ubuntu 22.04), newer ones only map creation and program loads. Rather
+ * than guess from a version, read a map after the switch: without a capability first, and
+ * where that is refused with CAP_BPF alone, which serve then keeps (the filter lets bpf()
+ * do nothing but read, add_narrowed()).
  */
 static int make_probe_map(char *why, size_t len)
 {
@@ -171,34 +173,60 @@ static int make_probe_map(char *why, size_t len)
 	return fd;
 }
 
-static int check_map_read(int fd, char *why, size_t len)
+static int map_readable(int fd)
 {
 	__u32 key = 0, value;
 
-	if (!bpf_map_lookup_elem(fd, &key, &value))
-		return 0;
-	snprintf(why, len, "reading a BPF map without capabilities: %s%s", strerror(errno),
-		 errno == EPERM ? " (this kernel wants CAP_BPF for it: use --user root)" : "");
-	return -1;
+	return bpf_map_lookup_elem(fd, &key, &value) ? -errno : 0;
 }
 
-/*
- * glibc runs setgroups/setresgid/setresuid on every thread (the HTTP thread too), and the
- * kernel empties the permitted, effective and ambient capability sets of each thread whose
- * uids all leave 0. capset() is per thread: it empties the caller's inheritable set too.
- */
-static int switch_user(const struct privdrop_user *u, char *why, size_t len)
+/* The calling thread's permitted and effective capability sets (masks); inheritable none. */
+static int set_caps(__u64 permitted, __u64 effective)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
 
-	if (setgroups(0, NULL) || setresgid(u->gid, u->gid, u->gid) ||
-	    setresuid(u->uid, u->uid, u->uid)) {
+	data[0].permitted = (__u32)permitted;
+	data[1].permitted = (__u32)(permitted >> 32);
+	data[0].effective = (__u32)effective;
+	data[1].effective = (__u32)(effective >> 32);
+	return syscall(SYS_capset, &hdr, data);
+}
+
+/*
+ * glibc runs setgroups/setresgid/setresuid on every thread, and the kernel empties the
+ * permitted, effective and ambient capability sets of each thread whose uids all leave 0,
+ * except where PR_SET_KEEPCAPS keeps the permitted set: this thread's only, so that CAP_BPF
+ * can stay there while the map is read without it. capset() then leaves nothing, or CAP_BPF
+ * alone where the kernel wants it (and empties the inheritable set). Threads made after
+ * this one inherit what it kept.
+ */
+static int switch_user(const struct privdrop_user *u, int probe, const char **kept, char *why,
+		       size_t len)
+{
+	const __u64 bpf = 1ULL << CAP_BPF;
+	int err;
+
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || setgroups(0, NULL) ||
+	    setresgid(u->gid, u->gid, u->gid) || setresuid(u->uid, u->uid, u->uid)) {
 		snprintf(why, len, "switching to uid %u gid %u: %s", u->uid, u->gid,
 			 strerror(errno));
 		return -1;
 	}
-	if (syscall(SYS_capset, &hdr, data)) {
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) || set_caps(bpf, 0)) {
+		snprintf(why, len, "narrowing capabilities: %s", strerror(errno));
+		return -1;
+	}
+	err = map_readable(probe);
+	if (err == -EPERM && !set_caps(bpf, bpf) && !(err = map_readable(probe))) {
+		*kept = "CAP_BPF";
+		return 0;
+	}
+	if (err) {
+		snprintf(why, len, "reading a BPF map as uid %u: %s", u->uid, strerror(-err));
+		return -1;
+	}
+	if (set_caps(0, 0)) {
 		snprintf(why, len, "clearing capabilities: %s", strerror(errno));
 		return -1;
 	}
@@ -213,18 +241,25 @@ static void run_test_hook(const char *name)
 		syscall(nr, 0, 0, 0, 0, 0, 0);
 }
 
-int privdrop_apply(const struct privdrop_user *u, char *why, size_t len)
+int privdrop_switch(const struct privdrop_user *u, const char **kept, char *why, size_t len)
 {
-	const char *test_call = getenv(PRIVDROP_TEST_ENV);
-	int probe = make_probe_map(why, len), err;
+	int probe, err;
 
+	*kept = NULL;
+	if (!u->uid)
+		return 0;
+	probe = make_probe_map(why, len);
 	if (probe < 0)
 		return -1;
-	err = u->uid ? switch_user(u, why, len) : 0;
-	err = err ?: check_map_read(probe, why, len);
+	err = switch_user(u, probe, kept, why, len);
 	close(probe);
-	if (err)
-		return -1;
+	return err;
+}
+
+int privdrop_confine(char *why, size_t len)
+{
+	const char *test_call = getenv(PRIVDROP_TEST_ENV);
+
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
 		snprintf(why, len, "setting no_new_privs: %s", strerror(errno));
 		return -1;

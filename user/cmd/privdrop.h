@@ -2,13 +2,15 @@
 /*
  * serve's privilege drop. Once its programs are attached and its socket is bound, serve
  * only reads maps through descriptors it already holds, answers HTTP and reads /proc, /sys
- * and the cgroup tree. privdrop_apply() then, for every thread of the process:
- *   - switches to an unprivileged user (its uid and gid, no supplementary groups), which
- *     leaves no capability: reading a map through an open descriptor needs none
- *     (docs/prometheus.md, "Privileges", says how that was checked);
+ * and the cgroup tree. privdrop_switch(), before the HTTP thread starts, switches to an
+ * unprivileged user (its uid and gid, no supplementary groups) with no capability: reading
+ * a map through an open descriptor needs none on kernels since 2022 (docs/prometheus.md,
+ * "Privileges", says how that was checked); where the kernel still wants CAP_BPF for it
+ * (kernel.unprivileged_bpf_disabled set on 5.x), CAP_BPF alone. privdrop_confine(), once
+ * the HTTP thread runs, for every thread of the process:
  *   - sets no_new_privs;
- *   - installs a seccomp allow-list of the syscalls serve makes from then on; any other
- *     syscall kills the whole process with SIGSYS.
+ *   - installs a seccomp allow-list of the syscalls serve makes from then on (bpf() only
+ *     to read maps); any other syscall kills the whole process with SIGSYS.
  */
 #ifndef IOTRACE_PRIVDROP_H
 #define IOTRACE_PRIVDROP_H
@@ -29,9 +31,13 @@ struct privdrop_user {
 int privdrop_resolve(const char *user, struct privdrop_user *out, const char **why);
 
 /*
- * Drops to u for the whole process (uid 0 keeps root and its capabilities; no_new_privs
- * and the filter still apply). Returns 0, or -1 with why (len bytes) saying what failed.
+ * Switches the process (its one thread: call it before any other starts) to u, uid 0
+ * keeping root and its capabilities. *kept names the capability it kept, or is NULL.
+ * Returns 0, or -1 with why (len bytes) saying what failed.
  */
-int privdrop_apply(const struct privdrop_user *u, char *why, size_t len);
+int privdrop_switch(const struct privdrop_user *u, const char **kept, char *why, size_t len);
+
+/* no_new_privs and the seccomp filter on every thread: 0, or -1 with why. */
+int privdrop_confine(char *why, size_t len);
 
 #endif

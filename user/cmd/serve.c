@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <microhttpd.h>
@@ -327,6 +328,30 @@ static int wait_loop(struct serve_ctx *c, int sfd)
 	}
 }
 
+/*
+ * The listening socket, bound before the switch of user (so a port below 1024 works too) and
+ * handed to the HTTP thread, which starts after it. As libmicrohttpd would make it: address
+ * reuse, IPv6 only on an IPv6 address, non-blocking.
+ */
+static int listen_on(const struct sockaddr_storage *ss, socklen_t len)
+{
+	int one = 1, fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int err;
+
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (ss->ss_family == AF_INET6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
+	    bind(fd, (const struct sockaddr *)ss, len) || listen(fd, SOMAXCONN)) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
 int serve_main(int argc, char **argv)
 {
 	struct serve_opts o = { .listen = DEFAULT_LISTEN, .cfg = { .timing = true, .serve = true } };
@@ -334,8 +359,9 @@ int serve_main(int argc, char **argv)
 	struct serve_ctx c = { .o = &o };
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *d;
+	const char *kept;
 	char why[160];
-	int status;
+	int status, lfd;
 	socklen_t sslen;
 	sigset_t mask;
 	int sfd;
@@ -361,18 +387,10 @@ int serve_main(int argc, char **argv)
 	c.e = engine_open_serve(&o.cfg, o.cgroups);
 	if (!c.e)
 		return 1;
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-				     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-			     0, NULL, NULL, handle, &c,
-			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CLIENTS,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_SECONDS,
-			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
-			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, &c,
-			     MHD_OPTION_END);
-	if (!d) {
+	lfd = listen_on(&ss, sslen);
+	if (lfd < 0) {
 		fprintf(stderr, "iotrace serve: cannot listen on %s: %s\n", o.listen,
-			errno ? strerror(errno) : "address in use or not available");
+			strerror(errno));
 		engine_close(c.e);
 		return 1;
 	}
@@ -382,12 +400,38 @@ int serve_main(int argc, char **argv)
 	 */
 	container_prime(CONTAINER_PRIME_MS);
 	container_stop_asking();
-	if (privdrop_apply(&o.as, why, sizeof(why))) {
+	/* Before the HTTP thread starts: it inherits what the switch keeps (privdrop.h). */
+	if (privdrop_switch(&o.as, &kept, why, sizeof(why))) {
+		fprintf(stderr, "iotrace serve: dropping privileges: %s\n", why);
+		close(lfd);
+		engine_close(c.e);
+		return 1;
+	}
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+				     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+			     0, NULL, NULL, handle, &c,
+			     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CLIENTS,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_SECONDS,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, &c,
+			     MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "iotrace serve: cannot serve on %s: %s\n", o.listen,
+			errno ? strerror(errno) : "libmicrohttpd did not start");
+		close(lfd);
+		engine_close(c.e);
+		return 1;
+	}
+	if (privdrop_confine(why, sizeof(why))) {
 		fprintf(stderr, "iotrace serve: dropping privileges: %s\n", why);
 		MHD_stop_daemon(d);
 		engine_close(c.e);
 		return 1;
 	}
+	if (kept)
+		fprintf(stderr, "iotrace serve: this kernel reads BPF maps only with %s: kept it "
+				"alone\n", kept);
 	fprintf(stderr, "iotrace serve: metrics on http://%s/metrics\n", o.listen);
 	status = wait_loop(&c, sfd);
 	MHD_stop_daemon(d);
