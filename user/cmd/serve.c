@@ -352,6 +352,54 @@ static int listen_on(const struct sockaddr_storage *ss, socklen_t len)
 	return fd;
 }
 
+/*
+ * The switch of user, while serve has one thread; the HTTP thread, which inherits what the
+ * switch kept (privdrop.h), on the socket bound before; then the filter on both. The daemon,
+ * or NULL with one line said (the socket closed).
+ */
+static struct MHD_Daemon *serve_unprivileged(struct serve_ctx *c, int lfd, int family)
+{
+	struct MHD_Daemon *d;
+	const char *kept;
+	char why[160];
+
+	/*
+	 * The containers running now are named (their runtimes asked as root); later ones by
+	 * their short ID: nothing asks a runtime once the seccomp filter is on.
+	 */
+	container_prime(CONTAINER_PRIME_MS);
+	container_stop_asking();
+	if (privdrop_switch(&c->o->as, &kept, why, sizeof(why))) {
+		fprintf(stderr, "iotrace serve: dropping privileges: %s\n", why);
+		close(lfd);
+		return NULL;
+	}
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+				     (family == AF_INET6 ? MHD_USE_IPv6 : 0),
+			     0, NULL, NULL, handle, c,
+			     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CLIENTS,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_SECONDS,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, c,
+			     MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "iotrace serve: cannot serve on %s: %s\n", c->o->listen,
+			errno ? strerror(errno) : "libmicrohttpd did not start");
+		close(lfd);
+		return NULL;
+	}
+	if (privdrop_confine(why, sizeof(why))) {
+		fprintf(stderr, "iotrace serve: dropping privileges: %s\n", why);
+		MHD_stop_daemon(d);
+		return NULL;
+	}
+	if (kept)
+		fprintf(stderr, "iotrace serve: this kernel reads BPF maps only with %s: kept it "
+				"alone\n", kept);
+	return d;
+}
+
 int serve_main(int argc, char **argv)
 {
 	struct serve_opts o = { .listen = DEFAULT_LISTEN, .cfg = { .timing = true, .serve = true } };
@@ -359,8 +407,6 @@ int serve_main(int argc, char **argv)
 	struct serve_ctx c = { .o = &o };
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *d;
-	const char *kept;
-	char why[160];
 	int status, lfd;
 	socklen_t sslen;
 	sigset_t mask;
@@ -394,44 +440,11 @@ int serve_main(int argc, char **argv)
 		engine_close(c.e);
 		return 1;
 	}
-	/*
-	 * The containers running now are named (their runtimes asked as root); later ones by
-	 * their short ID: nothing asks a runtime once the seccomp filter is on.
-	 */
-	container_prime(CONTAINER_PRIME_MS);
-	container_stop_asking();
-	/* Before the HTTP thread starts: it inherits what the switch keeps (privdrop.h). */
-	if (privdrop_switch(&o.as, &kept, why, sizeof(why))) {
-		fprintf(stderr, "iotrace serve: dropping privileges: %s\n", why);
-		close(lfd);
-		engine_close(c.e);
-		return 1;
-	}
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-				     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-			     0, NULL, NULL, handle, &c,
-			     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CLIENTS,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_SECONDS,
-			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
-			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, &c,
-			     MHD_OPTION_END);
+	d = serve_unprivileged(&c, lfd, ss.ss_family);
 	if (!d) {
-		fprintf(stderr, "iotrace serve: cannot serve on %s: %s\n", o.listen,
-			errno ? strerror(errno) : "libmicrohttpd did not start");
-		close(lfd);
 		engine_close(c.e);
 		return 1;
 	}
-	if (privdrop_confine(why, sizeof(why))) {
-		fprintf(stderr, "iotrace serve: dropping privileges: %s\n", why);
-		MHD_stop_daemon(d);
-		engine_close(c.e);
-		return 1;
-	}
-	if (kept)
-		fprintf(stderr, "iotrace serve: this kernel reads BPF maps only with %s: kept it "
-				"alone\n", kept);
 	fprintf(stderr, "iotrace serve: metrics on http://%s/metrics\n", o.listen);
 	status = wait_loop(&c, sfd);
 	MHD_stop_daemon(d);
