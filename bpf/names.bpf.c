@@ -505,9 +505,10 @@ enum name_how {
 
 /*
  * Sends the file's name to the loader unless it is the one sent last (NAME_AGAIN: or the
- * file was never named, so no row shows it); returns the name's id (0: none). Only syscalls
- * name files: the verifier checks the naming code in their programs alone (files met only
- * through the page cache are named by the loader from their inode: user/model/names.c).
+ * file was never named, so no row shows it); returns the name's id (0: none). Syscalls and
+ * exec (the program and its interpreter, note_exec_files) name files: the verifier checks
+ * the naming code in their programs alone (files met only through the page cache are named
+ * by the loader from their inode: user/kernel/tracer_names.c).
  */
 static __always_inline __u64 send_name(struct path_key *pk, struct inode *inode,
 					struct file *file, enum name_how how)

@@ -830,14 +830,21 @@ int BPF_PROG(handle_iomap_dio_rw_queued, struct inode *inode, loff_t offset, u64
 
 /* ---- the program an exec mapped (docs/run-mode.md, "What the run worked on ...") ---- */
 
-/* The inode of the mapping that holds an address (bpf_find_vma's callback). */
-static long vma_inode_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
+/* A file the kernel opened for an exec: its inode's and its own address, as numbers. */
+struct exec_file {
+	__u64 inode, file;
+};
+
+/* The file of the mapping that holds an address (bpf_find_vma's callback). */
+static long vma_file_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
+	struct exec_file *x = data;
 	struct file *file = vma->vm_file;
 	struct inode *inode = file ? file->f_inode : NULL;
 
-	/* Global functions take numbers only: the pointer's value copied out as one. */
-	bpf_probe_read_kernel(data, sizeof(__u64), &inode);
+	/* Global functions take numbers only: the pointers' values copied out as such. */
+	bpf_probe_read_kernel(&x->inode, sizeof(x->inode), &inode);
+	bpf_probe_read_kernel(&x->file, sizeof(x->file), &file);
 	return 0;
 }
 
@@ -859,25 +866,43 @@ static __always_inline void mark_exec_inode(struct task_struct *task, __u64 inod
 }
 
 /*
+ * A file the exec opened, named from the file itself (the path it was opened by): a name
+ * found later from its inode alone could be any of its hard links (perf's build-id cache
+ * keeps one of every program it profiled, git's commands are one file), and the name
+ * matters most here, for the program a process ran.
+ */
+static __always_inline void name_exec_file(const struct exec_file *x)
+{
+	struct path_key pk;
+
+	file_key_of(UNTRUSTED(inode, (void *)x->inode), UNTRUSTED(file, (void *)x->file), &pk);
+	record_name(path_key_word(&pk), pk.ino, x->inode, x->file, NAME_OWN);
+}
+
+/*
  * An execve completed in the current task: the kernel itself mapped the program (exe: its
- * inode's address) and its ELF interpreter (the dynamic loader), with no syscall to see.
- * The new image starts at the interpreter's entry point (the program's, when it has none),
- * so the mapping that holds the task's instruction pointer names it. The entries are made
- * as the page cache's are, by inode: the loader names them (user/model/names.c). Global:
+ * file) and its ELF interpreter (the dynamic loader), with no syscall to see. The new image
+ * starts at the interpreter's entry point (the program's, when it has none), so the
+ * mapping that holds the task's instruction pointer names it. The entries are made as the
+ * page cache's are, by inode; their names are sent from the files the exec opened. Global:
  * verified once, run once per exec.
  */
-__noinline int note_exec_files(__u64 exe)
+__noinline int note_exec_files(__u64 exe_inode, __u64 exe_file)
 {
 	struct task_struct *task = current_task();
 	struct pt_regs *regs = TASK_PT_REGS(task);
-	__u64 interp = 0;
+	struct exec_file exe = { exe_inode, exe_file }, interp = {};
 
-	if (serve || top || !exe) /* only run mode's report tells loaded code apart */
+	/* only run mode's report tells loaded code apart */
+	if (serve || top || !exe_inode || !exe_file)
 		return 0;
-	mark_exec_inode(task, exe);
+	mark_exec_inode(task, exe.inode);
+	name_exec_file(&exe);
 	if (regs)
-		FIND_VMA(task, USER_PC(regs), vma_inode_of, &interp);
-	if (interp && interp != exe)
-		mark_exec_inode(task, interp);
+		FIND_VMA(task, USER_PC(regs), vma_file_of, &interp);
+	if (interp.inode && interp.file && interp.inode != exe.inode) {
+		mark_exec_inode(task, interp.inode);
+		name_exec_file(&interp);
+	}
 	return 0;
 }

@@ -449,7 +449,7 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	return 0;
 }
 
-__noinline int note_exec_files(__u64 exe); /* pagecache.bpf.c */
+__noinline int note_exec_files(__u64 exe_inode, __u64 exe_file); /* pagecache.bpf.c */
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
@@ -460,7 +460,8 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	struct iot_exec_event *x;
 	struct slot_proc *row;
 	struct inode *inode;
-	__u64 exe = 0;
+	struct file *file;
+	__u64 exe = 0, exe_file = 0;
 	__u32 slot, seq;
 
 	if (serve) {
@@ -483,10 +484,12 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	/* A pending slot is the command's own execve, which is just completing. */
 	if (!entry || !*entry || (top && *entry == SLOT_NONE))
 		return 0;
-	/* The program the kernel mapped: its inode, as a number for the global function. */
-	inode = bprm->file->f_inode;
+	/* The program the kernel mapped: its inode and file, as numbers for the global function. */
+	file = bprm->file;
+	inode = file->f_inode;
 	bpf_probe_read_kernel(&exe, sizeof(exe), &inode);
-	note_exec_files(exe);
+	bpf_probe_read_kernel(&exe_file, sizeof(exe_file), &file);
+	note_exec_files(exe, exe_file);
 	slot = *entry & ~SLOT_PENDING;
 	row = slot_row(slot);
 	if (top) {

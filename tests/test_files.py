@@ -78,6 +78,30 @@ def test_renamed_file_keeps_its_names(tmp_path, pre):
     assert ours[(str(t), "write")] == [1, 0, 6] and ours[(str(t), "read")][2] == 6
 
 
+def test_a_program_is_named_by_the_path_it_ran_from(tmp_path):
+    """A program with hard links elsewhere (perf's build-id cache keeps one of each program
+    it profiled; git's commands are one file) is named by the path the exec opened: the
+    name the kernel gives its inode alone may be any of them, and is here the newest link.
+    Its dynamic loader, mapped by the exec too, by the path the exec opened it by."""
+    prog = tmp_path / "bin" / "prog"
+    prog.parent.mkdir()
+    subprocess.run(["cp", "/bin/true", str(prog)], check=True)
+    cache = tmp_path / ".debug" / "prog" / "0123abcd"
+    cache.mkdir(parents=True)
+    os.link(prog, cache / "elf")
+    report, res = iotrace_json([str(prog)], tmp_path)
+    assert res.returncode == 0, res.stderr
+    (proc,) = real_processes(report)
+    paths = [f["path"] for f in proc["files"]]
+    assert str(prog) in paths and str(cache / "elf") not in paths, paths
+    info = json.loads(run([IOTRACE, "info", "--json"]).stdout)
+    if info["build"]["name"] != "compat":  # no bpf_find_vma: the loader by its inode there
+        loader = os.path.realpath(subprocess.run(
+            ["sh", "-c", "readelf -l /bin/true | sed -n 's/.*interpreter: \\(.*\\)]/\\1/p'"],
+            capture_output=True, text=True, check=True).stdout.strip())
+        assert loader in paths, (loader, paths)
+
+
 def test_pipes_and_sockets(tmp_path, pre):
     """A pipeline's pipe and a socketpair's sockets are files with their /proc names."""
     echo = ("import socket\na, b = socket.socketpair()\n"
