@@ -71,6 +71,7 @@ static void cache_rows(struct tracer *t, uint32_t slot, const struct sink *out, 
 		out->io(slot, (tag - 1) % 16, &r->st, out->ctx);
 		if (take) {
 			memset(&r->st, 0, sizeof(r->st));
+			r->used = 0;
 			__atomic_store_n(&r->tag, 0, __ATOMIC_RELEASE);
 		}
 	}
