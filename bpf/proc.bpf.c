@@ -566,12 +566,10 @@ int BPF_PROG(handle_task_rename, struct task_struct *task, const char *comm)
 }
 
 /*
- * An exit wakes the loader (it harvests the process's counters and frees its slot) at once
- * if slots run short (the exiting one is in the upper half: slots are taken lowest first).
- * Otherwise run mode's loader reads the notices on its own timer (EVENTS_POLL_MS,
- * user/collect/engine.c): a wakeup, ~4 µs of a short process's ~80 of programs' time in
- * this VM (docs/startup.md), is not the exiting process's to pay. top, whose refresh is
- * its timer, is woken by an exit if none did in the last WAKE_INTERVAL_NS.
+ * An exit wakes the loader (it harvests the process's counters and frees its slot) if none
+ * did in the last WAKE_INTERVAL_NS, or at once if slots run short (the exiting one is in the
+ * upper half: slots are taken lowest first); otherwise the loader's own timer (RUN_POLL_MS,
+ * user/cmd/run.c) collects it.
  */
 #define WAKE_INTERVAL_NS (10 * 1000 * 1000)
 
@@ -579,7 +577,7 @@ __u64 last_exit_wakeup_ns = 0;
 
 static __always_inline bool exit_wakes(__u32 slot, __u64 now)
 {
-	if (slot < nr_slots / 2 && (!top || now - last_exit_wakeup_ns <= WAKE_INTERVAL_NS))
+	if (slot < nr_slots / 2 && now - last_exit_wakeup_ns <= WAKE_INTERVAL_NS)
 		return false;
 	last_exit_wakeup_ns = now;
 	return true;

@@ -28,7 +28,6 @@ struct engine {
 	uint64_t next_tick;         /* when the collector's regular work is due */
 	uint64_t next_sample;       /* --trace: when the counter tracks are sampled next */
 	bool room_wanted;           /* the kernel asked for a tick now (EV_LEDGER_FULL) */
-	uint64_t events_ns;         /* when a read of the events last found some (EVENTS_POLL_MS) */
 	bool names_failed;          /* a name could not be kept */
 };
 
@@ -259,14 +258,10 @@ int engine_events_fd(struct engine *e)
 /* ---- while the run goes on ---- */
 
 /*
- * The first tick, and how often events that did not wake the caller (bpf/proc.bpf.c,
- * submit_event; exits among them, exit_wakes) are read while none come. Within RUN_POLL_MS
- * of a read that found some (processes come and go), every EVENTS_POLL_MS: a dead
- * process's slot and cache rows are taken then, before the rows its successors on the CPU
- * want are moved into the totals one by one (bpf/counters.bpf.c).
+ * Process events that did not wake the caller (bpf/proc.bpf.c, submit_event) are collected
+ * at least this often.
  */
 #define RUN_POLL_MS 50
-#define EVENTS_POLL_MS 10
 
 void engine_start(struct engine *e)
 {
@@ -291,21 +286,13 @@ int engine_add_root(struct engine *e, pid_t pid, pid_t ppid, const char *comm, c
 	return 0;
 }
 
-/* The kernel's events, noting when some came (engine_wait_ms). */
-static void poll_events(struct engine *e)
-{
-	if (tracer_poll_events(e->tracer) > 0)
-		e->events_ns = now_ns();
-}
-
 int engine_wait_ms(struct engine *e)
 {
 	uint64_t due = e->trace && e->next_sample < e->next_tick ? e->next_sample : e->next_tick;
 	uint64_t now = now_ns();
 	int wait = due > now && !e->room_wanted ? (due - now) / 1000000 + 1 : 0;
-	int most = now - e->events_ns < RUN_POLL_MS * 1000000ULL ? EVENTS_POLL_MS : RUN_POLL_MS;
 
-	return wait < most ? wait : most;
+	return wait < RUN_POLL_MS ? wait : RUN_POLL_MS;
 }
 
 void engine_tick(struct engine *e)
@@ -314,7 +301,7 @@ void engine_tick(struct engine *e)
 		return;
 	e->room_wanted = false;
 	tracer_tick(e->tracer);
-	poll_events(e); /* names first: what the collector evicts needs them */
+	tracer_poll_events(e->tracer); /* names first: what the collector evicts needs them */
 	e->next_tick = now_ns() + collector_tick(e->coll) * 1000000ULL;
 }
 
@@ -332,7 +319,7 @@ void engine_read_events(struct engine *e, bool ready)
 	uint64_t now;
 
 	if (ready)
-		poll_events(e);
+		tracer_poll_events(e->tracer);
 	/* After the events: the interval's block requests are in its counters. */
 	now = now_ns();
 	if (!e->trace || now < e->next_sample)
