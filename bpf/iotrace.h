@@ -329,14 +329,26 @@ struct sc_cache_row {
 	struct syscall_stat st;
 };
 
+/*
+ * A row's words in groups of IO_GROUP_WORDS: bit g of `used` is set once a word of group g
+ * may have become non-zero (a short process touches a handful of its 351 words), so that
+ * moving the row into the totals reads only those groups.
+ */
+#define IO_GROUP_WORDS 16
+#define IO_GROUPS ((sizeof(struct io_stat) / 8 + IO_GROUP_WORDS - 1) / IO_GROUP_WORDS)
+#define IO_GROUP_OF(word) ((word) / IO_GROUP_WORDS)
+#define IO_SIZE_WORD0 (__builtin_offsetof(struct io_stat, size_hist) / 8)
+#define IO_LAT_WORD0 (__builtin_offsetof(struct io_stat, lat_hist) / 8)
+
 struct io_cache_row {
-	__u32 tag; /* IO_TAG, 0 or CACHE_CLAIMED */
-	__u32 pad;
+	__u32 tag;  /* IO_TAG, 0 or CACHE_CLAIMED */
+	__u32 used; /* the groups of st's words that may not be zero (bit g: group g) */
 	struct io_stat st;
 };
 
 _Static_assert(sizeof(struct syscall_stat) == 32, "syscall_stat layout");
 _Static_assert(sizeof(struct sc_cache_row) == 40, "sc_cache_row layout");
+_Static_assert(IO_GROUPS <= 32, "an io_cache_row's groups fit its used mask");
 _Static_assert(MAX_SLOTS == 1 << SLOT_BITS && SLOT_BITS + 9 < 32, "tags fit 32 bits");
 _Static_assert(IO_KINDS <= 16, "an I/O kind fits its tag's 4 bits");
 _Static_assert(sizeof(struct io_stat) == 8 * (7 + HIST_BUCKETS + FINE_BUCKETS), "io_stat layout");

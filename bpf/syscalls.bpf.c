@@ -347,6 +347,7 @@ static __always_inline void account_io(struct call *c, __u32 cpu, __u32 slot, __
 	struct io_cache_row *row = bpf_map_lookup_elem(&io_cache, &key);
 	long ret = c->ret;
 	__u64 lat_ns = c->lat_ns, req = c->req;
+	__u32 used, b;
 	struct io_stat *io;
 
 	if (!row)
@@ -356,25 +357,31 @@ static __always_inline void account_io(struct call *c, __u32 cpu, __u32 slot, __
 		return;
 	}
 	io = &row->st;
+	used = 1; /* group 0: the sums, minima and maxima */
 	if (req != REQ_UNKNOWN)
 		io->requested += req;
 	else
 		io->unknown_request++;
 	if (ret >= 0) {
+		b = log2_bucket(ret);
 		io->transferred += ret;
-		io->size_hist[log2_bucket(ret)]++;
+		io->size_hist[b]++;
+		used |= 1u << IO_GROUP_OF(IO_SIZE_WORD0 + b);
 		if (!io->size_min_plus1 || ret + 1 < io->size_min_plus1)
 			io->size_min_plus1 = ret + 1;
 		if (ret > io->size_max)
 			io->size_max = ret;
 	}
 	if (lat_ns) {
-		io->lat_hist[fine_bucket(lat_ns)] += c->weight;
+		b = fine_bucket(lat_ns);
+		io->lat_hist[b] += c->weight;
+		used |= 1u << IO_GROUP_OF(IO_LAT_WORD0 + b);
 		if (!io->lat_min_plus1 || lat_ns + 1 < io->lat_min_plus1)
 			io->lat_min_plus1 = lat_ns + 1;
 		if (lat_ns > io->lat_max)
 			io->lat_max = lat_ns;
 	}
+	row->used |= used;
 }
 
 /* One call on one ledger entry, in the row of its syscall. */

@@ -84,8 +84,10 @@ static void cache_rows(struct tracer *t, uint32_t slot, const struct sink *out, 
 		if (!tag)
 			continue;
 		out->io(slot, (tag - 1) % 16, &r->st, out->ctx);
-		if (take)
+		if (take) {
+			r->used = 0; /* before the tag frees the row (row_free) */
 			row_free(&r->tag, &r->st, sizeof(r->st));
+		}
 	}
 }
 
