@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The command line's shared pieces (args.h). */
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "args.h"
 #include "util/util.h"
@@ -11,39 +13,31 @@ static bool last_row(const struct option_row *r)
 	return !r->argp.name && !r->argp.key && !r->argp.doc;
 }
 
-/*
- * The operands of a subcommand that takes options only, refused: argp asks this child
- * parser for an operand its subcommand's own parser did not take.
- */
-static error_t refuse_operands(int key, char *arg, struct argp_state *state)
-{
-	const char *word = strchr(state->name, ' '); /* "iotrace top": "top" */
-
-	if (key != ARGP_KEY_ARG)
-		return ARGP_ERR_UNKNOWN;
-	argp_failure(state, 1, 0, "unexpected argument '%s' (%s takes options only)", arg,
-		     word ? word + 1 : state->name);
-	return 0;
-}
-
 void subcommand_parse(const struct subcommand *cmd, int argc, char **argv, void *input)
 {
+	/* A subcommand that takes options only: its operands are left by argp, then refused. */
+	bool options_only = !cmd->operands || !*cmd->operands;
+	const char *word = strchr(cmd->name, ' '); /* "iotrace top": "top" */
+	int first = argc;
 	size_t n = 0;
 
 	while (!last_row(&cmd->options[n]))
 		n++;
 	/* argp takes its own rows, one after another: the table's, copied. */
 	struct argp_option rows[n + 1];
-	const struct argp refuse = { NULL, refuse_operands, NULL, NULL, NULL, NULL, NULL };
-	const struct argp_child children[] = { { &refuse, 0, NULL, 0 }, { 0 } };
-	const struct argp argp = { rows, cmd->parse, cmd->operands, cmd->doc,
-				   cmd->operands && *cmd->operands ? NULL : children, NULL, NULL };
+	const struct argp argp = { rows, cmd->parse, cmd->operands, cmd->doc, NULL, NULL, NULL };
 
 	for (size_t i = 0; i < n; i++)
 		rows[i] = cmd->options[i].argp;
 	rows[n] = (struct argp_option){ 0 };
 	argv[0] = (char *)cmd->name;
-	argp_parse(&argp, argc, argv, cmd->flags, NULL, input);
+	argp_parse(&argp, argc, argv, cmd->flags | (options_only ? ARGP_NO_ARGS : 0),
+		   options_only ? &first : NULL, input);
+	if (options_only && first < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s' (%s takes options only)\n", cmd->name,
+			argv[first], word ? word + 1 : cmd->name);
+		exit(1);
+	}
 }
 
 bool option_stored(const struct option_row *table, int key, char *arg, void *input)
