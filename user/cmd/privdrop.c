@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <linux/capability.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -46,7 +47,7 @@ int privdrop_resolve(const char *user, struct privdrop_user *out, const char **w
  * The syscalls serve makes once it serves, found with `strace -f` on serve under scrapes
  * (small and large), cgroup churn, bad and idle HTTP connections and SIGTERM
  * (docs/prometheus.md, "Privileges"). Anything else kills the process. openat, mmap,
- * mprotect, prctl and bpf are allowed with narrowed arguments only (add_narrowed()).
+ * mprotect, prctl, ioctl and bpf are allowed with narrowed arguments only (add_narrowed()).
  */
 static const int allowed[] = {
 	/* HTTP thread (libmicrohttpd with MHD_USE_EPOLL): its event loop and connections */
@@ -125,6 +126,13 @@ static int add_narrowed(scmp_filter_ctx ctx)
 	/* libmicrohttpd names its thread ("MHD-single") as it starts, maybe after the filter. */
 	err = err ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
 				      SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
+	/*
+	 * At exit, libbpf disables a hook attached through a perf event (a kprobe: 6.1's
+	 * O_DIRECT way) before closing it: that ioctl only.
+	 */
+	err = err ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu,
+					      PERF_EVENT_IOC_DISABLE));
 	for (size_t i = 0; !err && i < sizeof(bpf_cmds) / sizeof(bpf_cmds[0]); i++)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(bpf), 1,
 				       SCMP_A0(SCMP_CMP_EQ, bpf_cmds[i]));
