@@ -642,10 +642,17 @@ def test_snoop_shows_the_reads(vm):
     # boots, 4-32 KiB) is written back by the case's sync and charged to it as its dirtier.
     mine = [e for e in events if e.get("comm") == "dd" and e.get("op") == "R"
             and e.get("charged_by") == "submitter"]
-    assert sum(e["bytes"] for e in mine) == 64 * 64 * KIB, mine[:3]
     written = [e for e in events if e.get("comm") == "dd" and e.get("op") == "W"
                and e.get("charged_by") == "submitter"]
-    assert sum(e["bytes"] for e in written) == 16 * 64 * KIB, written[:3]
+    # A request is missing only where the kernel skipped a block program's run and said so
+    # (7.x runs them preemptibly: docs/design.md, "Programs that may be preempted").
+    summary = events[-1]
+    assert summary.get("summary") and summary["lost_events"] == 0, summary
+    missing = [64 * 64 * KIB - sum(e["bytes"] for e in mine),
+               16 * 64 * KIB - sum(e["bytes"] for e in written)]
+    assert missing == [0, 0] or (
+        min(missing) >= 0 and sum(missing) <= summary["skipped_runs"] * 64 * KIB), \
+        (missing, summary, written[:3])
 
 
 def test_serve_counts_the_cgroup(vm):

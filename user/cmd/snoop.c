@@ -369,13 +369,21 @@ int snoop_main(int argc, char **argv)
 					100000000ULL);
 	if (err == -1)
 		fprintf(stderr, "iotrace: snoop: %s\n", strerror(errno));
+	/*
+	 * Runs of the block programs the kernel skipped (nested, or on 7.x preempted inside
+	 * one on the same CPU): a request whose start or issue was skipped is not shown.
+	 */
 	if (o.json && err != -2)
-		printf("{\"summary\":true,\"events\":%llu,\"lost_events\":%llu}\n",
-		       (unsigned long long)s.events, (unsigned long long)lost);
+		printf("{\"summary\":true,\"events\":%llu,\"lost_events\":%llu,"
+		       "\"skipped_runs\":%llu}\n",
+		       (unsigned long long)s.events, (unsigned long long)lost,
+		       (unsigned long long)drops[DROP_NESTED]);
 	if (err != -2 && output_flush(&(struct output){ .f = stdout }))
 		err = -2;
-	fprintf(stderr, "iotrace: %llu requests shown, %llu lost (ring buffer full)\n",
-		(unsigned long long)s.events, (unsigned long long)lost);
+	fprintf(stderr, "iotrace: %llu requests shown, %llu lost (ring buffer full), %llu "
+			"program runs the kernel skipped\n",
+		(unsigned long long)s.events, (unsigned long long)lost,
+		(unsigned long long)drops[DROP_NESTED]);
 	tracer_close(t);
 	return err ? 1 : 0;
 }
