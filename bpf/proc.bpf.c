@@ -451,6 +451,29 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 
 __noinline int note_exec_files(__u64 exe_inode, __u64 exe_file); /* pagecache.bpf.c */
 
+/*
+ * An execve made by a thread other than the leader: the kernel has killed the other
+ * threads and given this one the leader's tid (de_thread). Its syscall state, kept under
+ * its old tid since sys_enter, moves to the new one, where the dead leader's leftovers of
+ * its last call (killed in it: never returned) would otherwise be taken for the execve's:
+ * sys_exit counted the leader's call in its place, or an execve without a start.
+ */
+static __always_inline void move_thread_state(__u32 tid, __u32 old_tid)
+{
+	__u32 from = old_tid & inflight_mask, to = tid & inflight_mask;
+	struct thread_io *src, *dst;
+
+	src = bpf_map_lookup_elem(&inflight, &from);
+	dst = bpf_map_lookup_elem(&inflight, &to);
+	if (!src || !dst || src->tid != old_tid)
+		return;
+	if (src != dst) {
+		__builtin_memcpy(dst, src, sizeof(*dst));
+		src->tid = 0; /* no thread's: the next to use the element clears it */
+	}
+	dst->tid = tid;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
@@ -464,6 +487,8 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	__u64 exe = 0, exe_file = 0;
 	__u32 slot, seq;
 
+	if ((__u32)old_pid != p->pid)
+		move_thread_state(p->pid, old_pid);
 	if (serve) {
 		/*
 		 * Runs in the task, named after its new image already, and in the cgroup it
