@@ -73,17 +73,17 @@ static void count_block(struct top_collector *c, const struct block_record *r)
 	if (disk)
 		top_counts_add(&disk->c, &d);
 	if (r->key.owner) {
-		struct tproc *p = top_find_or_ghost(c, r->key.owner);
+		struct top_counts *acc = top_acc_of(c, r->key.owner);
 
-		if (p)
-			top_counts_add(&p->acc, &d);
+		if (acc)
+			top_counts_add(acc, &d);
 	}
 }
 
 /* Whether a record's owner is gone for good (or the table fills): it may leave the kernel. */
 static bool forgettable(struct top_collector *c, uint32_t owner, uint32_t idle, bool crowded)
 {
-	struct tproc *p = owner ? top_find(c, owner) : NULL;
+	struct proc *p = owner ? procs_find(c->procs, owner) : NULL;
 
 	if (!owner || idle < IDLE_FORGET)
 		return false;
@@ -171,7 +171,7 @@ int top_read_urings(struct top_collector *c)
 	for (size_t i = 0; i < n; i++) {
 		struct uring_snap *s = uring_snap_of(c, &recs[i].key);
 		uint64_t ops;
-		struct tproc *p;
+		struct top_counts *acc;
 
 		if (!s) {
 			free(recs);
@@ -182,8 +182,8 @@ int top_read_urings(struct top_collector *c)
 		s->ops = recs[i].st.ops;
 		s->seen = true;
 		c->total.io_uring_ops += ops;
-		if (ops && (p = top_find_or_ghost(c, recs[i].key.owner)))
-			p->acc.io_uring_ops += ops;
+		if (ops && (acc = top_acc_of(c, recs[i].key.owner)))
+			acc->io_uring_ops += ops;
 	}
 	free(recs);
 	forget_urings(c);
