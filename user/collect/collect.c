@@ -27,6 +27,7 @@ struct collector {
 };
 
 static const struct proc_hooks run_hooks;
+static void give_entry(const struct ledger_entry *e, void *ctx);
 
 struct collector *collector_new(struct names *names)
 {
@@ -44,7 +45,7 @@ struct collector *collector_new(struct names *names)
 int collector_start(struct collector *c, struct tracer *t)
 {
 	c->tracer = t;
-	procs_start(c->procs, t);
+	procs_start(c->procs, t, give_entry);
 	return 0;
 }
 
@@ -289,16 +290,9 @@ static void run_cgroup(struct proc *h, void *data, bool own, void *ctx)
 	container_of_path(cgroup_path_of(h->cgroup), &info);
 }
 
-static const struct proc_hooks run_hooks = {
-	.data_size = sizeof(struct proc_record),
-	.made = run_made,
-	.row = run_row,
-	.event = run_event,
-	.cgroup = run_cgroup,
-	.retire = run_retire,
-	.files_taken = run_files_taken,
-	.give_entry = give_entry,
-};
+static const struct proc_hooks run_hooks = { .data_size = sizeof(struct proc_record),
+	.made = run_made, .row = run_row, .event = run_event, .cgroup = run_cgroup,
+	.retire = run_retire, .files_taken = run_files_taken };
 
 /*
  * At the end, once the programs are detached: every row is final, but one a program was

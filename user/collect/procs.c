@@ -6,7 +6,7 @@
 #include "util/vec.h"
 
 static void take_row(uint32_t slot, const struct slot_proc *row, void *ctx);
-static void give_entry(const struct ledger_entry *e, void *ctx);
+static void entry_out(const struct ledger_entry *e, void *ctx);
 
 struct proc_table *procs_new(const struct proc_hooks *hooks, void *ctx)
 {
@@ -19,10 +19,11 @@ struct proc_table *procs_new(const struct proc_hooks *hooks, void *ctx)
 	return t;
 }
 
-void procs_start(struct proc_table *t, struct tracer *tracer)
+void procs_start(struct proc_table *t, struct tracer *tracer, ledger_entry_fn give_entry)
 {
 	t->tracer = tracer;
-	follow_start(&t->follow, tracer, take_row, give_entry, t);
+	t->give_entry = give_entry;
+	follow_start(&t->follow, tracer, take_row, entry_out, t);
 }
 
 void procs_free(struct proc_table *t)
@@ -174,11 +175,11 @@ static void take_row(uint32_t slot, const struct slot_proc *row, void *ctx)
 		exited(t, p, row->exit_code, row->end_ns);
 }
 
-static void give_entry(const struct ledger_entry *e, void *ctx)
+static void entry_out(const struct ledger_entry *e, void *ctx)
 {
 	struct proc_table *t = ctx;
 
-	t->hooks->give_entry(e, t->ctx);
+	t->give_entry(e, t->ctx);
 }
 
 struct proc *procs_find_or_ghost(struct proc_table *t, uint32_t pid)
@@ -225,8 +226,11 @@ static void on_overflow_event(struct proc_table *t, const struct iot_proc_event 
 			return;
 		if (t->hooks->made)
 			t->hooks->made(p, procs_data(t, p), e, t->ctx);
+		procs_set_cgroup(t, p, e->cgroup, false);
 	}
 	set_comm(p, e->comm);
+	if (e->kind == EV_EXEC)
+		procs_set_cgroup(t, p, e->cgroup, false);
 	if (t->hooks->event)
 		t->hooks->event(p, procs_data(t, p), e, size, t->ctx);
 	if (e->kind == EV_EXIT)

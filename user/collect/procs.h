@@ -51,14 +51,13 @@ struct proc_hooks {
 	void (*retire)(struct proc *p, void *data, void *ctx);
 	/* An exited process's ledger entries were taken (its files' last counts are in). */
 	void (*files_taken)(struct proc *p, void *data, void *ctx);
-	/* A ledger entry that left the kernel (follow.c's give_entry). */
-	ledger_entry_fn give_entry;
 };
 
 struct proc_table {
 	struct tracer *tracer;
 	const struct proc_hooks *hooks;
 	void *ctx;
+	ledger_entry_fn give_entry; /* a ledger entry that left the kernel, to the mode */
 	struct follow follow;      /* the slot table and the ledger, followed */
 	struct proc **procs;       /* in the order they were made */
 	size_t n, cap;
@@ -72,8 +71,8 @@ struct proc_table {
 
 /* A table allocated (calloc: it is large), NULL when out of memory. */
 struct proc_table *procs_new(const struct proc_hooks *hooks, void *ctx);
-/* Binds the tracer, before any event is polled. */
-void procs_start(struct proc_table *t, struct tracer *tracer);
+/* Binds the tracer, before any event is polled; the entries taken go to give_entry(ctx). */
+void procs_start(struct proc_table *t, struct tracer *tracer, ledger_entry_fn give_entry);
 void procs_free(struct proc_table *t);
 
 /* The record of pid (its newest), or NULL. */

@@ -51,7 +51,7 @@ int top_collector_start(struct top_collector *c, struct tracer *t,
 	c->tracer = t;
 	c->cgroups = cgroups;
 	c->ncgroups = ncgroups;
-	procs_start(c->procs, t);
+	procs_start(c->procs, t, top_give_entry);
 	for_each_io_call(note_io_call, c);
 	tracer_read_drops(t, c->drops);
 	c->last_ns = now_ns();

@@ -103,36 +103,8 @@ static void top_retire(struct proc *p, void *data, void *ctx)
 	memset(&c->slot_prev[p->slot], 0, sizeof(c->slot_prev[p->slot]));
 }
 
-/* A record from an overflow slot's event: its group from the event. */
-static void top_made(struct proc *p, void *data, const struct iot_proc_event *e, void *ctx)
-{
-	struct top_collector *c = ctx;
-
-	(void)data;
-	if (e)
-		procs_set_cgroup(c->procs, p, e->cgroup, false);
-}
-
-/* An overflow slot's process's exec: its group again. */
-static void top_event(struct proc *p, void *data, const struct iot_proc_event *e, size_t size,
-		      void *ctx)
-{
-	struct top_collector *c = ctx;
-
-	(void)data;
-	(void)size;
-	if (e->kind == EV_EXEC)
-		procs_set_cgroup(c->procs, p, e->cgroup, false);
-}
-
-const struct proc_hooks top_proc_hooks = {
-	.data_size = sizeof(struct tproc),
-	.made = top_made,
-	.event = top_event,
-	.cgroup = top_cgroup,
-	.retire = top_retire,
-	.give_entry = top_give_entry,
-};
+const struct proc_hooks top_proc_hooks = { .data_size = sizeof(struct tproc),
+	.cgroup = top_cgroup, .retire = top_retire };
 
 int top_on_event(void *ctx, void *data, size_t size)
 {
