@@ -36,6 +36,16 @@ for p in work: p.wait()
 """
 
 
+def test_process_table_against_a_stand_in_kernel():
+    """The one process table of run mode and top (user/collect/procs.c), linked against a
+    stand-in for the kernel's slot table (tests/c/procs_test.c): records from rows and from
+    overflow events, a reused pid found as its newest process, a late row not taking its pid
+    back, a ghost, each exit retired once with its slot still its own, the records a mode
+    keeps moving with their data."""
+    res = run([IOTRACE.parent / ".output" / "tests" / "procs_test"], timeout=60, text=True)
+    assert res.returncode == 0 and res.stdout == "ok\n", res.stdout + res.stderr
+
+
 def test_hundreds_of_live_processes_each_exact(tmp_path):
     """~500 processes, 200 of them alive and reading at once, threads too: each one's
     calls and errors of every syscall equal strace -f's for its pid in the same run; none

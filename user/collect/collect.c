@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include "collect.h"
 #include "collect_impl.h"
-#include "follow.h"
+#include "procs.h"
 #include "model/files.h"
 #include "model/names.h"
 #include "model/uring.h"
@@ -16,11 +16,7 @@
 
 struct collector {
 	struct tracer *tracer;
-	struct follow follow;   /* the slot table and the ledger, followed (follow.h) */
-	struct proc_record *procs;
-	size_t nprocs, cap;
-	struct pid_index pids;  /* pid -> its newest record */
-	uint32_t *rec_of_slot;  /* slot -> index + 1 of the record of its process, 0: none yet */
+	struct proc_table *procs; /* every process seen, and its proc_record (procs.h) */
 	collector_retire_fn on_retire; /* a process leaves its slot (--trace, --stacks) */
 	void *retire_ctx;
 	struct dense_profile scratch; /* one slot's counters while they are summed */
@@ -30,24 +26,27 @@ struct collector {
 	int error;              /* first allocation failure */
 };
 
+static const struct proc_hooks run_hooks;
+static void give_entry(const struct ledger_entry *e, void *ctx);
+
 struct collector *collector_new(struct names *names)
 {
 	struct collector *c = calloc(1, sizeof(struct collector));
 
+	if (c && !(c->procs = procs_new(&run_hooks, c))) {
+		free(c);
+		return NULL;
+	}
 	if (c)
 		c->names = names;
 	return c;
 }
 
-static void take_row(uint32_t slot, const struct slot_proc *row, void *ctx);
-static void give_entry(const struct ledger_entry *e, void *ctx);
-
 int collector_start(struct collector *c, struct tracer *t)
 {
 	c->tracer = t;
-	follow_start(&c->follow, t, take_row, give_entry, c);
-	c->rec_of_slot = calloc(MAX_SLOTS, sizeof(*c->rec_of_slot));
-	return !pid_index_init(&c->pids, tracer_pid_max(t)) && c->rec_of_slot ? 0 : -ENOMEM;
+	procs_start(c->procs, t, give_entry);
+	return 0;
 }
 
 void collector_on_retire(struct collector *c, collector_retire_fn fn, void *ctx)
@@ -56,46 +55,27 @@ void collector_on_retire(struct collector *c, collector_retire_fn fn, void *ctx)
 	c->retire_ctx = ctx;
 }
 
-static void free_procs(struct proc_record *procs, size_t n)
-{
-	struct run_result r = { .procs = procs, .nprocs = n };
-
-	run_result_free(&r);
-}
-
 void collector_free(struct collector *c)
 {
+	size_t n;
+	struct run_result r = { 0 };
+
 	if (!c)
 		return;
-	free_procs(c->procs, c->nprocs);
+	r.procs = procs_take_data(c->procs, &n);
+	r.nprocs = r.procs ? n : 0;
+	run_result_free(&r);
+	procs_free(c->procs);
 	files_free(&c->other);
-	pid_index_free(&c->pids);
-	free(c->rec_of_slot);
 	free(c);
 }
 
+/* The run's record of pid (its newest process's), or NULL. */
 static struct proc_record *collector_find(struct collector *c, pid_t pid)
 {
-	uint32_t i = pid > 0 ? pid_index_of(&c->pids, pid) : 0;
+	struct proc *p = pid > 0 ? procs_find(c->procs, pid) : NULL;
 
-	return i ? &c->procs[i - 1] : NULL;
-}
-
-static struct proc_record *new_record(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot)
-{
-	struct proc_record *p = pid <= 0 ? NULL
-				: pid_index_add(&c->pids, &c->procs, &c->nprocs, &c->cap,
-						sizeof(*p), pid, &c->error);
-
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	p->ppid = ppid;
-	p->slot = slot;
-	p->overflow = slot == OVERFLOW_SLOT;
-	if (slot > OVERFLOW_SLOT && slot < MAX_SLOTS)
-		c->rec_of_slot[slot] = c->nprocs;
-	return p;
+	return p ? procs_data(c->procs, p) : NULL;
 }
 
 static void set_args(struct proc_record *p, const char *args, size_t len)
@@ -123,15 +103,16 @@ int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot
 	/* Its cgroup now: -p's process may never exec or exit while traced. */
 	struct slot_proc row = { .pid = pid, .ppid = ppid, .start_ns = start_ns,
 				 .cgroup = cgroup_id_of_pid(pid) };
-	struct proc_record *p = new_record(c, pid, ppid, slot);
+	struct proc *h = pid > 0 ? procs_add(c->procs, pid, ppid, slot, start_ns) : NULL;
+	struct proc_record *p = h ? procs_data(c->procs, h) : NULL;
 
 	if (!p)
 		return -ENOMEM;
-	strncpy(p->comm, comm, sizeof(p->comm) - 1);
+	p->pid = pid;
+	strncpy(h->comm, comm, sizeof(h->comm) - 1);
 	if (args)
 		set_args(p, args, strlen(args));
-	p->start_ns = start_ns;
-	p->cgroup = row.cgroup;
+	h->cgroup = row.cgroup;
 	if (row.cgroup)
 		cgroup_note(row.cgroup);
 	if (!proc_namespaces(pid, &ns)) {
@@ -139,7 +120,7 @@ int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot
 		p->pid_ns = row.pid_ns = ns.pid;
 	}
 	/* The kernel's row too: children forked before an exec take their command line. */
-	memcpy(row.comm, p->comm, sizeof(row.comm));
+	memcpy(row.comm, h->comm, sizeof(row.comm));
 	row.args_len = args ? strlen(args) : 0;
 	if (row.args_len > ARGS_LEN)
 		row.args_len = ARGS_LEN;
@@ -148,7 +129,6 @@ int collector_add_root(struct collector *c, pid_t pid, pid_t ppid, uint32_t slot
 	return tracer_start_slot(c->tracer, slot, &row) ? -EINVAL : 0;
 }
 
-/* Ledger entries read from the kernel, each added to its process's record of the file. */
 /* A ledger entry's counters into its process's record of the file (tracer_*_files' fn). */
 static void give_entry(const struct ledger_entry *e, void *ctx)
 {
@@ -158,15 +138,6 @@ static void give_entry(const struct ledger_entry *e, void *ctx)
 	/* Owner 0: an entry recycled, or made by a CPU that then found the key taken. */
 	if (p && files_add_entry(p, e))
 		c->error = -ENOMEM;
-}
-
-/* An exited process's ledger entries leave the kernel (room for new ones). */
-static void take_files(struct collector *c, struct proc_record *p)
-{
-	if (follow_take_files(&c->follow, p->pid))
-		return;
-	/* Its bitmaps are final: count them now and keep only the numbers. */
-	files_count_readahead(p);
 }
 
 /* A per-file block record goes to its process's file; owner 0's to the other I/O's rows. */
@@ -198,7 +169,7 @@ static void give_file_block(const struct file_block_key *key, const struct file_
 
 int collector_tick(struct collector *c)
 {
-	int ms = follow_tick(&c->follow);
+	int ms = procs_tick(c->procs);
 
 	if ((++c->ticks % FILE_BLOCK_TICKS == 0 || tracer_file_blocks_filling(c->tracer)) &&
 	    tracer_take_file_blocks(c->tracer, false, give_file_block, c))
@@ -208,9 +179,12 @@ int collector_tick(struct collector *c)
 
 void collector_for_each_live(struct collector *c, collector_live_fn fn, void *ctx)
 {
-	for (size_t i = 0; i < c->nprocs; i++)
-		if (c->procs[i].slot > OVERFLOW_SLOT && !c->procs[i].exit_seen)
-			fn(c->procs[i].pid, c->procs[i].slot, ctx);
+	for (size_t i = 0; i < procs_count(c->procs); i++) {
+		struct proc *p = procs_at(c->procs, i);
+
+		if (p->slot > OVERFLOW_SLOT && !p->exited)
+			fn(p->pid, p->slot, ctx);
+	}
 }
 
 /* Sums a slot's counters (and zeroes them in the kernel) into a compact profile. */
@@ -222,28 +196,24 @@ static int harvest(struct collector *c, uint32_t slot, struct profile *out)
 	return dense_to_profile(&c->scratch, out);
 }
 
-/* The process leaves its slot: its last counts taken, the slot given back. */
-static void retire(struct collector *c, struct proc_record *p)
+/* The process leaves its slot (procs.c gives the slot back): its last counts taken. */
+static void run_retire(struct proc *h, void *data, void *ctx)
 {
-	if (p->slot > OVERFLOW_SLOT) {
-		if (harvest(c, p->slot, &p->prof))
-			c->error = -ENOMEM;
-		if (c->on_retire)
-			c->on_retire(p->pid, p->slot, c->retire_ctx);
-		if (p->slot < MAX_SLOTS)
-			c->rec_of_slot[p->slot] = 0;
-		tracer_release_slot(c->tracer, p->slot);
-	}
-	p->slot = 0;
+	struct collector *c = ctx;
+	struct proc_record *p = data;
+
+	if (harvest(c, h->slot, &p->prof))
+		c->error = -ENOMEM;
+	if (c->on_retire)
+		c->on_retire(h->pid, h->slot, c->retire_ctx);
 }
 
-static void exited(struct collector *c, struct proc_record *p, int status, uint64_t end_ns)
+/* An exited process's ledger entries are in: its bitmaps are final, only numbers kept. */
+static void run_files_taken(struct proc *h, void *data, void *ctx)
 {
-	p->exit_seen = true;
-	p->exit_status = status;
-	p->end_ns = end_ns;
-	retire(c, p);
-	take_files(c, p);
+	(void)h;
+	(void)ctx;
+	files_count_readahead(data);
 }
 
 /* A command line from the kernel, unless the record has it already (no copy per look). */
@@ -263,49 +233,66 @@ static void update_args(struct proc_record *p, const char *args, size_t len)
 }
 
 /*
- * The process in slot as the kernel's slot table has it now (bpf/proc.bpf.c; read by
- * follow_slot): its record made when this is the first the loader hears of it, its name and
- * command line, and when it has exited, its last counts taken and the slot given back.
+ * A new record; one from an overflow slot's event (e), until the process execs, runs its
+ * parent's program.
  */
-static void take_row(uint32_t slot, const struct slot_proc *row, void *ctx)
+static void run_made(struct proc *h, void *data, const struct iot_proc_event *e, void *ctx)
 {
 	struct collector *c = ctx;
-	struct proc_record *p;
+	struct proc_record *p = data, *parent;
 
-	if (c->rec_of_slot[slot]) {
-		p = &c->procs[c->rec_of_slot[slot] - 1];
-	} else {
-		uint32_t newest = pid_index_of(&c->pids, row->pid);
+	p->pid = h->pid;
+	p->ppid = h->ppid;
+	parent = e ? collector_find(c, e->ppid) : NULL;
+	if (parent && parent->args)
+		set_args(p, parent->args, strlen(parent->args));
+}
 
-		p = new_record(c, row->pid, row->ppid, slot);
-		if (!p)
-			return;
-		p->start_ns = row->start_ns;
-		/* Made late (its notices were lost) for a pid a newer process has since: the
-		 * pid's files stay that one's. */
-		if (newest && c->procs[newest - 1].start_ns > row->start_ns)
-			pid_index_set(&c->pids, row->pid, newest);
-	}
-	memcpy(p->comm, row->comm, sizeof(p->comm));
+/* The process's row (bpf/proc.bpf.c): its command line and namespaces. */
+static void run_row(struct proc *h, void *data, const struct slot_proc *row, void *ctx)
+{
+	struct proc_record *p = data;
+
+	(void)h;
+	(void)ctx;
 	update_args(p, row->args, row->args_len);
 	if (row->mnt_ns) {
 		p->mnt_ns = row->mnt_ns;
 		p->pid_ns = row->pid_ns;
 	}
-	if (row->cgroup && row->cgroup != p->cgroup) {
-		struct container_info info;
-
-		p->cgroup = row->cgroup;
-		cgroup_note(row->cgroup); /* its path, while the cgroup exists */
-		/*
-		 * Its runtime asked now, in the background, while the container exists: one
-		 * run with --rm is gone by the report, and its runtime no longer knows it.
-		 */
-		container_of_path(cgroup_path_of(row->cgroup), &info);
-	}
-	if (row->state == SP_EXITED)
-		exited(c, p, row->exit_code, row->end_ns);
 }
+
+/* An overflow slot's process's event: an exec's command line. */
+static void run_event(struct proc *h, void *data, const struct iot_proc_event *e, size_t size,
+		      void *ctx)
+{
+	(void)h;
+	(void)ctx;
+	if (e->kind == EV_EXEC && size >= sizeof(struct iot_exec_event) && e->args_len)
+		update_args(data, ((const struct iot_exec_event *)e)->args,
+			    e->args_len < ARGS_LEN ? e->args_len : ARGS_LEN);
+}
+
+/* A process's new cgroup: its path noted, and its container asked, while they exist. */
+static void run_cgroup(struct proc *h, void *data, bool own, void *ctx)
+{
+	struct container_info info;
+
+	(void)data;
+	(void)ctx;
+	if (own)
+		return;
+	cgroup_note(h->cgroup); /* its path, while the cgroup exists */
+	/*
+	 * Its runtime asked now, in the background, while the container exists: one run with
+	 * --rm is gone by the report, and its runtime no longer knows it.
+	 */
+	container_of_path(cgroup_path_of(h->cgroup), &info);
+}
+
+static const struct proc_hooks run_hooks = { .data_size = sizeof(struct proc_record),
+	.made = run_made, .row = run_row, .event = run_event, .cgroup = run_cgroup,
+	.retire = run_retire, .files_taken = run_files_taken };
 
 /*
  * At the end, once the programs are detached: every row is final, but one a program was
@@ -315,40 +302,11 @@ static void take_row(uint32_t slot, const struct slot_proc *row, void *ctx)
 static void sync_all_slots_final(struct collector *c)
 {
 	for (int ms = 0; ms < 1000; ms++) {
-		follow_sync_all(&c->follow);
-		if (!c->follow.rescan)
+		procs_sync_all(c->procs);
+		if (!procs_rescan_due(c->procs))
 			return;
 		usleep(1000);
 	}
-}
-
-/*
- * A process in the overflow slot has no row in the table: its events are all the loader
- * learns of it (its counts are the overflow slot's, which nothing loses).
- */
-static void on_overflow_event(struct collector *c, const struct iot_proc_event *e, size_t size)
-{
-	struct proc_record *p = e->kind == EV_FORK ? NULL : collector_find(c, e->pid);
-	struct proc_record *parent;
-
-	if (!p) {
-		p = new_record(c, e->pid, e->ppid, e->slot);
-		if (!p)
-			return;
-		p->start_ns = e->ts_ns;
-		/* Found after new_record, which may move every record (realloc). */
-		parent = collector_find(c, e->ppid);
-		/* Until it execs, a forked child runs its parent's program. */
-		if (parent && parent->args)
-			set_args(p, parent->args, strlen(parent->args));
-	}
-	memcpy(p->comm, e->comm, sizeof(p->comm));
-	p->comm[COMM_LEN - 1] = '\0';
-	if (e->kind == EV_EXEC && size >= sizeof(struct iot_exec_event) && e->args_len)
-		update_args(p, ((const struct iot_exec_event *)e)->args,
-			    e->args_len < ARGS_LEN ? e->args_len : ARGS_LEN);
-	if (e->kind == EV_EXIT)
-		exited(c, p, e->exit_code, e->ts_ns);
 }
 
 int collector_on_event(void *ctx, void *data, size_t size)
@@ -360,11 +318,31 @@ int collector_on_event(void *ctx, void *data, size_t size)
 		return 0;
 	if (e->kind == EV_LEDGER_FULL)
 		return 0; /* the engine's to act on */
-	if (e->slot > OVERFLOW_SLOT && e->slot < MAX_SLOTS)
-		follow_slot(&c->follow, e->slot);
-	else
-		on_overflow_event(c, e, size);
+	procs_on_event(c->procs, e, size);
 	return 0;
+}
+
+/*
+ * Each record given what the table knows of its process (its name, slot, group, exit), once
+ * every process has left its slot.
+ */
+static void fill_records(struct collector *c)
+{
+	for (size_t i = 0; i < procs_count(c->procs); i++) {
+		struct proc *h = procs_at(c->procs, i);
+		struct proc_record *p = procs_data(c->procs, h);
+
+		p->pid = h->pid;
+		p->ppid = h->ppid;
+		memcpy(p->comm, h->comm, sizeof(p->comm));
+		p->start_ns = h->start_ns;
+		p->end_ns = h->end_ns;
+		p->exit_seen = h->exited;
+		p->exit_status = h->exit_code;
+		p->overflow = h->overflow;
+		p->slot = h->slot;
+		p->cgroup = h->cgroup;
+	}
 }
 
 /*
@@ -381,10 +359,13 @@ static int attach_files(struct collector *c)
 	if (tracer_take_file_blocks(c->tracer, true, give_file_block, c))
 		return -ENOMEM;
 	tracer_unseen_file_blocks(c->tracer, give_file_block, c);
-	for (size_t i = 0; i < c->nprocs; i++)
-		for (size_t j = 0; j < c->procs[i].nfiles; j++)
-			if (collect_resolve_file(c->names, &memo, &c->procs[i].files[j]))
+	for (size_t i = 0; i < procs_count(c->procs); i++) {
+		struct proc_record *p = procs_data(c->procs, procs_at(c->procs, i));
+
+		for (size_t j = 0; j < p->nfiles; j++)
+			if (collect_resolve_file(c->names, &memo, &p->files[j]))
 				c->error = -ENOMEM;
+	}
 	collect_residency_free(&memo);
 	return 0;
 }
@@ -450,8 +431,9 @@ static int sum_totals(struct collector *c, struct run_result *r)
 		return -ENOMEM;
 	r->overflow_used = r->overflow.nrows > 0;
 	dense_reset(sum);
-	for (size_t i = 0; i < c->nprocs; i++)
-		dense_add(sum, &c->procs[i].prof);
+	for (size_t i = 0; i < procs_count(c->procs); i++)
+		dense_add(sum, &((struct proc_record *)procs_data(c->procs,
+								  procs_at(c->procs, i)))->prof);
 	dense_add(sum, &r->overflow);
 	return dense_to_profile(sum, &r->totals) ? -ENOMEM : 0;
 }
@@ -463,9 +445,9 @@ int collector_finish(struct collector *c, struct run_result *r)
 
 	/* Every slot against the table, then the processes still running at the end. */
 	sync_all_slots_final(c);
-	for (size_t i = 0; i < c->nprocs; i++)
-		if (c->procs[i].slot > OVERFLOW_SLOT)
-			retire(c, &c->procs[i]);
+	for (size_t i = 0; i < procs_count(c->procs); i++)
+		procs_retire(c->procs, procs_at(c->procs, i));
+	fill_records(c);
 	if (sum_totals(c, r))
 		err = -ENOMEM;
 	tracer_read_drops(t, r->drops);
@@ -481,13 +463,10 @@ int collector_finish(struct collector *c, struct run_result *r)
 		tracer_describe(t, r->kernel);
 	else
 		err = -ENOMEM;
-	r->procs = c->procs;
-	r->nprocs = c->nprocs;
+	r->procs = procs_take_data(c->procs, &r->nprocs);
 	r->other_files = c->other;
 	memset(&c->other, 0, sizeof(c->other));
-	c->procs = NULL;
-	c->nprocs = c->cap = 0;
 	if (collect_containers(r) || disk_table_read(&r->disks))
 		err = -ENOMEM;
-	return err ? err : c->error ? c->error : c->follow.error;
+	return err ? err : c->error ? c->error : procs_error(c->procs);
 }

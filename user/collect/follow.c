@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "follow.h"
-#include "util/vec.h"
 
 void follow_start(struct follow *f, struct tracer *t, follow_row_fn take_row,
 		  ledger_entry_fn give_entry, void *ctx)
@@ -57,47 +56,4 @@ int follow_tick(struct follow *f)
 	 * while the table stays over half full (its newest entries were too young to take).
 	 */
 	return n >= MAX_FILES / 8 || tracer_files_filling(f->tracer) ? 10 : 50;
-}
-
-int pid_index_init(struct pid_index *x, uint32_t pid_max)
-{
-	/* calloc of a large array maps zero pages lazily: only pids seen cost memory. */
-	x->at = calloc(pid_max, sizeof(*x->at));
-	x->pid_max = x->at ? pid_max : 0;
-	return x->at ? 0 : -ENOMEM;
-}
-
-void pid_index_free(struct pid_index *x)
-{
-	free(x->at);
-	x->at = NULL;
-	x->pid_max = 0;
-}
-
-uint32_t pid_index_of(const struct pid_index *x, uint32_t pid)
-{
-	return pid < x->pid_max ? x->at[pid] : 0;
-}
-
-void pid_index_set(struct pid_index *x, uint32_t pid, uint32_t n)
-{
-	if (pid < x->pid_max)
-		x->at[pid] = n;
-}
-
-void *pid_index_add(struct pid_index *x, void *items, size_t *n, size_t *cap, size_t elem,
-		    uint32_t pid, int *err)
-{
-	char *rec;
-
-	if (!pid || pid >= x->pid_max)
-		return NULL;
-	if (vec_reserve(items, cap, *n + 1, elem)) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	rec = *(char **)items + *n * elem;
-	memset(rec, 0, elem);
-	x->at[pid] = ++*n;
-	return rec;
 }

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What run mode (collect.c, through engine.c) and top (top_collect.c) share of following the
- * kernel: the slot table, read again whole when a notice was lost or a row was caught being
- * written (a notice only says which slot to look at); the ledger's regular work (the entries
- * of files not used lately leave the kernel) and when to do it next; and the index from a pid
- * to its newest record in a table of process records.
+ * Following the kernel, for the process table (procs.c) of run mode and top: the slot
+ * table, read again whole when a notice was lost or a row was caught being written (a notice
+ * only says which slot to look at); the ledger's regular work (the entries of files not used
+ * lately leave the kernel) and when to do it next.
  */
 #ifndef IOTRACE_FOLLOW_H
 #define IOTRACE_FOLLOW_H
@@ -45,25 +44,5 @@ int follow_take_files(struct follow *f, uint32_t pid);
  * out. Returns the ms until the next time.
  */
 int follow_tick(struct follow *f);
-
-/* pid -> index + 1 of its newest record (0: none), for pids below the kernel's pid_max. */
-struct pid_index {
-	uint32_t *at;
-	uint32_t pid_max;
-};
-
-/* -ENOMEM or 0 (pages of the array are only made for the pids seen). */
-int pid_index_init(struct pid_index *x, uint32_t pid_max);
-void pid_index_free(struct pid_index *x);
-/* The index + 1 of pid's newest record, 0 when none (or pid out of range). */
-uint32_t pid_index_of(const struct pid_index *x, uint32_t pid);
-/* pid's newest record is index + 1 = n (0: none); pid in range. */
-void pid_index_set(struct pid_index *x, uint32_t pid, uint32_t n);
-/*
- * A zeroed record for pid after the *n of *items (elem bytes each; *cap their room), and pid
- * indexed to it. NULL when pid is out of range, or out of memory (*err = -ENOMEM).
- */
-void *pid_index_add(struct pid_index *x, void *items, size_t *n, size_t *cap, size_t elem,
-		    uint32_t pid, int *err);
 
 #endif

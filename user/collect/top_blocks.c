@@ -30,24 +30,26 @@ static struct top_disk *disk_of(struct top_collector *c, uint32_t dev)
 	return grown;
 }
 
-static struct block_snap *block_snap_of(struct top_collector *c, const struct block_key *k)
-{
-	struct block_snap *grown;
-
-	for (size_t i = 0; i < c->nblocks; i++)
-		if (!memcmp(&c->blocks[i].key, k, sizeof(*k)))
-			return &c->blocks[i];
-	grown = VEC_PUSH(c->blocks, c->nblocks);
-	if (!grown)
-		return NULL;
-	grown->key = *k;
-	return grown;
-}
+/*
+ * The snap (block_snap or uring_snap) of key *k among the n of snaps, one made (zeroed, its
+ * key set) when the key is new; NULL when out of memory.
+ */
+#define SNAP_OF(snaps, n, k)                                                                       \
+	({                                                                                         \
+		__typeof__(snaps) found_ = NULL;                                                   \
+                                                                                                   \
+		for (size_t i_ = 0; i_ < (n) && !found_; i_++)                                     \
+			if (!memcmp(&(snaps)[i_].key, (k), sizeof(*(k))))                          \
+				found_ = &(snaps)[i_];                                             \
+		if (!found_ && (found_ = VEC_PUSH(snaps, n)))                                      \
+			found_->key = *(k);                                                        \
+		found_;                                                                            \
+	})
 
 /* One (owner, disk, op) record's growth since its last read: its process, disk, totals. */
 static void count_block(struct top_collector *c, const struct block_record *r)
 {
-	struct block_snap *s = block_snap_of(c, &r->key);
+	struct block_snap *s = SNAP_OF(c->blocks, c->nblocks, &r->key);
 	struct top_counts d = { 0 };
 	struct top_disk *disk;
 	bool read = r->key.op == BOP_READ;
@@ -73,43 +75,48 @@ static void count_block(struct top_collector *c, const struct block_record *r)
 	if (disk)
 		top_counts_add(&disk->c, &d);
 	if (r->key.owner) {
-		struct tproc *p = top_find_or_ghost(c, r->key.owner);
+		struct top_counts *acc = top_acc_of(c, r->key.owner);
 
-		if (p)
-			top_counts_add(&p->acc, &d);
+		if (acc)
+			top_counts_add(acc, &d);
 	}
 }
 
 /* Whether a record's owner is gone for good (or the table fills): it may leave the kernel. */
 static bool forgettable(struct top_collector *c, uint32_t owner, uint32_t idle, bool crowded)
 {
-	struct tproc *p = owner ? top_find(c, owner) : NULL;
+	struct proc *p = owner ? procs_find(c->procs, owner) : NULL;
 
 	if (!owner || idle < IDLE_FORGET)
 		return false;
 	return crowded || !p || p->exited;
 }
 
-/* Records of exited processes (or idle ones, when the table fills) leave the kernel. */
-static void forget_blocks(struct top_collector *c)
-{
-	struct block_key gone[64];
-	size_t n = 0, out = 0;
-	bool crowded = c->nblocks > MAX_BLOCK_KEYS / 2;
-
-	for (size_t i = 0; i < c->nblocks; i++) {
-		struct block_snap *s = &c->blocks[i];
-
-		if (n < 64 && (!s->seen || forgettable(c, s->key.owner, s->idle, crowded))) {
-			gone[n++] = s->key;
-			continue;
-		}
-		s->seen = false;
-		c->blocks[out++] = *s;
-	}
-	c->nblocks = out;
-	tracer_forget_blocks(c->tracer, gone, n);
-}
+/*
+ * The snaps (block_snap or uring_snap) of records of exited processes, or of idle ones when
+ * the table fills, leave it, 64 a refresh at most; forget(tracer, keys, n) takes the records
+ * out of the kernel. The others stay, unseen for the next refresh.
+ */
+#define FORGET_SNAPS(c, snaps, n, max_keys, forget)                                                \
+	do {                                                                                       \
+		__typeof__((snaps)->key) gone_[64];                                                \
+		size_t ngone_ = 0, out_ = 0;                                                       \
+		bool crowded_ = (n) > (max_keys) / 2;                                              \
+                                                                                                   \
+		for (size_t i_ = 0; i_ < (n); i_++) {                                              \
+			__typeof__(snaps) s_ = &(snaps)[i_];                                       \
+                                                                                                   \
+			if (ngone_ < 64 &&                                                         \
+			    (!s_->seen || forgettable(c, s_->key.owner, s_->idle, crowded_))) {    \
+				gone_[ngone_++] = s_->key;                                         \
+				continue;                                                          \
+			}                                                                          \
+			s_->seen = false;                                                          \
+			(snaps)[out_++] = *s_;                                                     \
+		}                                                                                  \
+		(n) = out_;                                                                        \
+		forget((c)->tracer, gone_, ngone_);                                                \
+	} while (0)
 
 int top_read_blocks(struct top_collector *c)
 {
@@ -121,44 +128,10 @@ int top_read_blocks(struct top_collector *c)
 	for (size_t i = 0; i < n; i++)
 		count_block(c, &recs[i]);
 	free(recs);
-	forget_blocks(c);
+	FORGET_SNAPS(c, c->blocks, c->nblocks, MAX_BLOCK_KEYS, tracer_forget_blocks);
 	for (size_t i = 0; i < c->ndisks; i++)
 		top_counts_add(&c->total, &c->disks[i].c);
 	return 0;
-}
-
-static struct uring_snap *uring_snap_of(struct top_collector *c, const struct uring_key *k)
-{
-	struct uring_snap *grown;
-
-	for (size_t i = 0; i < c->nurings; i++)
-		if (!memcmp(&c->urings[i].key, k, sizeof(*k)))
-			return &c->urings[i];
-	grown = VEC_PUSH(c->urings, c->nurings);
-	if (!grown)
-		return NULL;
-	grown->key = *k;
-	return grown;
-}
-
-static void forget_urings(struct top_collector *c)
-{
-	struct uring_key gone[64];
-	size_t n = 0, out = 0;
-	bool crowded = c->nurings > MAX_URING_KEYS / 2;
-
-	for (size_t i = 0; i < c->nurings; i++) {
-		struct uring_snap *s = &c->urings[i];
-
-		if (n < 64 && (!s->seen || forgettable(c, s->key.owner, s->idle, crowded))) {
-			gone[n++] = s->key;
-			continue;
-		}
-		s->seen = false;
-		c->urings[out++] = *s;
-	}
-	c->nurings = out;
-	tracer_forget_urings(c->tracer, gone, n);
 }
 
 int top_read_urings(struct top_collector *c)
@@ -169,9 +142,9 @@ int top_read_urings(struct top_collector *c)
 	if (tracer_read_urings(c->tracer, &recs, &n))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		struct uring_snap *s = uring_snap_of(c, &recs[i].key);
+		struct uring_snap *s = SNAP_OF(c->urings, c->nurings, &recs[i].key);
 		uint64_t ops;
-		struct tproc *p;
+		struct top_counts *acc;
 
 		if (!s) {
 			free(recs);
@@ -182,10 +155,10 @@ int top_read_urings(struct top_collector *c)
 		s->ops = recs[i].st.ops;
 		s->seen = true;
 		c->total.io_uring_ops += ops;
-		if (ops && (p = top_find_or_ghost(c, recs[i].key.owner)))
-			p->acc.io_uring_ops += ops;
+		if (ops && (acc = top_acc_of(c, recs[i].key.owner)))
+			acc->io_uring_ops += ops;
 	}
 	free(recs);
-	forget_urings(c);
+	FORGET_SNAPS(c, c->urings, c->nurings, MAX_URING_KEYS, tracer_forget_urings);
 	return 0;
 }

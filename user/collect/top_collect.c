@@ -36,7 +36,13 @@ static void note_io_call(int nr, int rw, void *ctx)
 
 struct top_collector *top_collector_new(void)
 {
-	return calloc(1, sizeof(struct top_collector));
+	struct top_collector *c = calloc(1, sizeof(struct top_collector));
+
+	if (c && !(c->procs = procs_new(&top_proc_hooks, c))) {
+		free(c);
+		return NULL;
+	}
+	return c;
 }
 
 int top_collector_start(struct top_collector *c, struct tracer *t,
@@ -45,9 +51,7 @@ int top_collector_start(struct top_collector *c, struct tracer *t,
 	c->tracer = t;
 	c->cgroups = cgroups;
 	c->ncgroups = ncgroups;
-	follow_start(&c->follow, t, top_take_row, top_give_entry, c);
-	if (pid_index_init(&c->pids, tracer_pid_max(t)))
-		return -1;
+	procs_start(c->procs, t, top_give_entry);
 	for_each_io_call(note_io_call, c);
 	tracer_read_drops(t, c->drops);
 	c->last_ns = now_ns();
@@ -76,8 +80,7 @@ void top_collector_free(struct top_collector *c)
 {
 	if (!c)
 		return;
-	free(c->procs);
-	pid_index_free(&c->pids);
+	procs_free(c->procs);
 	top_files_free(c);
 	free(c->blocks);
 	free(c->urings);
@@ -88,7 +91,7 @@ void top_collector_free(struct top_collector *c)
 
 int top_tick(struct top_collector *c)
 {
-	return follow_tick(&c->follow);
+	return procs_tick(c->procs);
 }
 
 /* ---- the sample ---- */
@@ -131,7 +134,8 @@ static const struct group_who *group_who(struct top_collector *c, uint64_t id, c
 	return w;
 }
 
-static void proc_out(struct top_collector *c, const struct tproc *p, struct top_proc *out)
+static void proc_out(struct top_collector *c, const struct proc *p, const struct tproc *d,
+		     struct top_proc *out)
 {
 	const struct group_who *w;
 
@@ -152,26 +156,49 @@ static void proc_out(struct top_collector *c, const struct tproc *p, struct top_
 	}
 	out->exited = p->exited;
 	out->overflow = p->overflow;
-	out->c = p->acc;
+	out->c = d->acc;
 }
 
 /* Live processes and those with counts in the interval (exited ones' last counts). */
 static int procs_out(struct top_collector *c, struct top_sample *out)
 {
-	out->procs = calloc(c->nprocs + 1, sizeof(*out->procs));
+	/* The overflow slot's processes together, in one row. */
+	static const struct proc overflow = { .overflow = true };
+	size_t n = procs_count(c->procs);
+
+	out->procs = calloc(n + 1, sizeof(*out->procs));
 	if (!out->procs)
 		return -ENOMEM;
-	for (size_t i = 0; i < c->nprocs; i++) {
-		const struct tproc *p = &c->procs[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct proc *p = procs_at(c->procs, i);
+		const struct tproc *d = top_data(c, p);
 
 		if (!p->exited)
 			out->live++;
-		if (!p->exited || top_counts_any(&p->acc))
-			proc_out(c, p, &out->procs[out->nprocs++]);
+		if (!p->exited || top_counts_any(&d->acc))
+			proc_out(c, p, d, &out->procs[out->nprocs++]);
 	}
 	if (top_counts_any(&c->overflow.acc))
-		proc_out(c, &c->overflow, &out->procs[out->nprocs++]);
+		proc_out(c, &overflow, &c->overflow, &out->procs[out->nprocs++]);
 	return 0;
+}
+
+/* Whether a record stays past this refresh (expire's keep), its counts started again. */
+static bool keep_proc(struct proc *p, void *data, void *ctx)
+{
+	size_t *exited = ctx;
+	struct tproc *d = data;
+
+	if (p->exited && top_counts_any(&d->acc))
+		d->quiet = 0;
+	else if (p->exited)
+		d->quiet++;
+	if (p->exited && (d->quiet > EXITED_KEEP || *exited > EXITED_MAX)) {
+		--*exited;
+		return false;
+	}
+	memset(&d->acc, 0, sizeof(d->acc));
+	return true;
 }
 
 /*
@@ -180,29 +207,11 @@ static int procs_out(struct top_collector *c, struct top_sample *out)
  */
 static void expire(struct top_collector *c)
 {
-	size_t out = 0, exited = 0;
+	size_t exited = 0;
 
-	for (size_t i = c->nprocs; i-- > 0;)
-		exited += c->procs[i].exited;
-	for (size_t i = 0; i < c->nprocs; i++) {
-		struct tproc *p = &c->procs[i];
-
-		if (p->exited && top_counts_any(&p->acc))
-			p->quiet = 0;
-		else if (p->exited)
-			p->quiet++;
-		pid_index_set(&c->pids, p->pid, 0);
-		if (p->exited && (p->quiet > EXITED_KEEP || exited > EXITED_MAX)) {
-			exited--;
-			continue;
-		}
-		memset(&p->acc, 0, sizeof(p->acc));
-		c->procs[out++] = *p;
-	}
-	c->nprocs = out;
-	/* The newest record of a pid is the one found (a pid may have been reused). */
-	for (size_t i = 0; i < c->nprocs; i++)
-		pid_index_set(&c->pids, c->procs[i].pid, i + 1);
+	for (size_t i = 0; i < procs_count(c->procs); i++)
+		exited += procs_at(c->procs, i)->exited;
+	procs_keep(c->procs, keep_proc, &exited);
 	memset(&c->overflow.acc, 0, sizeof(c->overflow.acc));
 }
 
@@ -259,7 +268,7 @@ int top_collect(struct top_collector *c, struct names *names, struct top_sample 
 	out->page_cache_missing = tracer_hooks_missing(c->tracer, HOOKS_PAGE_CACHE);
 	out->uring_missing = tracer_hooks_missing(c->tracer, HOOKS_URING);
 	expire(c);
-	if (err || c->error || c->follow.error) {
+	if (err || c->error || procs_error(c->procs)) {
 		top_sample_free(out);
 		return -1;
 	}

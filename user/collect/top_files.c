@@ -96,7 +96,7 @@ static void count_entry(struct top_collector *c, const struct ledger_entry *e, b
 	struct path_key pk = { .dev = k->dev, .igen = k->igen, .ino = k->ino };
 	struct top_counts now, d, pages = { 0 };
 	bool same = s && !memcmp(&s->key, k, sizeof(*k));
-	struct tproc *p;
+	struct top_counts *acc;
 
 	entry_counts(e, &now);
 	if (same)
@@ -107,8 +107,8 @@ static void count_entry(struct top_collector *c, const struct ledger_entry *e, b
 	pages.requested_pages = d.requested_pages;
 	pages.miss_pages = d.miss_pages;
 	top_counts_add(&c->total, &pages);
-	if (k->owner && (p = top_find_or_ghost(c, k->owner)))
-		top_counts_add(&p->acc, &pages);
+	if (k->owner && (acc = top_acc_of(c, k->owner)))
+		top_counts_add(acc, &pages);
 	if (!s)
 		return;
 	if (taken) {

@@ -9,7 +9,7 @@
 #define IOTRACE_TOP_IMPL_H
 
 #include <stddef.h>
-#include "follow.h"
+#include "procs.h"
 #include "kernel/tracer.h"
 #include "model/top.h"
 #include "util/cgroup.h"
@@ -17,14 +17,11 @@
 #include "util/container.h"
 #include "util/hash.h"
 
-/* A process seen: live, or exited lately (its last counts, its late writeback). */
+/*
+ * What top keeps of a process beside the table's record (procs.h): live, or exited lately
+ * (its last counts, its late writeback).
+ */
 struct tproc {
-	uint32_t pid, ppid, slot;
-	char comm[COMM_LEN];
-	uint64_t cgroup;  /* its group (the -c cgroup it is in, or its own), 0: unknown */
-	uint64_t own_cgroup; /* its own cgroup (its container's), 0: unknown */
-	bool exited;
-	bool overflow;    /* the record of the overflow slot's processes together */
 	uint32_t quiet;   /* refreshes since its exit with nothing counted */
 	struct top_counts acc; /* counted since the last refresh */
 };
@@ -79,13 +76,8 @@ struct top_collector {
 	struct tracer *tracer;
 	const struct cgroup_ref *cgroups;
 	uint32_t ncgroups;
-	struct follow follow;    /* the slot table and the ledger, followed as run mode does */
-	struct tproc *procs;
-	size_t nprocs, cap;
-	struct pid_index pids;   /* pid -> its newest record */
+	struct proc_table *procs; /* its processes, followed as run mode follows them */
 	struct tproc overflow;   /* the syscalls of the processes past --max-procs, together */
-	bool overflow_used;
-	uint32_t slot_pid[MAX_SLOTS]; /* a live slot's process */
 	struct slot_sums slot_prev[MAX_SLOTS];
 	uint8_t rw_of_nr[MAX_SYSCALLS]; /* 1 read, 2 write, 3 both (copies); 0 other I/O calls */
 	bool io_call[MAX_SYSCALLS];     /* counted in io_ns */
@@ -109,12 +101,12 @@ struct top_collector {
 
 /* ---- top_procs.c ---- */
 
-/* The record of pid, or NULL. */
-struct tproc *top_find(struct top_collector *c, uint32_t pid);
-/* A record for block or io_uring counts of a process the collector never saw (exited). */
-struct tproc *top_find_or_ghost(struct top_collector *c, uint32_t pid);
-/* A slot's row (follow.c's take_row): the process's record made, named, or retired. */
-void top_take_row(uint32_t slot, const struct slot_proc *row, void *ctx);
+/* The table's hooks for top (procs_new). */
+extern const struct proc_hooks top_proc_hooks;
+/* What top keeps of p. */
+struct tproc *top_data(struct top_collector *c, const struct proc *p);
+/* The interval's counts of pid's process, a ghost's when the table never saw it; NULL: OOM. */
+struct top_counts *top_acc_of(struct top_collector *c, uint32_t pid);
 /* Every live process's syscall counters since the last read, all slots in one read. */
 int top_read_slots(struct top_collector *c);
 
