@@ -675,13 +675,15 @@ def test_serve_counts_the_cgroup(vm):
 
 def test_top_rows_count_tr2u(vm):
     """top -j: tr2u's read and write calls, summed over the refreshes' rows of its pid (it
-    started after top, so from its fork), equal strace -f -c's of the same input."""
+    started after top, so from its fork), equal strace -f -c's of the same command and input
+    (the syscalls case's, in the same boot)."""
     d = out(vm, "top")
     assert (d / "top.rc").read_text().strip() == "0", (d / "top.err").read_text()
     pid = int((d / "tr2u.pid").read_text())
     rows = [p for line in (d / "top.ndjson").read_text().splitlines()
             for p in json.loads(line)["processes"] if p.get("pid") == pid]
-    ref = parse_strace_c((d / "tr2u.strace").read_text())
+    # the syscalls case's strace -f -c of the same command and input, in the same guest
+    ref = parse_strace_c(out(vm, "syscalls", "tr2u.strace").read_text())
     assert rows and rows[-1]["comm"] == "tr2u", rows
     reads = sum(ref.get(c, [0])[0] for c in ("read", "pread64", "readv", "preadv", "preadv2"))
     writes = sum(ref.get(c, [0])[0] for c in ("write", "pwrite64", "writev", "pwritev",
