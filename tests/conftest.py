@@ -36,6 +36,12 @@ def no_iotrace_left_running():
         pytest.fail(f"iotrace left running after the test (killed): {leaked}")
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """The kernel matrix's tests last (in their own order), after every host test: they wait
+    for the guests, which boot from the session's start (below) beside the host's tests."""
+    items.sort(key=lambda item: item.module.__name__ == "test_kernels")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def kernel_boots_from_the_start(request, tmp_path_factory):
     """The kernel matrix's guests (tests/test_kernels.py) boot from the session's start, at
