@@ -17,7 +17,6 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -118,9 +117,9 @@ OTHER_ARCHIVES = {"noble": "Ubuntu's archive", "jammy": "Ubuntu's archive"}
 Unreachable = type("Unreachable", (str,), {})
 
 
-def boot(flavour, cases, inputs, work, dest, many=MANY_FILES):
+def boot(flavour, cases, inputs, work, dest, many=MANY_FILES, nice=0):
     """One boot of flavour running cases; its results stay in dest (generic-64: the
-    generic kernel with 64 CPUs)."""
+    generic kernel with 64 CPUs); nice: QEMU's CPU priority."""
     if os.environ.get("IOTRACE_KERNELS_REUSE") and (dest / "result/out/status").exists():
         # Checking the last boot's results again (while writing a check), without booting.
         return guest.GuestRun(flavour, (dest / "console.log").read_text(), dest / "result/out",
@@ -138,7 +137,7 @@ def boot(flavour, cases, inputs, work, dest, many=MANY_FILES):
     wide = flavour == "generic-64"
     g = guest.run("generic" if wide else flavour, script, workdir=work, dest=dest,
                   smp=64 if wide else 2, mem_mb=4096 if wide else 2048, disk_mb=1536,
-                  timeout=1500)
+                  timeout=1500, nice=nice)
     assert g.status == 0, (g.console[-3000:], g.log[-3000:])
     g.flavour = flavour
     return g
@@ -146,17 +145,16 @@ def boot(flavour, cases, inputs, work, dest, many=MANY_FILES):
 
 # The boots, once started: (pool, {line: future}).
 STARTED = None
-
-
-def lowest_priority():
-    """A boot thread's, and so its children's (QEMU, mke2fs, the initramfs's build), CPU
-    priority: nice 19 (a thread's own on Linux; a child takes its parent thread's)."""
-    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+# QEMU's CPU priority in the boots that run beside the host's tests: the lowest, so that
+# they keep the CPU they want. (QEMU's alone: a pool thread of pytest's at nice 19 would
+# hold the interpreter's lock while it waits for a CPU, and stall the tests' own reads of a
+# live mode's output.)
+BOOT_NICE = 19
 
 
 def start_boots(items, tmp_path_factory):
-    """Starts every kernel line that items use, PARALLEL_BOOTS at a time, at the lowest CPU
-    priority (the slowest first); returns (pool, line -> a future of its GuestRun).
+    """Starts every kernel line that items use, PARALLEL_BOOTS at a time, QEMU at the lowest
+    CPU priority (the slowest first); returns (pool, line -> a future of its GuestRun).
     tests/conftest.py calls it as the session starts: the boots run beside the host's tests,
     which keep the CPU they want, instead of after them (~25 min of TCG in `make test`)."""
     global STARTED
@@ -170,10 +168,11 @@ def start_boots(items, tmp_path_factory):
         wanted.sort(key=lambda line: (line not in SLOWEST_FIRST, SLOWEST_FIRST.index(line)
                                       if line in SLOWEST_FIRST else 0))
         inputs = make_inputs(tmp_path_factory.mktemp("guest-inputs") / "work") if wanted else None
-        pool = ThreadPoolExecutor(max_workers=PARALLEL_BOOTS, initializer=lowest_priority)
+        pool = ThreadPoolExecutor(max_workers=PARALLEL_BOOTS)
         STARTED = pool, {line: pool.submit(boot, line, cases_of(line), inputs,
                                            tmp_path_factory.mktemp(f"disk-{line}"),
-                                           guest.OUTPUT / "guest" / line) for line in wanted}
+                                           guest.OUTPUT / "guest" / line, nice=BOOT_NICE)
+                         for line in wanted}
     return STARTED
 
 
