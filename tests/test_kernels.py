@@ -137,7 +137,7 @@ def boot(flavour, cases, inputs, work, dest, many=MANY_FILES, nice=0):
     wide = flavour == "generic-64"
     g = guest.run("generic" if wide else flavour, script, workdir=work, dest=dest,
                   smp=64 if wide else 2, mem_mb=4096 if wide else 2048, disk_mb=1536,
-                  timeout=1500, nice=nice)
+                  timeout=3600 if nice else 1500, nice=nice)  # (niced: slower under load)
     assert g.status == 0, (g.console[-3000:], g.log[-3000:])
     g.flavour = flavour
     return g
