@@ -433,11 +433,12 @@ class GuestRun:
 
 
 def run(flavour, script, workdir=None, dest=None, smp=2, mem_mb=2048, disk_mb=1024,
-        timeout=900):
+        timeout=900, nice=0):
     """Boots flavour, runs script (text) with workdir's files on /mnt; returns a GuestRun.
 
     workdir: a host directory copied onto the work disk (inputs); dest: where the guest's
-    /mnt/out lands on the host (a new temporary directory by default).
+    /mnt/out lands on the host (a new temporary directory by default); nice: QEMU's CPU
+    priority (19: it runs on what the host's other work leaves).
     """
     dest = Path(dest or tempfile.mkdtemp(prefix=f"guest-{flavour}-", dir=OUTPUT))
     dest.mkdir(parents=True, exist_ok=True)
@@ -458,7 +459,7 @@ def run(flavour, script, workdir=None, dest=None, smp=2, mem_mb=2048, disk_mb=10
     for attempt in range(1 + BOOT_RETRIES):
         try:
             res = subprocess.run(cmd, capture_output=True, timeout=timeout,
-                                 stdin=subprocess.DEVNULL)
+                                 stdin=subprocess.DEVNULL, preexec_fn=lambda: os.nice(nice))
             console = res.stdout.decode(errors="replace")
         except subprocess.TimeoutExpired as e:
             console = (e.stdout or b"").decode(errors="replace") + "\nGUEST-TIMEOUT\n"

@@ -142,7 +142,8 @@ functions take neither 5.10's arguments nor 6.x's, and `filemap_get_pages` a pag
 They are fetched with `apt-get download` through an apt configuration of the project's own (scripts/debian.py: lists, cache and sources under `.output/apt/`, the
 system's sources never read or changed) into `.output/kernels/`, and booted under
 `qemu-system-x86_64 -accel tcg` or `qemu-system-aarch64 -M virt -cpu max` (these hosts are
-VMs: no KVM), two at a time, with an initramfs holding busybox, iotrace, the workloads and
+VMs: no KVM), two at a time from the start of `make test`, QEMU at nice 19 beside the
+host's tests (their checks run last), with an initramfs holding busybox, iotrace, the workloads and
 the reference tools (scripts/guest.py; arm64's from Debian's arm64 packages, unpacked into
 the sysroot `make ARCH=arm64` builds against), and checks every feature against
 references taken in the same guest

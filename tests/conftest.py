@@ -36,6 +36,27 @@ def no_iotrace_left_running():
         pytest.fail(f"iotrace left running after the test (killed): {leaked}")
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """The kernel matrix's tests last (in their own order), after every host test: they wait
+    for the guests, which boot from the session's start (below) beside the host's tests."""
+    items.sort(key=lambda item: item.module.__name__ == "test_kernels")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def kernel_boots_from_the_start(request, tmp_path_factory):
+    """The kernel matrix's guests (tests/test_kernels.py) boot from the session's start, at
+    the lowest CPU priority, beside the host's tests: tests run in file order, and waiting
+    for test_kernels' first test left ~25 min of TCG after ~20 min of host tests. At the
+    end, boots not yet begun are cancelled (a session stopped early does not wait for
+    them)."""
+    kernels = next((item.module for item in request.session.items
+                    if item.module.__name__ == "test_kernels"), None)
+    pool = kernels and kernels.start_boots(request.session.items, tmp_path_factory)[0]
+    yield
+    if pool:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def pytest_sessionfinish(session):
     """What a fixture of a module or of the session left running dies with the session."""
     leaked = end_leaked_iotrace({})

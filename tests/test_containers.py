@@ -263,7 +263,10 @@ def check_snoop_column(a, b, vol, tmp_path, tool="podman", env=containers.ENV):
                 (writers[b.name], b.name, b.id) in seen, seen
             assert {x for x in seen if x[0] == host.pid} == {(host.pid, "host", None)} or \
                 all(x[2] is None for x in seen if x[0] == host.pid), seen
-            assert len(seen) == 3, seen
+            # one container each (another process of the machine may write 64 KiB on the
+            # disk meanwhile: a kworker's writeback once did)
+            mine = {writers[a.name], writers[b.name], host.pid}
+            assert len({x for x in seen if x[0] in mine}) == 3, seen
         else:
             out, err = snoop.communicate(timeout=120)
             lines = out.decode().splitlines()
