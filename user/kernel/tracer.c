@@ -134,7 +134,8 @@ void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *c
 
 uint64_t tracer_sweep_blocks(struct tracer *t)
 {
-	struct bpf_link *link = t->skel->links.sweep_block_inflight;
+	struct bpf_link **slot = tracer_link_slot(t, tracer_prog(t, t->skel->progs.sweep_block_inflight));
+	struct bpf_link *link = slot ? *slot : NULL;
 	char buf[256];
 	uint64_t swept = 0;
 	ssize_t n;
@@ -356,11 +357,13 @@ void tracer_read_drops(struct tracer *t, uint64_t drops[DROP_COUNTERS])
 		drops[i] = __atomic_load_n(&t->skel->bss->drops[i], __ATOMIC_SEQ_CST);
 	/* The kernel counts the runs it skipped itself, per program (bpftool prog show). */
 	drops[DROP_NESTED] = 0;
-	bpf_object__for_each_program(prog, t->skel->obj) {
+	for (int i = 0; i < t->skel->skeleton->prog_cnt; i++) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
+		int fd;
 
+		prog = tracer_prog(t, *t->skel->skeleton->progs[i].prog);
+		fd = bpf_program__fd(prog);
 		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
 			drops[DROP_NESTED] += info.recursion_misses;
 	}

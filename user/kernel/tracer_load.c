@@ -5,6 +5,8 @@
  * tracer_stacks.c size and map theirs), which, like it, use tracer.c's helpers.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,8 +66,11 @@ static void note_core_miss(const char *fmt, va_list args)
 /* Keeps libbpf quiet unless -v, but remembers its last warning for our one-line error. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
+	/* Two threads may load (below): a line at a time, and one first warning. */
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	va_list copy;
 
+	pthread_mutex_lock(&lock);
 	if (verbose_libbpf) {
 		va_copy(copy, args);
 		vfprintf(stderr, fmt, copy);
@@ -80,6 +85,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	}
 	if (level == LIBBPF_WARN)
 		note_core_miss(fmt, args);
+	pthread_mutex_unlock(&lock);
 	return 0;
 }
 
@@ -181,31 +187,37 @@ static int choose_core_btf(struct tracer *t, const struct tracer_config *cfg, ch
 
 static char (*verifier_stats(struct iotrace_bpf *s))[STATS_LOG_SIZE]
 {
-	struct bpf_program *prog;
-	char (*logs)[STATS_LOG_SIZE] = calloc(s->skeleton->prog_cnt, STATS_LOG_SIZE);
-	int i = 0;
+	struct bpf_object_skeleton *sk = s->skeleton;
+	char (*logs)[STATS_LOG_SIZE] = calloc(sk->prog_cnt, STATS_LOG_SIZE);
 
-	bpf_object__for_each_program(prog, s->obj) {
-		if (!logs)
-			break;
-		bpf_program__set_log_level(prog, 4);
-		bpf_program__set_log_buf(prog, logs[i++], STATS_LOG_SIZE);
+	for (int i = 0; logs && i < sk->prog_cnt; i++) {
+		bpf_program__set_log_level(*sk->progs[i].prog, 4);
+		bpf_program__set_log_buf(*sk->progs[i].prog, logs[i], STATS_LOG_SIZE);
 	}
 	return logs;
 }
 
-static void print_verifier_stats(struct iotrace_bpf *s, char (*logs)[STATS_LOG_SIZE])
+/* Each loaded program's statistics, from the instance that loaded it (b: the second). */
+static void print_verifier_stats(struct iotrace_bpf *a, char (*la)[STATS_LOG_SIZE],
+				 struct iotrace_bpf *b, char (*lb)[STATS_LOG_SIZE])
 {
-	struct bpf_program *prog;
-	int i = 0;
+	for (int i = 0; i < a->skeleton->prog_cnt; i++) {
+		struct bpf_program *prog = *a->skeleton->progs[i].prog;
+		const char *log = la ? la[i] : "", *time, *insns;
+		bool second = false;
 
-	bpf_object__for_each_program(prog, s->obj) {
-		const char *time = strstr(logs[i], "verification time"),
-			   *insns = strstr(logs[i++], "processed");
-
-		if (time && insns && bpf_program__autoload(prog))
-			fprintf(stderr, "iotrace: %s: %.*s, %.*s\n", bpf_program__name(prog),
-				(int)strcspn(time, "\n"), time, (int)strcspn(insns, "("), insns);
+		if (!bpf_program__autoload(prog) && b &&
+		    bpf_program__autoload(*b->skeleton->progs[i].prog)) {
+			prog = *b->skeleton->progs[i].prog;
+			log = lb ? lb[i] : "";
+			second = true;
+		}
+		time = strstr(log, "verification time");
+		insns = strstr(log, "processed");
+		if (time && insns && bpf_program__autoload(prog) && prog != a->progs.maps_ready)
+			fprintf(stderr, "iotrace: %s: %.*s, %.*s%s\n", bpf_program__name(prog),
+				(int)strcspn(time, "\n"), time, (int)strcspn(insns, "("), insns,
+				second ? "(second thread)" : "");
 	}
 }
 
@@ -247,6 +259,8 @@ static struct iotrace_bpf *open_build(enum tracer_build b, const struct bpf_obje
 		errno = -err;
 		return NULL;
 	}
+	/* Loaded only as the signal of the two threads' load (below). */
+	bpf_program__set_autoload(s->progs.maps_ready, false);
 	return s;
 }
 
@@ -264,6 +278,239 @@ static int open_configured(struct tracer *t, const struct tracer_config *cfg,
 	return probe_hooks(t, btf) ? -ENOTSUP : 0;
 }
 
+/*
+ * ---- Loading in two threads ----
+ *
+ * The kernel's verifier is four fifths of start-up, and it checks privileged loads in
+ * parallel (bpf_check takes bpf_verifier_lock only when the loader lacks CAP_BPF). libbpf
+ * loads an object's programs one after the other, so the programs are split between two
+ * instances of the same object, balanced by the verifier's work: t->skel creates every map
+ * and loads its share; t->skel2, opened in a second thread, reuses every one of those maps
+ * (bpf_map__reuse_fd: .rodata, .bss and .kconfig too, which t->skel filled and froze, so
+ * the verifier sees the same constants; the second instance creates nothing) and loads the
+ * rest. It may reuse them only once they exist: t->skel loads maps_ready (bpf/iotrace.bpf.c)
+ * first, right after creating them, and a handler of its section tells the second thread.
+ * Each program is attached from the instance that loaded it (tracer_prog). Any failure
+ * loads again in one thread, for the one-line error and -v's log.
+ */
+
+/*
+ * The verifier's work per program, instructions processed (`iotrace -v`, the full build on
+ * 6.18, 2026-11-26); a program not named counts 1,000. Only the split depends on it: wrong
+ * figures make one thread finish later, nothing else.
+ */
+static const struct {
+	const char *prog;
+	unsigned int cost;
+} verifier_costs[] = {
+	{ "handle_sys_exit", 18321 }, { "handle_sched_process_exec", 6300 },
+	{ "handle_sys_enter", 6041 }, { "handle_mm_filemap_get_pages", 5685 },
+	{ "handle_block_rq_complete", 2889 }, { "handle_mm_filemap_add_to_page_cache", 2529 },
+	{ "handle_mm_filemap_map_pages", 2511 }, { "handle_mm_filemap_fault", 2380 },
+	{ "handle_block_rq_insert", 2163 }, { "handle_block_rq_issue", 2145 },
+	{ "handle_block_io_start", 2108 }, { "handle_io_uring_complete", 1612 },
+	{ "handle_page_cache_ra_unbounded", 1514 }, { "handle_page_cache_ra_order", 1306 },
+	{ "sweep_block_inflight", 1156 }, { "handle_writeback_dirty_folio", 1090 },
+	{ "handle_sched_process_fork", 955 }, { "handle_iomap_dio_rw_begin", 935 },
+	{ "handle_page_cache_sync_ra", 885 }, { "handle_page_cache_async_ra", 885 },
+	{ "handle_sched_process_exit", 233 }, { "handle_task_rename", 174 },
+	{ "handle_inode_set_ctime_to_ts", 182 }, { "handle_ctime_ns_xchg", 182 },
+	{ "handle_ctime_xchg_skip", 182 }, { "handle_io_uring_submit_req", 188 },
+	{ "handle_io_uring_req_failed", 76 }, { "handle_io_uring_cqe_overflow", 41 },
+};
+
+static unsigned int verifier_cost(const struct bpf_program *prog)
+{
+	for (size_t i = 0; i < sizeof(verifier_costs) / sizeof(verifier_costs[0]); i++)
+		if (!strcmp(verifier_costs[i].prog, bpf_program__name(prog)))
+			return verifier_costs[i].cost;
+	return bpf_program__insn_cnt(prog) < 64 ? 20 : 1000;
+}
+
+/*
+ * Gives the second instance (to_b[i]) about half the verifier's work among the programs
+ * s loads, heaviest first each to the lighter side, and switches them off in s. Returns
+ * how many it gave.
+ */
+static int split_programs(struct iotrace_bpf *s, bool *to_b)
+{
+	struct bpf_object_skeleton *sk = s->skeleton;
+	int order[sk->prog_cnt], n = 0, given = 0;
+	unsigned long load[2] = { 0, 0 };
+
+	for (int i = 0; i < sk->prog_cnt; i++) {
+		struct bpf_program *prog = *sk->progs[i].prog;
+		int j = n++;
+
+		to_b[i] = false;
+		if (!bpf_program__autoload(prog)) {
+			n--;
+			continue;
+		}
+		for (; j > 0 && verifier_cost(*sk->progs[order[j - 1]].prog) <
+				verifier_cost(prog); j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	for (int k = 0; k < n; k++) {
+		int side = load[1] < load[0];
+
+		load[side] += verifier_cost(*sk->progs[order[k]].prog);
+		if (side) {
+			to_b[order[k]] = true;
+			bpf_program__set_autoload(*sk->progs[order[k]].prog, false);
+			given++;
+		}
+	}
+	return given;
+}
+
+/* Whether the maps exist (1), or the first instance failed before they did (-1). */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int state;
+} maps_sync = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+
+static void set_maps_state(int state)
+{
+	pthread_mutex_lock(&maps_sync.lock);
+	if (!maps_sync.state)
+		maps_sync.state = state;
+	pthread_cond_broadcast(&maps_sync.cond);
+	pthread_mutex_unlock(&maps_sync.lock);
+}
+
+/* libbpf calls it right before loading maps_ready: after creating and filling every map. */
+static int on_maps_ready(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
+{
+	if (!strcmp(bpf_program__name(prog), "maps_ready"))
+		set_maps_state(1);
+	return 0;
+}
+
+/* Whether to load in two threads: a handler for maps_ready, and two CPUs to run on. */
+static bool two_threads(void)
+{
+	static int handler = -2;
+	cpu_set_t cpus;
+
+	if (getenv("IOTRACE_LOAD_SERIAL"))
+		return false;
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) || CPU_COUNT(&cpus) < 2)
+		return false;
+	if (handler == -2) {
+		LIBBPF_OPTS(libbpf_prog_handler_opts, hopts, .prog_prepare_load_fn = on_maps_ready);
+
+		handler = libbpf_register_prog_handler("socket", BPF_PROG_TYPE_SOCKET_FILTER, 0,
+						       &hopts);
+	}
+	return handler >= 0;
+}
+
+/* The second thread's instance: what it loads, and how it went. */
+struct second_half {
+	enum tracer_build build;
+	const struct bpf_object_open_opts *opts;
+	struct iotrace_bpf *first;
+	const bool *mine, *attach;
+	bool verbose;
+	struct iotrace_bpf *s;
+	char (*logs)[STATS_LOG_SIZE];
+	int err;
+};
+
+static void *load_second_half(void *arg)
+{
+	struct second_half *h = arg;
+	struct bpf_object_skeleton *sk;
+	struct bpf_map *mine, *theirs;
+
+	h->s = open_build(h->build, h->opts);
+	if (!h->s) {
+		h->err = -errno;
+		return NULL;
+	}
+	sk = h->s->skeleton;
+	for (int i = 0; i < sk->prog_cnt; i++) {
+		bpf_program__set_autoload(*sk->progs[i].prog, h->mine[i]);
+		bpf_program__set_autoattach(*sk->progs[i].prog, h->attach[i]);
+	}
+	if (h->verbose)
+		h->logs = verifier_stats(h->s);
+	/* The kernel's BTF (its tracepoints' ids, the kfuncs), parsed now by setting a
+	 * program's own target, while the first instance creates the maps. */
+	for (int i = 0; i < sk->prog_cnt; i++) {
+		const char *sec = bpf_program__section_name(*sk->progs[i].prog);
+
+		if (h->mine[i] && !strncmp(sec, "tp_btf/", 7)) {
+			bpf_program__set_attach_target(*sk->progs[i].prog, 0, sec + 7);
+			break;
+		}
+	}
+	pthread_mutex_lock(&maps_sync.lock);
+	while (!maps_sync.state)
+		pthread_cond_wait(&maps_sync.cond, &maps_sync.lock);
+	pthread_mutex_unlock(&maps_sync.lock);
+	if (maps_sync.state < 0) {
+		h->err = -ECANCELED;
+		return NULL;
+	}
+	/* Same object, same maps in the same order. */
+	for (mine = bpf_object__next_map(h->s->obj, NULL),
+	     theirs = bpf_object__next_map(h->first->obj, NULL);
+	     mine && theirs && !h->err; mine = bpf_object__next_map(h->s->obj, mine),
+	     theirs = bpf_object__next_map(h->first->obj, theirs))
+		h->err = bpf_map__fd(theirs) >= 0 ? bpf_map__reuse_fd(mine, bpf_map__fd(theirs))
+						  : bpf_map__set_autocreate(mine, false);
+	h->err = h->err ?: iotrace_bpf__load(h->s);
+	return NULL;
+}
+
+/*
+ * Opens t->skel configured and loads it with a second instance in a second thread; 1 when
+ * it should load in one (nothing given to the second), 0 when loaded, or the error.
+ */
+static int load_in_two(struct tracer *t, const struct tracer_config *cfg,
+		       const struct bpf_object_open_opts *opts, const uint32_t *ids,
+		       const struct btf_index *btf)
+{
+	struct second_half h = { .build = t->build, .opts = opts, .verbose = cfg->verbose };
+	char (*logs)[STATS_LOG_SIZE] = NULL;
+	pthread_t thread;
+	int err = open_configured(t, cfg, opts, ids, btf), n;
+
+	if (err)
+		return err;
+	n = t->skel->skeleton->prog_cnt;
+	bool to_b[n], attach[n];
+
+	for (int i = 0; i < n; i++)
+		attach[i] = bpf_program__autoattach(*t->skel->skeleton->progs[i].prog);
+	if (!split_programs(t->skel, to_b))
+		return 1;
+	h.first = t->skel;
+	h.mine = to_b;
+	h.attach = attach;
+	maps_sync.state = 0;
+	bpf_program__set_autoload(t->skel->progs.maps_ready, true);
+	if (cfg->verbose)
+		logs = verifier_stats(t->skel);
+	err = -pthread_create(&thread, NULL, load_second_half, &h);
+	if (!err) {
+		err = iotrace_bpf__load(t->skel);
+		set_maps_state(err ? -1 : 1); /* failed before the maps, or loaded: let it go on */
+		pthread_join(thread, NULL);
+		t->skel2 = h.s;
+		err = err ?: h.err;
+	}
+	if (!err && cfg->verbose)
+		print_verifier_stats(t->skel, logs, t->skel2, h.logs);
+	free(logs);
+	free(h.logs);
+	return err;
+}
+
 static int open_and_load(struct tracer *t, const struct tracer_config *cfg, const char *btf_path,
 			 const uint32_t *ids, const struct btf_index *btf)
 {
@@ -271,6 +518,18 @@ static int open_and_load(struct tracer *t, const struct tracer_config *cfg, cons
 	char (*logs)[STATS_LOG_SIZE];
 	int err;
 
+	if (two_threads()) {
+		err = load_in_two(t, cfg, &opts, ids, btf);
+		if (!err)
+			return 0;
+		if (err < 0 && cfg->verbose)
+			fprintf(stderr, "iotrace: loading in two threads failed (%s); again in one\n",
+				strerror(-err));
+		iotrace_bpf__destroy(t->skel2);
+		iotrace_bpf__destroy(t->skel);
+		t->skel = t->skel2 = NULL;
+		last_libbpf_warning[0] = core_miss[0] = '\0';
+	}
 	err = open_configured(t, cfg, &opts, ids, btf);
 	if (err || !cfg->verbose) {
 		err = err ?: iotrace_bpf__load(t->skel);
@@ -279,7 +538,7 @@ static int open_and_load(struct tracer *t, const struct tracer_config *cfg, cons
 	logs = verifier_stats(t->skel);
 	err = iotrace_bpf__load(t->skel);
 	if (!err && logs)
-		print_verifier_stats(t->skel, logs);
+		print_verifier_stats(t->skel, logs, NULL, NULL);
 	free(logs);
 	if (err) {
 		/* libbpf prints a failing program's verifier log only when no log buffer was
@@ -289,6 +548,30 @@ static int open_and_load(struct tracer *t, const struct tracer_config *cfg, cons
 	}
 out:
 	return err;
+}
+
+struct bpf_program *tracer_prog(struct tracer *t, struct bpf_program *prog)
+{
+	struct bpf_object_skeleton *sk = t->skel->skeleton;
+
+	if (!prog || !t->skel2 || bpf_program__autoload(prog))
+		return prog;
+	for (int i = 0; i < sk->prog_cnt; i++)
+		if (*sk->progs[i].prog == prog)
+			return bpf_program__autoload(*t->skel2->skeleton->progs[i].prog)
+			       ? *t->skel2->skeleton->progs[i].prog : prog;
+	return prog;
+}
+
+struct bpf_link **tracer_link_slot(struct tracer *t, const struct bpf_program *prog)
+{
+	struct iotrace_bpf *skels[2] = { t->skel, t->skel2 };
+
+	for (int k = 0; k < 2 && skels[k]; k++)
+		for (int i = 0; i < skels[k]->skeleton->prog_cnt; i++)
+			if (*skels[k]->skeleton->progs[i].prog == prog)
+				return skels[k]->skeleton->progs[i].link;
+	return NULL;
 }
 
 /* How many slots, and checks before loading; prints one line and returns -1 on failure. */
@@ -329,15 +612,16 @@ static int size_tracer(struct tracer *t, const struct tracer_config *cfg)
  */
 static void attach_sweep(struct tracer *t)
 {
-	struct bpf_program *prog = t->skel->progs.sweep_block_inflight;
+	struct bpf_program *prog = tracer_prog(t, t->skel->progs.sweep_block_inflight);
 	union bpf_iter_link_info info = { .map.map_fd = bpf_map__fd(t->skel->maps.block_inflight) };
 	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof(info));
+	struct bpf_link **slot = tracer_link_slot(t, prog);
 	struct bpf_link *link;
 
-	if (bpf_program__fd(prog) < 0)
+	if (bpf_program__fd(prog) < 0 || !slot)
 		return;
 	link = bpf_program__attach_iter(prog, &opts);
-	t->skel->links.sweep_block_inflight = libbpf_get_error(link) ? NULL : link;
+	*slot = libbpf_get_error(link) ? NULL : link;
 }
 
 /* One line on what the kernel lacks that iotrace cannot do without. */
@@ -385,8 +669,9 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 	err = refuse_stacks(t, cfg) ?: open_and_load(t, cfg, btf_path, ids, ix);
 	if (err && err != -ECANCELED && !ix && err != -EPERM && err != -EACCES && err != -ENOTSUP) {
 		/* Not quite the kernel it was built on: ask its BTF, choose again, retry. */
+		iotrace_bpf__destroy(t->skel2);
 		iotrace_bpf__destroy(t->skel);
-		t->skel = NULL;
+		t->skel = t->skel2 = NULL;
 		last_libbpf_warning[0] = '\0';
 		btf = btf__load_vmlinux_btf();
 		ix = btf_index_new(btf);
@@ -463,7 +748,7 @@ struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_e
 		/* serve's and top's own syscalls are not the machine's workload. */
 		tracer_exclude(t, getpid());
 	t_attach = now_ms();
-	err = iotrace_bpf__attach(t->skel);
+	err = iotrace_bpf__attach(t->skel) ?: (t->skel2 ? iotrace_bpf__attach(t->skel2) : 0);
 	if (err) {
 		report_failure("attach the BPF programs", err);
 		goto fail;
@@ -487,6 +772,8 @@ fail:
 void tracer_detach(struct tracer *t)
 {
 	iotrace_bpf__detach(t->skel);
+	if (t->skel2)
+		iotrace_bpf__detach(t->skel2);
 }
 
 void tracer_close(struct tracer *t)
@@ -504,6 +791,7 @@ void tracer_close(struct tracer *t)
 	map_munmap(t->rows, t->rows_len);
 	map_munmap(t->slot_rows, t->slot_rows_len);
 	unmap_trace(t);
+	iotrace_bpf__destroy(t->skel2);
 	iotrace_bpf__destroy(t->skel);
 	free(t);
 }
