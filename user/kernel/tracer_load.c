@@ -291,7 +291,8 @@ static int open_configured(struct tracer *t, const struct tracer_config *cfg,
  * rest. It may reuse them only once they exist: t->skel loads maps_ready (bpf/iotrace.bpf.c)
  * first, right after creating them, and a handler of its section tells the second thread.
  * Each program is attached from the instance that loaded it (tracer_prog). Any failure
- * loads again in one thread, for the one-line error and -v's log.
+ * loads again in one thread, for the one-line error and -v's log. Only when a CPU is idle
+ * (two_threads).
  */
 
 /*
@@ -389,23 +390,52 @@ static int on_maps_ready(struct bpf_program *prog, struct bpf_prog_load_opts *op
 	return 0;
 }
 
-/* Whether to load in two threads: a handler for maps_ready, and two CPUs to run on. */
-static bool two_threads(void)
+/*
+ * Whether to load in two threads: a handler for maps_ready, two CPUs to run on, and one of
+ * them idle now (/proc/loadavg's runnable tasks, this one included, fewer than the CPUs):
+ * the second instance costs CPU time of its own (its open and its parse of the kernel's
+ * BTF, ~15 ms), which is a loss when its thread only waits for a CPU that others hold.
+ * IOTRACE_LOAD_THREADS=1 or 2 decides instead. Says why not with -v.
+ */
+static bool two_threads(const struct tracer_config *cfg)
 {
 	static int handler = -2;
+	const char *forced = getenv("IOTRACE_LOAD_THREADS"), *why = NULL;
+	unsigned int running = 0;
 	cpu_set_t cpus;
+	FILE *f;
 
-	if (getenv("IOTRACE_LOAD_SERIAL"))
-		return false;
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) || CPU_COUNT(&cpus) < 2)
-		return false;
-	if (handler == -2) {
+	if (forced && strcmp(forced, "2"))
+		why = "IOTRACE_LOAD_THREADS is not 2";
+	else if (sched_getaffinity(0, sizeof(cpus), &cpus) || CPU_COUNT(&cpus) < 2)
+		why = "one CPU to run on";
+	if (!why && !forced && (f = fopen("/proc/loadavg", "r"))) {
+		if (fscanf(f, "%*s %*s %*s %u/", &running) == 1 &&
+		    running >= (unsigned int)CPU_COUNT(&cpus))
+			why = "no idle CPU (/proc/loadavg: runnable tasks)";
+		fclose(f);
+	}
+	if (!why && handler == -2) {
 		LIBBPF_OPTS(libbpf_prog_handler_opts, hopts, .prog_prepare_load_fn = on_maps_ready);
 
 		handler = libbpf_register_prog_handler("socket", BPF_PROG_TYPE_SOCKET_FILTER, 0,
 						       &hopts);
 	}
-	return handler >= 0;
+	if (!why && handler < 0)
+		why = "libbpf refused a handler for maps_ready";
+	if (why && cfg->verbose)
+		fprintf(stderr, "iotrace: loading the programs in one thread: %s\n", why);
+	return !why;
+}
+
+static int loaded_by(struct iotrace_bpf *s)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->skeleton->prog_cnt; i++)
+		n += bpf_program__autoload(*s->skeleton->progs[i].prog) &&
+		     *s->skeleton->progs[i].prog != s->progs.maps_ready;
+	return n;
 }
 
 /* The second thread's instance: what it loads, and how it went. */
@@ -418,6 +448,7 @@ struct second_half {
 	struct iotrace_bpf *s;
 	char (*logs)[STATS_LOG_SIZE];
 	int err;
+	double open_ms, btf_ms, wait_ms, load_ms; /* its steps, for -v */
 };
 
 static void *load_second_half(void *arg)
@@ -425,6 +456,7 @@ static void *load_second_half(void *arg)
 	struct second_half *h = arg;
 	struct bpf_object_skeleton *sk;
 	struct bpf_map *mine, *theirs;
+	double t0 = now_ms(), t1, t2, t3;
 
 	h->s = open_build(h->build, h->opts);
 	if (!h->s) {
@@ -438,6 +470,7 @@ static void *load_second_half(void *arg)
 	}
 	if (h->verbose)
 		h->logs = verifier_stats(h->s);
+	t1 = now_ms();
 	/* The kernel's BTF (its tracepoints' ids, the kfuncs), parsed now by setting a
 	 * program's own target, while the first instance creates the maps. */
 	for (int i = 0; i < sk->prog_cnt; i++) {
@@ -448,10 +481,15 @@ static void *load_second_half(void *arg)
 			break;
 		}
 	}
+	t2 = now_ms();
 	pthread_mutex_lock(&maps_sync.lock);
 	while (!maps_sync.state)
 		pthread_cond_wait(&maps_sync.cond, &maps_sync.lock);
 	pthread_mutex_unlock(&maps_sync.lock);
+	t3 = now_ms();
+	h->open_ms = t1 - t0;
+	h->btf_ms = t2 - t1;
+	h->wait_ms = t3 - t2;
 	if (maps_sync.state < 0) {
 		h->err = -ECANCELED;
 		return NULL;
@@ -464,6 +502,7 @@ static void *load_second_half(void *arg)
 		h->err = bpf_map__fd(theirs) >= 0 ? bpf_map__reuse_fd(mine, bpf_map__fd(theirs))
 						  : bpf_map__set_autocreate(mine, false);
 	h->err = h->err ?: iotrace_bpf__load(h->s);
+	h->load_ms = now_ms() - t3;
 	return NULL;
 }
 
@@ -478,7 +517,7 @@ static int load_in_two(struct tracer *t, const struct tracer_config *cfg,
 	struct second_half h = { .build = t->build, .opts = opts, .verbose = cfg->verbose };
 	char (*logs)[STATS_LOG_SIZE] = NULL;
 	pthread_t thread;
-	int err = open_configured(t, cfg, opts, ids, btf), n;
+	int err = open_configured(t, cfg, opts, ids, btf), n, given;
 
 	if (err)
 		return err;
@@ -487,7 +526,8 @@ static int load_in_two(struct tracer *t, const struct tracer_config *cfg,
 
 	for (int i = 0; i < n; i++)
 		attach[i] = bpf_program__autoattach(*t->skel->skeleton->progs[i].prog);
-	if (!split_programs(t->skel, to_b))
+	given = split_programs(t->skel, to_b);
+	if (!given)
 		return 1;
 	h.first = t->skel;
 	h.mine = to_b;
@@ -504,8 +544,12 @@ static int load_in_two(struct tracer *t, const struct tracer_config *cfg,
 		t->skel2 = h.s;
 		err = err ?: h.err;
 	}
-	if (!err && cfg->verbose)
+	if (!err && cfg->verbose) {
 		print_verifier_stats(t->skel, logs, t->skel2, h.logs);
+		fprintf(stderr, "iotrace: second thread: %d of %d programs; open %.1f ms, kernel BTF "
+			"%.1f ms, waited for the maps %.1f ms, load %.1f ms\n", given,
+			given + loaded_by(t->skel), h.open_ms, h.btf_ms, h.wait_ms, h.load_ms);
+	}
 	free(logs);
 	free(h.logs);
 	return err;
@@ -518,7 +562,7 @@ static int open_and_load(struct tracer *t, const struct tracer_config *cfg, cons
 	char (*logs)[STATS_LOG_SIZE];
 	int err;
 
-	if (two_threads()) {
+	if (two_threads(cfg)) {
 		err = load_in_two(t, cfg, &opts, ids, btf);
 		if (!err)
 			return 0;
