@@ -111,7 +111,7 @@ def loaded_programs(log):
 
 def test_two_loader_threads_load_every_program_once(tmp_path):
     """With two CPUs (and one idle, or IOTRACE_LOAD_THREADS=2) the programs are verified in two threads, split by the verifier's work
-    (tracer_load.c, "Loading in two threads"): the same programs as the one-thread load
+    (tracer_objects.c, "Loading in two threads"): the same programs as the one-thread load
     (IOTRACE_LOAD_THREADS=1), each once, with the same instructions processed (the second
     instance reuses the first's frozen .rodata: the verifier sees the same constants), each
     thread a part of the work; and a run traced by a two-thread load counts as strace -f -c

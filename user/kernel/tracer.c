@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/libbpf.h>
@@ -382,4 +383,36 @@ int tracer_poll_events(struct tracer *t)
 	while ((n = ring_buffer__consume(t->events)) == TRACER_EVENTS_AGAIN)
 		;
 	return n;
+}
+
+double tracer_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+struct bpf_program *tracer_prog(struct tracer *t, struct bpf_program *prog)
+{
+	struct bpf_object_skeleton *sk = t->skel->skeleton;
+
+	if (!prog || !t->skel2 || bpf_program__autoload(prog))
+		return prog;
+	for (int i = 0; i < sk->prog_cnt; i++)
+		if (*sk->progs[i].prog == prog)
+			return bpf_program__autoload(*t->skel2->skeleton->progs[i].prog)
+			       ? *t->skel2->skeleton->progs[i].prog : prog;
+	return prog;
+}
+
+struct bpf_link **tracer_link_slot(struct tracer *t, const struct bpf_program *prog)
+{
+	struct iotrace_bpf *skels[2] = { t->skel, t->skel2 };
+
+	for (int k = 0; k < 2 && skels[k]; k++)
+		for (int i = 0; i < skels[k]->skeleton->prog_cnt; i++)
+			if (*skels[k]->skeleton->progs[i].prog == prog)
+				return skels[k]->skeleton->progs[i].link;
+	return NULL;
 }

@@ -27,7 +27,7 @@ struct hook_choice {
 struct tracer {
 	struct iotrace_bpf *skel;  /* every map, and the programs it loaded */
 	/* The second instance of the same object, which loaded the other programs in a second
-	 * thread over skel's maps (tracer_load.c, "Loading in two threads"), or NULL. */
+	 * thread over skel's maps (tracer_objects.c, "Loading in two threads"), or NULL. */
 	struct iotrace_bpf *skel2;
 	enum tracer_build build;
 	const char *build_why;
@@ -68,6 +68,13 @@ struct bpf_program *tracer_prog(struct tracer *t, struct bpf_program *prog);
 struct bpf_link **tracer_link_slot(struct tracer *t, const struct bpf_program *prog);
 
 struct btf_index;
+/*
+ * Opens t->skel (and t->skel2) of t->build configured and loads them (tracer_objects.c);
+ * forget_warnings drops the warnings of a failed load before loading again.
+ */
+int tracer_load_objects(struct tracer *t, const struct tracer_config *cfg, const char *btf_path,
+			const uint32_t *ids, const struct btf_index *btf, void (*forget_warnings)(void));
+double tracer_now_ms(void); /* CLOCK_MONOTONIC */
 int probe_hooks(struct tracer *t, const struct btf_index *btf);
 /* After loading: attaches each hook's first way that attaches (tracer_hooks.c). */
 int attach_hooks(struct tracer *t);
