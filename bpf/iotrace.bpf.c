@@ -14,6 +14,18 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/*
+ * Never attached: the loader's signal that every map exists. Loaded first (the first
+ * section of the object) by the instance that creates the maps while a second instance
+ * waits to reuse them and load the other half of the programs in parallel
+ * (user/kernel/tracer_objects.c, "Loading in two threads").
+ */
+SEC("socket")
+int maps_ready(void *ctx)
+{
+	return 0;
+}
+
 #include "proc.bpf.c"      /* process tree, slots, serve's labels */
 #include "trace.bpf.c"     /* --trace: the timeline's events */
 #include "names.bpf.c"     /* what a file is and is called; renames followed */

@@ -7,7 +7,9 @@ import os
 import re
 import subprocess
 
-from helpers import IOTRACE, ROOT, iotrace_json, mkinput, run, wl
+import pytest
+
+from helpers import IOTRACE, ROOT, iotrace_json, mkinput, run, strace_counts, wl
 from test_pagecache import drop_cache, file_entry, settled_fincore
 
 FULL = {**os.environ, "IOTRACE_FULL_BTF": "1"}
@@ -94,3 +96,38 @@ def test_both_btfs_count_page_cache_and_direct_io_alike(tmp_path):
         assert res.returncode == 0, res.stderr
         f = file_entry(report, path)
         assert (f["direct_reads"], f["direct_read_bytes"]) == (128, 8 << 20)
+
+
+SERIAL = {**os.environ, "IOTRACE_LOAD_THREADS": "1"}
+TWO = {**os.environ, "IOTRACE_LOAD_THREADS": "2"}
+
+
+def loaded_programs(log):
+    """{program: (instructions processed, loaded by the second thread)} from -v."""
+    return {m.group(1): (int(m.group(2)), bool(m.group(3))) for m in re.finditer(
+        r"^iotrace: (\w+): verification time \d+ usec, processed (\d+) insns ?"
+        r"(\(second thread\))?$", log, re.M)}
+
+
+def test_two_loader_threads_load_every_program_once(tmp_path):
+    """With two CPUs (and one idle, or IOTRACE_LOAD_THREADS=2) the programs are verified in two threads, split by the verifier's work
+    (tracer_objects.c, "Loading in two threads"): the same programs as the one-thread load
+    (IOTRACE_LOAD_THREADS=1), each once, with the same instructions processed (the second
+    instance reuses the first's frozen .rodata: the verifier sees the same constants), each
+    thread a part of the work; and a run traced by a two-thread load counts as strace -f -c
+    from the command's first syscall (its programs attached before the exec)."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: iotrace loads in one thread")
+    two, one = loaded_programs(verbose_load(TWO)), loaded_programs(verbose_load(SERIAL))
+    assert one and {p: n for p, (n, _) in two.items()} == {p: n for p, (n, _) in one.items()}
+    assert not any(second for _, second in one.values())
+    share = sum(n for n, second in two.values() if second) / sum(n for n, _ in two.values())
+    assert 0.25 < share < 0.75, two
+    stdin = mkinput(tmp_path / "in.bin", 20000, "-r")
+    args = [wl("tr2u"), "abc", "xyz"]
+    for env in (TWO, SERIAL):
+        report, res = iotrace_json(args, tmp_path, stdin, env=env)
+        ref, sres = strace_counts(args, tmp_path, stdin)
+        assert res.returncode == sres.returncode == 0, (res.stderr, sres.stderr)
+        iot = {name: (v["calls"], v["errors"]) for name, v in report["totals"]["syscalls"].items()}
+        assert iot == ref, (env is TWO, iot, ref)

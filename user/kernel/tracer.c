@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/libbpf.h>
@@ -134,7 +135,8 @@ void tracer_for_each_inflight(struct tracer *t, inflight_visit_fn visit, void *c
 
 uint64_t tracer_sweep_blocks(struct tracer *t)
 {
-	struct bpf_link *link = t->skel->links.sweep_block_inflight;
+	struct bpf_link **slot = tracer_link_slot(t, tracer_prog(t, t->skel->progs.sweep_block_inflight));
+	struct bpf_link *link = slot ? *slot : NULL;
 	char buf[256];
 	uint64_t swept = 0;
 	ssize_t n;
@@ -356,11 +358,13 @@ void tracer_read_drops(struct tracer *t, uint64_t drops[DROP_COUNTERS])
 		drops[i] = __atomic_load_n(&t->skel->bss->drops[i], __ATOMIC_SEQ_CST);
 	/* The kernel counts the runs it skipped itself, per program (bpftool prog show). */
 	drops[DROP_NESTED] = 0;
-	bpf_object__for_each_program(prog, t->skel->obj) {
+	for (int i = 0; i < t->skel->skeleton->prog_cnt; i++) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
+		int fd;
 
+		prog = tracer_prog(t, *t->skel->skeleton->progs[i].prog);
+		fd = bpf_program__fd(prog);
 		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
 			drops[DROP_NESTED] += info.recursion_misses;
 	}
@@ -379,4 +383,36 @@ int tracer_poll_events(struct tracer *t)
 	while ((n = ring_buffer__consume(t->events)) == TRACER_EVENTS_AGAIN)
 		;
 	return n;
+}
+
+double tracer_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+struct bpf_program *tracer_prog(struct tracer *t, struct bpf_program *prog)
+{
+	struct bpf_object_skeleton *sk = t->skel->skeleton;
+
+	if (!prog || !t->skel2 || bpf_program__autoload(prog))
+		return prog;
+	for (int i = 0; i < sk->prog_cnt; i++)
+		if (*sk->progs[i].prog == prog)
+			return bpf_program__autoload(*t->skel2->skeleton->progs[i].prog)
+			       ? *t->skel2->skeleton->progs[i].prog : prog;
+	return prog;
+}
+
+struct bpf_link **tracer_link_slot(struct tracer *t, const struct bpf_program *prog)
+{
+	struct iotrace_bpf *skels[2] = { t->skel, t->skel2 };
+
+	for (int k = 0; k < 2 && skels[k]; k++)
+		for (int i = 0; i < skels[k]->skeleton->prog_cnt; i++)
+			if (*skels[k]->skeleton->progs[i].prog == prog)
+				return skels[k]->skeleton->progs[i].link;
+	return NULL;
 }

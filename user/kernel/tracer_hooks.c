@@ -255,7 +255,7 @@ static bool prog_available(struct bpf_program *prog, const struct btf_index *btf
 
 static struct bpf_program *prog_of(struct tracer *t, const char *name)
 {
-	return name ? bpf_object__find_program_by_name(t->skel->obj, name) : NULL;
+	return name ? tracer_prog(t, bpf_object__find_program_by_name(t->skel->obj, name)) : NULL;
 }
 
 static void add_why(struct hook_choice *c, const char *why)
@@ -409,19 +409,10 @@ int probe_hooks(struct tracer *t, const struct btf_index *btf)
 	return 0;
 }
 
-/* The skeleton's link slot of prog, so that detaching and destroying close what we attach. */
-static struct bpf_link **link_slot(struct tracer *t, struct bpf_program *prog)
-{
-	for (int i = 0; i < t->skel->skeleton->prog_cnt; i++)
-		if (*t->skel->skeleton->progs[i].prog == prog)
-			return t->skel->skeleton->progs[i].link;
-	return NULL;
-}
-
 static void unlink_way(struct tracer *t, const struct way *w)
 {
 	for (int p = 0; p < 2 && w->progs[p]; p++) {
-		struct bpf_link **slot = link_slot(t, prog_of(t, w->progs[p]));
+		struct bpf_link **slot = tracer_link_slot(t, prog_of(t, w->progs[p]));
 
 		if (slot && *slot) {
 			bpf_link__destroy(*slot);
@@ -435,7 +426,7 @@ static int link_way(struct tracer *t, const struct hook_def *h, int w, struct ho
 {
 	for (int p = 0; p < 2 && h->ways[w].progs[p]; p++) {
 		struct bpf_program *prog = prog_of(t, h->ways[w].progs[p]);
-		struct bpf_link **slot = link_slot(t, prog);
+		struct bpf_link **slot = tracer_link_slot(t, prog);
 		struct bpf_link *link = bpf_program__attach(prog);
 		char why[160];
 

@@ -25,7 +25,10 @@ struct hook_choice {
 };
 
 struct tracer {
-	struct iotrace_bpf *skel;
+	struct iotrace_bpf *skel;  /* every map, and the programs it loaded */
+	/* The second instance of the same object, which loaded the other programs in a second
+	 * thread over skel's maps (tracer_objects.c, "Loading in two threads"), or NULL. */
+	struct iotrace_bpf *skel2;
 	enum tracer_build build;
 	const char *build_why;
 	bool probed;  /* the kernel's BTF was asked (not the build kernel's defaults) */
@@ -56,7 +59,22 @@ struct tracer {
  * the other ways' programs off and records what is missing in t->missing (tracer_hooks.c).
  * Returns -1 when syscalls, processes or block I/O cannot be traced.
  */
+/*
+ * The copy of prog (a program of t->skel) that was loaded: t->skel2's when that instance
+ * loaded it. And the skeleton's link slot of a loaded program, in whichever instance holds
+ * it, so that detaching and destroying close what is attached (NULL if none).
+ */
+struct bpf_program *tracer_prog(struct tracer *t, struct bpf_program *prog);
+struct bpf_link **tracer_link_slot(struct tracer *t, const struct bpf_program *prog);
+
 struct btf_index;
+/*
+ * Opens t->skel (and t->skel2) of t->build configured and loads them (tracer_objects.c);
+ * forget_warnings drops the warnings of a failed load before loading again.
+ */
+int tracer_load_objects(struct tracer *t, const struct tracer_config *cfg, const char *btf_path,
+			const uint32_t *ids, const struct btf_index *btf, void (*forget_warnings)(void));
+double tracer_now_ms(void); /* CLOCK_MONOTONIC */
 int probe_hooks(struct tracer *t, const struct btf_index *btf);
 /* After loading: attaches each hook's first way that attaches (tracer_hooks.c). */
 int attach_hooks(struct tracer *t);

@@ -5,6 +5,7 @@
  * tracer_stacks.c size and map theirs), which, like it, use tracer.c's helpers.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +17,6 @@
 #include "kbtf.h"
 #include "model/syscall_table.h"
 #include "tracer_impl.h"
-#include "iotrace_noiter.skel.h"
-#include "iotrace_nokfunc.skel.h"
-#include "iotrace_compat.skel.h"
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 #define NOTES_PATH "/sys/kernel/notes"
@@ -64,8 +62,11 @@ static void note_core_miss(const char *fmt, va_list args)
 /* Keeps libbpf quiet unless -v, but remembers its last warning for our one-line error. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
+	/* Two threads may load (below): a line at a time, and one first warning. */
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	va_list copy;
 
+	pthread_mutex_lock(&lock);
 	if (verbose_libbpf) {
 		va_copy(copy, args);
 		vfprintf(stderr, fmt, copy);
@@ -80,15 +81,15 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	}
 	if (level == LIBBPF_WARN)
 		note_core_miss(fmt, args);
+	pthread_mutex_unlock(&lock);
 	return 0;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+/* Before loading again: the warnings of the load that failed are not the new one's. */
+static void forget_warnings(void)
+{
+	last_libbpf_warning[0] = core_miss[0] = '\0';
 }
 
 static void report_failure(const char *what, int err)
@@ -172,124 +173,7 @@ static int choose_core_btf(struct tracer *t, const struct tracer_config *cfg, ch
 	return fd;
 }
 
-/*
- * -v: each program's verifier statistics (log level 4), into one buffer per program. Newer
- * verifiers add a line per call of a global function (the compat build's unrolled searches
- * call one per word: 256 lines in the fork hook), which 4 KiB did not hold.
- */
-#define STATS_LOG_SIZE 65536
 
-static char (*verifier_stats(struct iotrace_bpf *s))[STATS_LOG_SIZE]
-{
-	struct bpf_program *prog;
-	char (*logs)[STATS_LOG_SIZE] = calloc(s->skeleton->prog_cnt, STATS_LOG_SIZE);
-	int i = 0;
-
-	bpf_object__for_each_program(prog, s->obj) {
-		if (!logs)
-			break;
-		bpf_program__set_log_level(prog, 4);
-		bpf_program__set_log_buf(prog, logs[i++], STATS_LOG_SIZE);
-	}
-	return logs;
-}
-
-static void print_verifier_stats(struct iotrace_bpf *s, char (*logs)[STATS_LOG_SIZE])
-{
-	struct bpf_program *prog;
-	int i = 0;
-
-	bpf_object__for_each_program(prog, s->obj) {
-		const char *time = strstr(logs[i], "verification time"),
-			   *insns = strstr(logs[i++], "processed");
-
-		if (time && insns && bpf_program__autoload(prog))
-			fprintf(stderr, "iotrace: %s: %.*s, %.*s\n", bpf_program__name(prog),
-				(int)strcspn(time, "\n"), time, (int)strcspn(insns, "("), insns);
-	}
-}
-
-/* Each build's programs have the same maps, programs and globals as the full one's. */
-_Static_assert(sizeof(*((struct iotrace_bpf *)0)->rodata) ==
-		       sizeof(*((struct iotrace_nokfunc_bpf *)0)->rodata) &&
-	       sizeof(*((struct iotrace_bpf *)0)->rodata) ==
-		       sizeof(*((struct iotrace_noiter_bpf *)0)->rodata) &&
-	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
-		       sizeof(*((struct iotrace_nokfunc_bpf *)0)->bss) &&
-	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
-		       sizeof(*((struct iotrace_noiter_bpf *)0)->bss) &&
-	       sizeof(*((struct iotrace_bpf *)0)->rodata) ==
-		       sizeof(*((struct iotrace_compat_bpf *)0)->rodata) &&
-	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
-		       sizeof(*((struct iotrace_compat_bpf *)0)->bss),
-	       "every build of the programs has the same globals");
-
-/* The skeleton of iotrace.skel.h over the object of build b (same names, same layout). */
-static struct iotrace_bpf *open_build(enum tracer_build b, const struct bpf_object_open_opts *opts)
-{
-	struct iotrace_bpf *s = calloc(1, sizeof(*s));
-	int err;
-
-	if (!s) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	err = iotrace_bpf__create_skeleton(s);
-	if (!err && b == BUILD_NOITER)
-		s->skeleton->data = iotrace_noiter_bpf__elf_bytes(&s->skeleton->data_sz);
-	else if (!err && b == BUILD_NOKFUNC)
-		s->skeleton->data = iotrace_nokfunc_bpf__elf_bytes(&s->skeleton->data_sz);
-	else if (!err && b == BUILD_COMPAT)
-		s->skeleton->data = iotrace_compat_bpf__elf_bytes(&s->skeleton->data_sz);
-	err = err ?: bpf_object__open_skeleton(s->skeleton, opts);
-	if (err) {
-		iotrace_bpf__destroy(s);
-		errno = -err;
-		return NULL;
-	}
-	return s;
-}
-
-/* Opens the skeleton and sets everything that must be set before loading. */
-static int open_configured(struct tracer *t, const struct tracer_config *cfg,
-			   const struct bpf_object_open_opts *opts, const uint32_t *ids,
-			   const struct btf_index *btf)
-{
-	t->skel = open_build(t->build, opts);
-	if (!t->skel)
-		return -errno;
-	tracer_configure(t, cfg);
-	/* The minimal BTF renumbers types: bpf_rdonly_cast needs the kernel's (maps.bpf.h). */
-	memcpy((void *)t->skel->rodata->kernel_type_id, ids, KERNEL_CAST_TYPES * sizeof(*ids));
-	return probe_hooks(t, btf) ? -ENOTSUP : 0;
-}
-
-static int open_and_load(struct tracer *t, const struct tracer_config *cfg, const char *btf_path,
-			 const uint32_t *ids, const struct btf_index *btf)
-{
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_path);
-	char (*logs)[STATS_LOG_SIZE];
-	int err;
-
-	err = open_configured(t, cfg, &opts, ids, btf);
-	if (err || !cfg->verbose) {
-		err = err ?: iotrace_bpf__load(t->skel);
-		goto out;
-	}
-	logs = verifier_stats(t->skel);
-	err = iotrace_bpf__load(t->skel);
-	if (!err && logs)
-		print_verifier_stats(t->skel, logs);
-	free(logs);
-	if (err) {
-		/* libbpf prints a failing program's verifier log only when no log buffer was
-		 * given: load once more without the statistics buffers, for that log. */
-		iotrace_bpf__destroy(t->skel);
-		err = open_configured(t, cfg, &opts, ids, btf) ?: iotrace_bpf__load(t->skel);
-	}
-out:
-	return err;
-}
 
 /* How many slots, and checks before loading; prints one line and returns -1 on failure. */
 static int size_tracer(struct tracer *t, const struct tracer_config *cfg)
@@ -329,15 +213,16 @@ static int size_tracer(struct tracer *t, const struct tracer_config *cfg)
  */
 static void attach_sweep(struct tracer *t)
 {
-	struct bpf_program *prog = t->skel->progs.sweep_block_inflight;
+	struct bpf_program *prog = tracer_prog(t, t->skel->progs.sweep_block_inflight);
 	union bpf_iter_link_info info = { .map.map_fd = bpf_map__fd(t->skel->maps.block_inflight) };
 	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof(info));
+	struct bpf_link **slot = tracer_link_slot(t, prog);
 	struct bpf_link *link;
 
-	if (bpf_program__fd(prog) < 0)
+	if (bpf_program__fd(prog) < 0 || !slot)
 		return;
 	link = bpf_program__attach_iter(prog, &opts);
-	t->skel->links.sweep_block_inflight = libbpf_get_error(link) ? NULL : link;
+	*slot = libbpf_get_error(link) ? NULL : link;
 }
 
 /* One line on what the kernel lacks that iotrace cannot do without. */
@@ -382,17 +267,18 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 		t->probed = ix != NULL;
 	}
 	t->build = choose_build(ix, &t->build_why);
-	err = refuse_stacks(t, cfg) ?: open_and_load(t, cfg, btf_path, ids, ix);
+	err = refuse_stacks(t, cfg) ?: tracer_load_objects(t, cfg, btf_path, ids, ix, forget_warnings);
 	if (err && err != -ECANCELED && !ix && err != -EPERM && err != -EACCES && err != -ENOTSUP) {
 		/* Not quite the kernel it was built on: ask its BTF, choose again, retry. */
+		iotrace_bpf__destroy(t->skel2);
 		iotrace_bpf__destroy(t->skel);
-		t->skel = NULL;
-		last_libbpf_warning[0] = '\0';
+		t->skel = t->skel2 = NULL;
+		forget_warnings();
 		btf = btf__load_vmlinux_btf();
 		ix = btf_index_new(btf);
 		t->probed = ix != NULL;
 		t->build = choose_build(ix, &t->build_why);
-		err = refuse_stacks(t, cfg) ?: open_and_load(t, cfg, btf_path, ids, ix);
+		err = refuse_stacks(t, cfg) ?: tracer_load_objects(t, cfg, btf_path, ids, ix, forget_warnings);
 	}
 	btf_index_free(ix);
 	btf__free(btf);
@@ -456,14 +342,14 @@ struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_e
 	libbpf_set_print(libbpf_print);
 	if (size_tracer(t, cfg))
 		goto fail;
-	t_load = now_ms();
+	t_load = tracer_now_ms();
 	if (load(t, cfg) || map_counters(t, cfg, on_event, ctx))
 		goto fail;
 	if (cfg->serve || cfg->top)
 		/* serve's and top's own syscalls are not the machine's workload. */
 		tracer_exclude(t, getpid());
-	t_attach = now_ms();
-	err = iotrace_bpf__attach(t->skel);
+	t_attach = tracer_now_ms();
+	err = iotrace_bpf__attach(t->skel) ?: (t->skel2 ? iotrace_bpf__attach(t->skel2) : 0);
 	if (err) {
 		report_failure("attach the BPF programs", err);
 		goto fail;
@@ -474,7 +360,7 @@ struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_e
 	}
 	attach_sweep(t);
 	t->load_ms = t_attach - t_load;
-	t->attach_ms = now_ms() - t_attach;
+	t->attach_ms = tracer_now_ms() - t_attach;
 	if (cfg->verbose)
 		fprintf(stderr, "iotrace: BPF open+load %.1f ms, attach %.1f ms, maps %.1f MiB\n",
 			t->load_ms, t->attach_ms, tracer_map_bytes(t, NULL) / 1048576.0);
@@ -487,6 +373,8 @@ fail:
 void tracer_detach(struct tracer *t)
 {
 	iotrace_bpf__detach(t->skel);
+	if (t->skel2)
+		iotrace_bpf__detach(t->skel2);
 }
 
 void tracer_close(struct tracer *t)
@@ -504,6 +392,7 @@ void tracer_close(struct tracer *t)
 	map_munmap(t->rows, t->rows_len);
 	map_munmap(t->slot_rows, t->slot_rows_len);
 	unmap_trace(t);
+	iotrace_bpf__destroy(t->skel2);
 	iotrace_bpf__destroy(t->skel);
 	free(t);
 }

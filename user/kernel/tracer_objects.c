@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Opening the object of the build this kernel takes, configured, and loading it: in one
+ * thread, or in two over the same maps ("Loading in two threads" below). -v's verifier
+ * statistics per program. tracer_load.c calls it and says what failed.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "tracer_impl.h"
+#include "iotrace_noiter.skel.h"
+#include "iotrace_nokfunc.skel.h"
+#include "iotrace_compat.skel.h"
+
+/*
+ * -v: each program's verifier statistics (log level 4), into one buffer per program. Newer
+ * verifiers add a line per call of a global function (the compat build's unrolled searches
+ * call one per word: 256 lines in the fork hook), which 4 KiB did not hold.
+ */
+#define STATS_LOG_SIZE 65536
+
+static char (*verifier_stats(struct iotrace_bpf *s))[STATS_LOG_SIZE]
+{
+	struct bpf_object_skeleton *sk = s->skeleton;
+	char (*logs)[STATS_LOG_SIZE] = calloc(sk->prog_cnt, STATS_LOG_SIZE);
+
+	for (int i = 0; logs && i < sk->prog_cnt; i++) {
+		bpf_program__set_log_level(*sk->progs[i].prog, 4);
+		bpf_program__set_log_buf(*sk->progs[i].prog, logs[i], STATS_LOG_SIZE);
+	}
+	return logs;
+}
+
+/* Each loaded program's statistics, from the instance that loaded it (b: the second). */
+static void print_verifier_stats(struct iotrace_bpf *a, char (*la)[STATS_LOG_SIZE],
+				 struct iotrace_bpf *b, char (*lb)[STATS_LOG_SIZE])
+{
+	for (int i = 0; i < a->skeleton->prog_cnt; i++) {
+		struct bpf_program *prog = *a->skeleton->progs[i].prog;
+		const char *log = la ? la[i] : "", *time, *insns;
+		bool second = false;
+
+		if (!bpf_program__autoload(prog) && b &&
+		    bpf_program__autoload(*b->skeleton->progs[i].prog)) {
+			prog = *b->skeleton->progs[i].prog;
+			log = lb ? lb[i] : "";
+			second = true;
+		}
+		time = strstr(log, "verification time");
+		insns = strstr(log, "processed");
+		if (time && insns && bpf_program__autoload(prog) && prog != a->progs.maps_ready)
+			fprintf(stderr, "iotrace: %s: %.*s, %.*s%s\n", bpf_program__name(prog),
+				(int)strcspn(time, "\n"), time, (int)strcspn(insns, "("), insns,
+				second ? "(second thread)" : "");
+	}
+}
+
+/* Each build's programs have the same maps, programs and globals as the full one's. */
+_Static_assert(sizeof(*((struct iotrace_bpf *)0)->rodata) ==
+		       sizeof(*((struct iotrace_nokfunc_bpf *)0)->rodata) &&
+	       sizeof(*((struct iotrace_bpf *)0)->rodata) ==
+		       sizeof(*((struct iotrace_noiter_bpf *)0)->rodata) &&
+	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
+		       sizeof(*((struct iotrace_nokfunc_bpf *)0)->bss) &&
+	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
+		       sizeof(*((struct iotrace_noiter_bpf *)0)->bss) &&
+	       sizeof(*((struct iotrace_bpf *)0)->rodata) ==
+		       sizeof(*((struct iotrace_compat_bpf *)0)->rodata) &&
+	       sizeof(*((struct iotrace_bpf *)0)->bss) ==
+		       sizeof(*((struct iotrace_compat_bpf *)0)->bss),
+	       "every build of the programs has the same globals");
+
+/* The skeleton of iotrace.skel.h over the object of build b (same names, same layout). */
+static struct iotrace_bpf *open_build(enum tracer_build b, const struct bpf_object_open_opts *opts)
+{
+	struct iotrace_bpf *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = iotrace_bpf__create_skeleton(s);
+	if (!err && b == BUILD_NOITER)
+		s->skeleton->data = iotrace_noiter_bpf__elf_bytes(&s->skeleton->data_sz);
+	else if (!err && b == BUILD_NOKFUNC)
+		s->skeleton->data = iotrace_nokfunc_bpf__elf_bytes(&s->skeleton->data_sz);
+	else if (!err && b == BUILD_COMPAT)
+		s->skeleton->data = iotrace_compat_bpf__elf_bytes(&s->skeleton->data_sz);
+	err = err ?: bpf_object__open_skeleton(s->skeleton, opts);
+	if (err) {
+		iotrace_bpf__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	/* Loaded only as the signal of the two threads' load (below). */
+	bpf_program__set_autoload(s->progs.maps_ready, false);
+	return s;
+}
+
+/* Opens the skeleton and sets everything that must be set before loading. */
+static int open_configured(struct tracer *t, const struct tracer_config *cfg,
+			   const struct bpf_object_open_opts *opts, const uint32_t *ids,
+			   const struct btf_index *btf)
+{
+	t->skel = open_build(t->build, opts);
+	if (!t->skel)
+		return -errno;
+	tracer_configure(t, cfg);
+	/* The minimal BTF renumbers types: bpf_rdonly_cast needs the kernel's (maps.bpf.h). */
+	memcpy((void *)t->skel->rodata->kernel_type_id, ids, KERNEL_CAST_TYPES * sizeof(*ids));
+	return probe_hooks(t, btf) ? -ENOTSUP : 0;
+}
+
+/*
+ * ---- Loading in two threads ----
+ *
+ * The kernel's verifier is four fifths of start-up, and it checks privileged loads in
+ * parallel (bpf_check takes bpf_verifier_lock only when the loader lacks CAP_BPF). libbpf
+ * loads an object's programs one after the other, so the programs are split between two
+ * instances of the same object, balanced by the verifier's work: t->skel creates every map
+ * and loads its share; t->skel2, opened in a second thread, reuses every one of those maps
+ * (bpf_map__reuse_fd: .rodata, .bss and .kconfig too, which t->skel filled and froze, so
+ * the verifier sees the same constants; the second instance creates nothing) and loads the
+ * rest. It may reuse them only once they exist: t->skel loads maps_ready (bpf/iotrace.bpf.c)
+ * first, right after creating them, and a handler of its section tells the second thread.
+ * Each program is attached from the instance that loaded it (tracer_prog). Any failure
+ * loads again in one thread, for the one-line error and -v's log. Only when a CPU is idle
+ * (two_threads).
+ */
+
+/*
+ * The verifier's work per program, instructions processed (`iotrace -v`, the full build on
+ * 6.18, 2026-11-26); a program not named counts 1,000. Only the split depends on it: wrong
+ * figures make one thread finish later, nothing else.
+ */
+static const struct {
+	const char *prog;
+	unsigned int cost;
+} verifier_costs[] = {
+	{ "handle_sys_exit", 18321 }, { "handle_sched_process_exec", 6300 },
+	{ "handle_sys_enter", 6041 }, { "handle_mm_filemap_get_pages", 5685 },
+	{ "handle_block_rq_complete", 2889 }, { "handle_mm_filemap_add_to_page_cache", 2529 },
+	{ "handle_mm_filemap_map_pages", 2511 }, { "handle_mm_filemap_fault", 2380 },
+	{ "handle_block_rq_insert", 2163 }, { "handle_block_rq_issue", 2145 },
+	{ "handle_block_io_start", 2108 }, { "handle_io_uring_complete", 1612 },
+	{ "handle_page_cache_ra_unbounded", 1514 }, { "handle_page_cache_ra_order", 1306 },
+	{ "sweep_block_inflight", 1156 }, { "handle_writeback_dirty_folio", 1090 },
+	{ "handle_sched_process_fork", 955 }, { "handle_iomap_dio_rw_begin", 935 },
+	{ "handle_page_cache_sync_ra", 885 }, { "handle_page_cache_async_ra", 885 },
+	{ "handle_sched_process_exit", 233 }, { "handle_task_rename", 174 },
+	{ "handle_inode_set_ctime_to_ts", 182 }, { "handle_ctime_ns_xchg", 182 },
+	{ "handle_ctime_xchg_skip", 182 }, { "handle_io_uring_submit_req", 188 },
+	{ "handle_io_uring_req_failed", 76 }, { "handle_io_uring_cqe_overflow", 41 },
+};
+
+static unsigned int verifier_cost(const struct bpf_program *prog)
+{
+	for (size_t i = 0; i < sizeof(verifier_costs) / sizeof(verifier_costs[0]); i++)
+		if (!strcmp(verifier_costs[i].prog, bpf_program__name(prog)))
+			return verifier_costs[i].cost;
+	return bpf_program__insn_cnt(prog) < 64 ? 20 : 1000;
+}
+
+/*
+ * Gives the second instance (to_b[i]) about half the verifier's work among the programs
+ * s loads, heaviest first each to the lighter side, and switches them off in s. Returns
+ * how many it gave.
+ */
+static int split_programs(struct iotrace_bpf *s, bool *to_b)
+{
+	struct bpf_object_skeleton *sk = s->skeleton;
+	int order[sk->prog_cnt], n = 0, given = 0;
+	unsigned long load[2] = { 0, 0 };
+
+	for (int i = 0; i < sk->prog_cnt; i++) {
+		struct bpf_program *prog = *sk->progs[i].prog;
+		int j = n++;
+
+		to_b[i] = false;
+		if (!bpf_program__autoload(prog)) {
+			n--;
+			continue;
+		}
+		for (; j > 0 && verifier_cost(*sk->progs[order[j - 1]].prog) <
+				verifier_cost(prog); j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	for (int k = 0; k < n; k++) {
+		int side = load[1] < load[0];
+
+		load[side] += verifier_cost(*sk->progs[order[k]].prog);
+		if (side) {
+			to_b[order[k]] = true;
+			bpf_program__set_autoload(*sk->progs[order[k]].prog, false);
+			given++;
+		}
+	}
+	return given;
+}
+
+/* Whether the maps exist (1), or the first instance failed before they did (-1). */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int state;
+} maps_sync = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+
+static void set_maps_state(int state)
+{
+	pthread_mutex_lock(&maps_sync.lock);
+	if (!maps_sync.state)
+		maps_sync.state = state;
+	pthread_cond_broadcast(&maps_sync.cond);
+	pthread_mutex_unlock(&maps_sync.lock);
+}
+
+/* libbpf calls it right before loading maps_ready: after creating and filling every map. */
+static int on_maps_ready(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
+{
+	if (!strcmp(bpf_program__name(prog), "maps_ready"))
+		set_maps_state(1);
+	return 0;
+}
+
+/*
+ * Whether to load in two threads: a handler for maps_ready, two CPUs to run on, and one of
+ * them idle now (/proc/loadavg's runnable tasks, this one included, fewer than the CPUs):
+ * the second instance costs CPU time of its own (its open and its parse of the kernel's
+ * BTF, ~15 ms), which is a loss when its thread only waits for a CPU that others hold.
+ * IOTRACE_LOAD_THREADS=1 or 2 decides instead. Says why not with -v.
+ */
+static bool two_threads(const struct tracer_config *cfg)
+{
+	static int handler = -2;
+	const char *forced = getenv("IOTRACE_LOAD_THREADS"), *why = NULL;
+	unsigned int running = 0;
+	cpu_set_t cpus;
+	FILE *f;
+
+	if (forced && strcmp(forced, "2"))
+		why = "IOTRACE_LOAD_THREADS is not 2";
+	else if (sched_getaffinity(0, sizeof(cpus), &cpus) || CPU_COUNT(&cpus) < 2)
+		why = "one CPU to run on";
+	if (!why && !forced && (f = fopen("/proc/loadavg", "r"))) {
+		if (fscanf(f, "%*s %*s %*s %u/", &running) == 1 &&
+		    running >= (unsigned int)CPU_COUNT(&cpus))
+			why = "no idle CPU (/proc/loadavg: runnable tasks)";
+		fclose(f);
+	}
+	if (!why && handler == -2) {
+		LIBBPF_OPTS(libbpf_prog_handler_opts, hopts, .prog_prepare_load_fn = on_maps_ready);
+
+		handler = libbpf_register_prog_handler("socket", BPF_PROG_TYPE_SOCKET_FILTER, 0,
+						       &hopts);
+	}
+	if (!why && handler < 0)
+		why = "libbpf refused a handler for maps_ready";
+	if (why && cfg->verbose)
+		fprintf(stderr, "iotrace: loading the programs in one thread: %s\n", why);
+	return !why;
+}
+
+static int loaded_by(struct iotrace_bpf *s)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->skeleton->prog_cnt; i++)
+		n += bpf_program__autoload(*s->skeleton->progs[i].prog) &&
+		     *s->skeleton->progs[i].prog != s->progs.maps_ready;
+	return n;
+}
+
+/* The second thread's instance: what it loads, and how it went. */
+struct second_half {
+	enum tracer_build build;
+	const struct bpf_object_open_opts *opts;
+	struct iotrace_bpf *first;
+	const bool *mine, *attach;
+	bool verbose;
+	struct iotrace_bpf *s;
+	char (*logs)[STATS_LOG_SIZE];
+	int err;
+	double open_ms, btf_ms, wait_ms, load_ms; /* its steps, for -v */
+};
+
+static void *load_second_half(void *arg)
+{
+	struct second_half *h = arg;
+	struct bpf_object_skeleton *sk;
+	struct bpf_map *mine, *theirs;
+	double t0 = tracer_now_ms(), t1, t2, t3;
+
+	h->s = open_build(h->build, h->opts);
+	if (!h->s) {
+		h->err = -errno;
+		return NULL;
+	}
+	sk = h->s->skeleton;
+	for (int i = 0; i < sk->prog_cnt; i++) {
+		bpf_program__set_autoload(*sk->progs[i].prog, h->mine[i]);
+		bpf_program__set_autoattach(*sk->progs[i].prog, h->attach[i]);
+	}
+	if (h->verbose)
+		h->logs = verifier_stats(h->s);
+	t1 = tracer_now_ms();
+	/* The kernel's BTF (its tracepoints' ids, the kfuncs), parsed now by setting a
+	 * program's own target, while the first instance creates the maps. */
+	for (int i = 0; i < sk->prog_cnt; i++) {
+		const char *sec = bpf_program__section_name(*sk->progs[i].prog);
+
+		if (h->mine[i] && !strncmp(sec, "tp_btf/", 7)) {
+			bpf_program__set_attach_target(*sk->progs[i].prog, 0, sec + 7);
+			break;
+		}
+	}
+	t2 = tracer_now_ms();
+	pthread_mutex_lock(&maps_sync.lock);
+	while (!maps_sync.state)
+		pthread_cond_wait(&maps_sync.cond, &maps_sync.lock);
+	pthread_mutex_unlock(&maps_sync.lock);
+	t3 = tracer_now_ms();
+	h->open_ms = t1 - t0;
+	h->btf_ms = t2 - t1;
+	h->wait_ms = t3 - t2;
+	if (maps_sync.state < 0) {
+		h->err = -ECANCELED;
+		return NULL;
+	}
+	/* Same object, same maps in the same order. */
+	for (mine = bpf_object__next_map(h->s->obj, NULL),
+	     theirs = bpf_object__next_map(h->first->obj, NULL);
+	     mine && theirs && !h->err; mine = bpf_object__next_map(h->s->obj, mine),
+	     theirs = bpf_object__next_map(h->first->obj, theirs))
+		h->err = bpf_map__fd(theirs) >= 0 ? bpf_map__reuse_fd(mine, bpf_map__fd(theirs))
+						  : bpf_map__set_autocreate(mine, false);
+	h->err = h->err ?: iotrace_bpf__load(h->s);
+	h->load_ms = tracer_now_ms() - t3;
+	return NULL;
+}
+
+/*
+ * Opens t->skel configured and loads it with a second instance in a second thread; 1 when
+ * it should load in one (nothing given to the second), 0 when loaded, or the error.
+ */
+static int load_in_two(struct tracer *t, const struct tracer_config *cfg,
+		       const struct bpf_object_open_opts *opts, const uint32_t *ids,
+		       const struct btf_index *btf)
+{
+	struct second_half h = { .build = t->build, .opts = opts, .verbose = cfg->verbose };
+	char (*logs)[STATS_LOG_SIZE] = NULL;
+	pthread_t thread;
+	int err = open_configured(t, cfg, opts, ids, btf), n, given;
+
+	if (err)
+		return err;
+	n = t->skel->skeleton->prog_cnt;
+	bool to_b[n], attach[n];
+
+	for (int i = 0; i < n; i++)
+		attach[i] = bpf_program__autoattach(*t->skel->skeleton->progs[i].prog);
+	given = split_programs(t->skel, to_b);
+	if (!given)
+		return 1;
+	h.first = t->skel;
+	h.mine = to_b;
+	h.attach = attach;
+	maps_sync.state = 0;
+	bpf_program__set_autoload(t->skel->progs.maps_ready, true);
+	if (cfg->verbose)
+		logs = verifier_stats(t->skel);
+	err = -pthread_create(&thread, NULL, load_second_half, &h);
+	if (!err) {
+		err = iotrace_bpf__load(t->skel);
+		set_maps_state(err ? -1 : 1); /* failed before the maps, or loaded: let it go on */
+		pthread_join(thread, NULL);
+		t->skel2 = h.s;
+		err = err ?: h.err;
+	}
+	if (!err && cfg->verbose) {
+		print_verifier_stats(t->skel, logs, t->skel2, h.logs);
+		fprintf(stderr, "iotrace: second thread: %d of %d programs; open %.1f ms, kernel BTF "
+			"%.1f ms, waited for the maps %.1f ms, load %.1f ms\n", given,
+			given + loaded_by(t->skel), h.open_ms, h.btf_ms, h.wait_ms, h.load_ms);
+	}
+	free(logs);
+	free(h.logs);
+	return err;
+}
+
+int tracer_load_objects(struct tracer *t, const struct tracer_config *cfg, const char *btf_path,
+			const uint32_t *ids, const struct btf_index *btf, void (*forget_warnings)(void))
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_path);
+	char (*logs)[STATS_LOG_SIZE];
+	int err;
+
+	if (two_threads(cfg)) {
+		err = load_in_two(t, cfg, &opts, ids, btf);
+		if (!err)
+			return 0;
+		if (err < 0 && cfg->verbose)
+			fprintf(stderr, "iotrace: loading in two threads failed (%s); again in one\n",
+				strerror(-err));
+		iotrace_bpf__destroy(t->skel2);
+		iotrace_bpf__destroy(t->skel);
+		t->skel = t->skel2 = NULL;
+		forget_warnings();
+	}
+	err = open_configured(t, cfg, &opts, ids, btf);
+	if (err || !cfg->verbose) {
+		err = err ?: iotrace_bpf__load(t->skel);
+		goto out;
+	}
+	logs = verifier_stats(t->skel);
+	err = iotrace_bpf__load(t->skel);
+	if (!err && logs)
+		print_verifier_stats(t->skel, logs, NULL, NULL);
+	free(logs);
+	if (err) {
+		/* libbpf prints a failing program's verifier log only when no log buffer was
+		 * given: load once more without the statistics buffers, for that log. */
+		iotrace_bpf__destroy(t->skel);
+		err = open_configured(t, cfg, &opts, ids, btf) ?: iotrace_bpf__load(t->skel);
+	}
+out:
+	return err;
+}
