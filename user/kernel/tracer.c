@@ -206,11 +206,6 @@ void tracer_exclude(struct tracer *t, pid_t tgid)
 		t->proc_slot[tgid] = SLOT_NONE;
 }
 
-uint32_t tracer_pid_max(const struct tracer *t)
-{
-	return t->pid_max;
-}
-
 bool tracer_timing(const struct tracer *t)
 {
 	return t->skel->rodata->timing;

@@ -119,7 +119,6 @@ struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_e
 void tracer_detach(struct tracer *t);
 void tracer_close(struct tracer *t);
 
-uint32_t tracer_pid_max(const struct tracer *t);
 uint32_t tracer_nr_slots(const struct tracer *t);
 /* Whether calls are timed at all (tracer_config.timing). */
 bool tracer_timing(const struct tracer *t);
