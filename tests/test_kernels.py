@@ -39,7 +39,10 @@ import guest  # noqa: E402
 
 # The kernel lines booted (scripts/guest.py KERNELS: suite, packages, architecture).
 LINES = ["generic", "cloud", "rt", "trixie", "sid", "backports", "arm64", "trixie-arm64",
-         "bullseye", "bullseye-cloud", "noble", "jammy"]
+         "bullseye", "bullseye-cloud", "noble", "jammy", "jammy-6.5", "noble-6.17"]
+# Ubuntu's other hardware-enablement kernels (scripts/guest.py): booted by `make soak` only,
+# their shapes between those of the lines above (docs/kernels.md says what each takes).
+SOAK_LINES = ["jammy-5.19", "jammy-6.2", "noble-6.11", "noble-6.14", "noble-7.0"]
 FLAVOURS = LINES
 # Every case on 6.1's generic kernel. The other lines run the checks that depend on the
 # kernel (LEAN: syscalls and files against strace, note 004, block, O_DIRECT, io_uring,
@@ -113,7 +116,8 @@ def guest_inputs(tmp_path_factory):
 
 # Lines from an archive other than Debian's: a machine whose network reaches only Debian's
 # mirror skips them, saying so (the Debian lines are the matrix's floor).
-OTHER_ARCHIVES = {"noble": "Ubuntu's archive", "jammy": "Ubuntu's archive"}
+OTHER_ARCHIVES = {line: "Ubuntu's archive" for line in guest.KERNELS
+                  if line.split("-")[0] in ("noble", "jammy")}
 Unreachable = type("Unreachable", (str,), {})
 
 
@@ -163,7 +167,8 @@ def boots(request, guest_inputs, tmp_path_factory):
     pool.shutdown(wait=True)
 
 
-@pytest.fixture(scope="module", params=LINES)
+@pytest.fixture(scope="module", params=LINES + [pytest.param(line, marks=pytest.mark.soak)
+                                                for line in SOAK_LINES])
 def vm(request, boots):
     """One boot of the line with every case; its results stay in .output/guest/LINE
     (scripts/kernels_doc.py reads them)."""
@@ -296,7 +301,12 @@ FACTS_515 = dict(FACTS_510, na={**FACTS_510["na"], "io_uring": "arguments ("},
                         "mm_filemap_get_pages": "fexit filemap_get_pages#1"},
                  # kernel.unprivileged_bpf_disabled = 2 refuses map reads without CAP_BPF
                  serve_keeps="CAP_BPF")
-FACTS = {"noble": FACTS_68, "jammy": FACTS_515, "bullseye": FACTS_510, "bullseye-cloud": FACTS_510, "bullseye-rt": FACTS_510,
+# Ubuntu 24.04's 6.17 (its newest kernel of the 6.2-6.17 range): every tracepoint of the
+# host's but the readahead ones (fentry with their older arguments: page_cache_ra_order
+# by its name, the readahead state inside readahead_control); the timestamp tracepoints.
+FACTS_617 = {"build": "full", "renames": True, "exited_stacks": True, "sequential": None,
+             "hooks": PAGE_CACHE_FENTRY}
+FACTS = {"noble-6.17": FACTS_617, "noble": FACTS_68, "jammy": FACTS_515, "bullseye": FACTS_510, "bullseye-cloud": FACTS_510, "bullseye-rt": FACTS_510,
          "generic": FACTS_61, "cloud": FACTS_61, "rt": FACTS_61, "trixie": FACTS_612,
          "sid": FACTS_7, "backports": FACTS_7, "arm64": FACTS_61_ARM64, "trixie-arm64": FACTS_612}
 
