@@ -179,8 +179,10 @@ release of that range as a hardware-enablement (HWE) kernel: jammy-updates 5.19,
 (and 6.8), noble-updates 6.11, 6.14, 6.17 and 7.0. Each is a line of scripts/guest.py
 (`jammy-6.5`, `noble-6.17`, ...: the unsigned image and the modules of that major.minor,
 the newest build Ubuntu has). Two are in `make test`, each with a short list of cases:
-`noble-6.17` (info, syscalls, note 004, block: ~3 min of guest time) and `jammy-6.5` (the
-same and `--stacks`: ~3.5 min); the other five boot in `make soak` with the LEAN cases.
+`noble-6.17` (info, syscalls, note 004, block: ~3 min of guest time) and `jammy-6.2` (the
+same and `--stacks`: ~2.5 min; the build without the task VMA iterator, 6.1's hooks and a
+verifier that refused what 6.1's and 6.5's take, below); the other five boot in
+`make soak` with the LEAN cases (~3-5 min each).
 What each takes, from its `iotrace info` and checked by its line's `FACTS`
 (tests/test_kernels.py), in the sweep of 2026-11-26:
 
