@@ -182,7 +182,8 @@ the newest build Ubuntu has). Two are in `make test`, each with a short list of 
 `noble-6.17` (info, syscalls, note 004, block: ~3 min of guest time) and `jammy-6.2` (the
 same and `--stacks`: ~2.5 min; the build without the task VMA iterator, 6.1's hooks and a
 verifier that refused what 6.1's and 6.5's take, below); the other five boot in
-`make soak` with the LEAN cases (~3-5 min each).
+`make soak` with the LEAN cases (~3-6 min each; 6.5, 6.11, 6.14 and 7.0 were swept with
+all of them but files and top, which 6.2 and 6.17 ran).
 What each takes, from its `iotrace info` and checked by its line's `FACTS`
 (tests/test_kernels.py), in the sweep of 2026-11-26:
 
@@ -190,7 +191,10 @@ What each takes, from its `iotrace info` and checked by its line's `FACTS`
   (`block_getrq`, fentry on the readahead functions, fexit `filemap_get_pages` with its
   iterator, `__iomap_dio_rw` by kprobe: its seven arguments are more than that kernel's
   trampolines take), but io_uring's tracepoints still with their 5.x arguments (the
-  request passed as `void *`): io_uring is n/a there, with that reason.
+  request passed as `void *`): io_uring is n/a there, with that reason. Its folio has
+  neither `_folio_order` nor `_flags_1` (5.16-6.0: the order is the first tail page's
+  `compound_order`), which refused the load until `folio_order` (bpf/pagecache.bpf.c) read
+  it there. Its soak line runs info, syscalls, note 004 and block.
 - **6.2** (6.2.0-39): `bpf_rdonly_cast` but no task VMA iterator: the *no task VMA
   iterator* build, 6.1's hooks otherwise.
 

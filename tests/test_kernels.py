@@ -68,7 +68,7 @@ JAMMY = BULLSEYE + ["serve", "top", "compare", "trace"]
 # page cache; 6.2's build without the task VMA iterator (--stacks reads /proc/PID/maps),
 # 6.1's hooks, and a verifier stricter than 6.1's about stack a helper reads into (it
 # refused sys_exit until iovec_bytes zeroed its array).
-HWE_CASES = {"noble-6.17": LEANEST, "jammy-6.2": LEANEST + ["stacks"]}
+HWE_CASES = {"noble-6.17": LEANEST, "jammy-6.2": LEANEST + ["stacks"], "jammy-5.19": LEANEST}
 EXTRA = {"rt": ["many_files"], "sid": ["identity"], "backports": ["identity"],
          "generic-64": ["crowd"], "bullseye": ["storm"]}
 # The storm's children (tests/guest/cases.sh, case_storm): thousands of processes on the
