@@ -526,15 +526,26 @@ static __always_inline __u64 folio_flags(struct folio *folio)
 	return ((struct folio___flags_word *)folio)->flags;
 }
 
+/* 5.16-6.0's folio had neither: the order is the first tail page's compound_order. */
+struct page___compound_order {
+	unsigned char compound_order;
+} __attribute__((preserve_access_index));
+
 static __always_inline __u32 folio_order(struct folio *folio)
 {
 	__u64 head = 1UL << bpf_core_enum_value(enum pageflags, PG_head);
+	struct page___compound_order *tail;
 
 	if (!(folio_flags(folio) & head))
 		return 0;
 	if (bpf_core_field_exists(((struct folio___order_byte *)folio)->_folio_order))
 		return ((struct folio___order_byte *)folio)->_folio_order;
-	return folio->_flags_1 & 0xff;
+	if (bpf_core_field_exists(folio->_flags_1))
+		return folio->_flags_1 & 0xff;
+	tail = (void *)((char *)folio + bpf_core_type_size(struct page));
+	if (bpf_core_field_exists(tail->compound_order))
+		return BPF_CORE_READ(tail, compound_order);
+	return 0;
 }
 
 /* pages from first were added to mapping's page cache (one folio, or before folios a page) */

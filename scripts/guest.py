@@ -72,6 +72,21 @@ KERNELS = {
     "jammy": Line(JAMMY, "linux-image-unsigned-5.15.0-{v}-generic linux-modules-5.15.0-{v}-generic",
                   "amd64", "generic"),
 }
+
+
+def ubuntu(suite, version):
+    """An Ubuntu kernel line of one major.minor (its hardware-enablement kernels: jammy's
+    5.19-6.8, noble's 6.11-7.0): the unsigned image and its modules."""
+    return Line(suite, f"linux-image-unsigned-{version}.0-{{v}}-generic "
+                f"linux-modules-{version}.0-{{v}}-generic", "amd64", "generic")
+
+
+# Ubuntu's hardware-enablement kernels: the releases between 6.2 and 6.17 most machines run,
+# and 7.0.
+KERNELS.update({f"{suite}-{version}": ubuntu(series, version) for suite, series, versions in
+                (("jammy", JAMMY, ["5.19", "6.2", "6.5"]),
+                 ("noble", NOBLE, ["6.11", "6.14", "6.17", "7.0"]))
+                for version in versions})
 # Kept for the callers that name the lines by flavour.
 FLAVOURS = KERNELS
 # A kernel package's version part: "6.1.0-56", "6.12.117+deb13", "7.3.4+deb13".

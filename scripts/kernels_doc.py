@@ -26,8 +26,8 @@ def label(line):
     PREEMPT_RT", "bookworm arm64")."""
     k = guest.KERNELS[line]
     ubuntu = {"noble": "Ubuntu 24.04 (noble)", "jammy": "Ubuntu 22.04 (jammy)"}
-    if k.suite.split()[0] in ubuntu:
-        return ubuntu[k.suite.split()[0]]
+    if k.suite.split()[0] in ubuntu:  # its hardware-enablement kernels: "noble-6.17"
+        return ubuntu[k.suite.split()[0]] + (" HWE" if line not in ubuntu else "")
     parts = [k.suite.split()[0]] + ([k.flavour] if k.flavour != "generic" else []) + \
         ([k.arch] if k.arch != "amd64" else [])
     return " ".join(parts)
@@ -83,7 +83,7 @@ trial load says it has no `bpf_loop` (so a kernel with one of them keeps its bui
 | `bpf_find_vma` | 5.17 | none: `--stacks` n/a, the interpreter an exec mapped is not told apart |
 | `block_getrq(bio)` | 5.11 | `block_getrq(q, bio, rw)` |
 | `writeback_dirty_folio`, `struct folio` | 5.17 | `writeback_dirty_page` (one base page) |
-| `mm_filemap_get_pages` / `filemap_get_pages`, `page_cache_ra_order`, the readahead state in `readahead_control`, `mm_filemap_add_to_page_cache(folio)` | 5.12, 5.18, 5.18, 5.16 | `fexit generic_file_buffered_read` (the pages a read returned: its `ki_pos` moved past them), `fentry page_cache_sync_ra`/`page_cache_async_ra` with the state beside the control, the window from `page_cache_ra_unbounded` (`do_page_cache_ra` is inlined in `ondemand_readahead`, whose fentry tells a read's window from the mmap read-around), the tracepoint with its page |
+| `mm_filemap_get_pages` / `filemap_get_pages`, `page_cache_ra_order`, the readahead state in `readahead_control`, `mm_filemap_add_to_page_cache(folio)` | 5.12, 5.18, after 5.10, 5.16 | on 5.10: `fexit generic_file_buffered_read` (the pages a read returned: its `ki_pos` moved past them), `fentry page_cache_sync_ra`/`page_cache_async_ra` with the state beside the control, the window from `page_cache_ra_unbounded` (`do_page_cache_ra` is inlined in `ondemand_readahead`, whose fentry tells a read's window from the mmap read-around), the tracepoint with its page; on 5.15: `fexit filemap_get_pages` with its pagevec, `fentry page_cache_async_ra` with a page, `ondemand_readahead` with a bool, the windows as on 5.10 |
 | lookup-and-delete of a hash map's element | 5.14 | a lookup and a delete (the page bitmaps' chunks, read once their entry is retired) |
 | `io_uring_req_failed`, `io_uring_cqe_overflow` | 5.18, 5.19 | none: io_uring n/a |
 | `bpf_rdonly_cast`, the task VMA iterator | 6.2, 6.7 | as the *no kfuncs* build |
@@ -137,8 +137,12 @@ and trixie's 6.12, and Ubuntu 24.04's own 6.8 (`noble`: the kernel most machines
 `ubuntu-keyring` package; its modules are `.ko.zst`), and Ubuntu 22.04's 5.15 (`jammy`,
 from the same archive: a kernel of the 5.11-5.16 range, with task BTF helpers and fetch
 atomics but neither `bpf_loop` nor folios, where the compat build loads as on 5.10 and
-bullseye's cases pass; its page cache is n/a there, with its reason: 5.15's readahead
-functions take neither 5.10's arguments nor 6.x's, and `filemap_get_pages` a pagevec).
+bullseye's cases pass; its page cache takes ways of its own: the readahead state inside
+`readahead_control` as in 6.x, but `page_cache_async_ra` with a page, `ondemand_readahead`
+with a bool (its windows from `page_cache_ra_unbounded`, as on 5.10), and
+`filemap_get_pages` with a pagevec). Its line also runs serve, top, compare and `--trace`:
+Ubuntu's `kernel.unprivileged_bpf_disabled = 2` refuses a map read without CAP_BPF there,
+so serve keeps CAP_BPF alone as nobody and says so (docs/prometheus.md, "Privileges").
 They are fetched with `apt-get download` through an apt configuration of the project's own (scripts/debian.py: lists, cache and sources under `.output/apt/`, the
 system's sources never read or changed) into `.output/kernels/`, and booted under
 `qemu-system-x86_64 -accel tcg` or `qemu-system-aarch64 -M virt -cpu max` (these hosts are
@@ -168,6 +172,63 @@ and readahead are `n/a` with that reason (`resident_pages` is still read, with m
 Kernels before 6.5 have no cachestat(2): a file's `resident_pages` comes from mmap and
 mincore(2) there, as fincore reads it, and its other residency fields are null with that
 reason (docs/json.md).
+
+### Ubuntu's hardware-enablement kernels (5.19 to 7.0)
+
+Most machines run a kernel between 6.2 and 6.17, and Ubuntu ships one of nearly every
+release of that range as a hardware-enablement (HWE) kernel: jammy-updates 5.19, 6.2, 6.5
+(and 6.8), noble-updates 6.11, 6.14, 6.17 and 7.0. Each is a line of scripts/guest.py
+(`jammy-6.5`, `noble-6.17`, ...: the unsigned image and the modules of that major.minor,
+the newest build Ubuntu has). Two are in `make test`, each with a short list of cases:
+`noble-6.17` (info, syscalls, note 004, block: ~3 min of guest time) and `jammy-6.2` (the
+same and `--stacks`: ~2.5 min; the build without the task VMA iterator, 6.1's hooks and a
+verifier that refused what 6.1's and 6.5's take, below); the other five boot in
+`make soak` with the LEAN cases (~3-6 min each; 6.5, 6.11, 6.14 and 7.0 were swept with
+all of them but files and top, which 6.2 and 6.17 ran).
+What each takes, from its `iotrace info` and checked by its line's `FACTS`
+(tests/test_kernels.py), in the sweep of 2026-11-26:
+
+- **5.19** (5.19.0-50): the *no kfuncs* build (no `bpf_rdonly_cast` yet) with 6.1's hooks
+  (`block_getrq`, fentry on the readahead functions, fexit `filemap_get_pages` with its
+  iterator, `__iomap_dio_rw` by kprobe: its seven arguments are more than that kernel's
+  trampolines take), but io_uring's tracepoints still with their 5.x arguments (the
+  request passed as `void *`): io_uring is n/a there, with that reason. Its folio has
+  neither `_folio_order` nor `_flags_1` (5.16-6.0: the order is the first tail page's
+  `compound_order`), which refused the load until `folio_order` (bpf/pagecache.bpf.c) read
+  it there. Its soak line runs info, syscalls, note 004 and block.
+- **6.2** (6.2.0-39): `bpf_rdonly_cast` but no task VMA iterator: the *no task VMA
+  iterator* build, 6.1's hooks otherwise.
+
+  Both refused `sys_exit` at first, in every build but compat ("invalid indirect read from
+  stack": a variable-size `bpf_probe_read_user` of an iovec array into stack not written
+  before, which 6.1's and 6.5's verifiers take); the array is now zeroed first in every
+  build (bpf/syscalls.bpf.c, `iovec_bytes`).
+- **6.5** (6.5.0-45): the *no task VMA iterator* build (`--stacks` reads
+  `/proc/PID/maps`: frames of exited processes unnamed) with 6.8's hooks: `block_io_start`,
+  `io_uring_submit_req` and the O_DIRECT tracepoints are there; the readahead functions by
+  fentry, `filemap_get_pages` by fexit with its 6.5 arguments (a count, not the iterator),
+  `filemap_fault`/`filemap_map_pages` by fentry/fexit, `sched_process_exit` and
+  `io_uring_complete` with their older arguments. Every LEAN case passes.
+- **6.11** (6.11.0-29): the full build, the same hooks as 6.8's (`ondemand_readahead` is
+  gone; `page_cache_ra_order` by fentry). Every LEAN case passes.
+- **6.14** (6.14.0-37): the full build; the page cache's `mm_filemap_*` tracepoints, the
+  timestamp tracepoints (renamed files get their new names at once) and
+  `io_uring_complete` with its cqe are there; the readahead functions by fentry and
+  `sched_process_exit` without `group_dead` remain. Every LEAN case passes.
+- **6.17** (6.17.0-42): as 6.14, and `sched_process_exit` with `group_dead`: only the four
+  readahead events are not tracepoints (fentry with their older arguments). Every LEAN case
+  passes.
+- **7.0** (7.0.0-44): every tracepoint, as Debian's 7.x. Every LEAN case passes.
+
+In every line, the counts equal their references in the same guest: tr2u's
+4,044 calls, tar's ~870 and the copy's, readall's and a pipeline's equal `strace -f -c`'s
+call for call; note 004 leaves 64 MiB + 128 KiB resident in NORMAL mode (fincore; iotrace's
+added pages and 128 KiB of unused readahead equal it), 64 MiB in RANDOM and nothing with
+O_DIRECT; SEQUENTIAL leaves 64 MiB + 384 KiB up to 6.14 and 64 MiB + 256 KiB from 6.17 (its
+rounding of async windows), iotrace's added and unused pages equal to fincore's each time;
+a cold read's block bytes equal `/sys/block/vda/stat`'s delta (32.1 MiB on 6.5-6.14, 40.0
+MiB on 6.17 and 7.0).
+
 """
 
 

@@ -39,7 +39,10 @@ import guest  # noqa: E402
 
 # The kernel lines booted (scripts/guest.py KERNELS: suite, packages, architecture).
 LINES = ["generic", "cloud", "rt", "trixie", "sid", "backports", "arm64", "trixie-arm64",
-         "bullseye", "bullseye-cloud", "noble", "jammy"]
+         "bullseye", "bullseye-cloud", "noble", "jammy", "jammy-6.2", "noble-6.17"]
+# Ubuntu's other hardware-enablement kernels (scripts/guest.py): booted by `make soak` only,
+# their shapes between those of the lines above (docs/kernels.md says what each takes).
+SOAK_LINES = ["jammy-5.19", "jammy-6.5", "noble-6.11", "noble-6.14", "noble-7.0"]
 FLAVOURS = LINES
 # Every case on 6.1's generic kernel. The other lines run the checks that depend on the
 # kernel (LEAN: syscalls and files against strace, note 004, block, O_DIRECT, io_uring,
@@ -60,6 +63,12 @@ BULLSEYE = ["info", "syscalls", "files", "readahead", "block", "snoop"]
 BULLSEYE_LEANEST = ["info", "syscalls"]
 # Ubuntu 22.04's 5.15: bullseye's cases, and the live modes (top, serve), compare and --trace.
 JAMMY = BULLSEYE + ["serve", "top", "compare", "trace"]
+# Ubuntu's hardware-enablement kernels in `make test`: the checks their hooks and build
+# change (the soak lines run LEAN): 6.17's readahead by fentry beside tracepoints of the
+# page cache; 6.2's build without the task VMA iterator (--stacks reads /proc/PID/maps),
+# 6.1's hooks, and a verifier stricter than 6.1's about stack a helper reads into (it
+# refused sys_exit until iovec_bytes zeroed its array).
+HWE_CASES = {"noble-6.17": LEANEST, "jammy-6.2": LEANEST + ["stacks"], "jammy-5.19": LEANEST}
 EXTRA = {"rt": ["many_files"], "sid": ["identity"], "backports": ["identity"],
          "generic-64": ["crowd"], "bullseye": ["storm"]}
 # The storm's children (tests/guest/cases.sh, case_storm): thousands of processes on the
@@ -113,7 +122,8 @@ def guest_inputs(tmp_path_factory):
 
 # Lines from an archive other than Debian's: a machine whose network reaches only Debian's
 # mirror skips them, saying so (the Debian lines are the matrix's floor).
-OTHER_ARCHIVES = {"noble": "Ubuntu's archive", "jammy": "Ubuntu's archive"}
+OTHER_ARCHIVES = {line: "Ubuntu's archive" for line in guest.KERNELS
+                  if line.split("-")[0] in ("noble", "jammy")}
 Unreachable = type("Unreachable", (str,), {})
 
 
@@ -185,7 +195,8 @@ def boots(request, tmp_path_factory):
     pool.shutdown(wait=True)
 
 
-@pytest.fixture(scope="module", params=LINES)
+@pytest.fixture(scope="module", params=LINES + [pytest.param(line, marks=pytest.mark.soak)
+                                                for line in SOAK_LINES])
 def vm(request, boots):
     """One boot of the line with every case; its results stay in .output/guest/LINE
     (scripts/kernels_doc.py reads them)."""
@@ -199,7 +210,8 @@ def cases_of(line):
     if line not in guest.KERNELS:  # generic-64: the 64-CPU boot, its own case
         return EXTRA[line]
     base = {"generic": CASES, "cloud": LEANEST, "bullseye": BULLSEYE, "jammy": JAMMY,
-            "bullseye-cloud": BULLSEYE_LEANEST, "bullseye-rt": BULLSEYE_LEANEST}.get(line, LEAN)
+            "bullseye-cloud": BULLSEYE_LEANEST, "bullseye-rt": BULLSEYE_LEANEST,
+            **HWE_CASES}.get(line, LEAN)
     return base + EXTRA.get(line, [])
 
 
@@ -322,7 +334,28 @@ FACTS_515 = dict(FACTS_510, na={**FACTS_510["na"], "io_uring": "arguments ("},
                         "mm_filemap_get_pages": "fexit filemap_get_pages#1"},
                  # kernel.unprivileged_bpf_disabled = 2 refuses map reads without CAP_BPF
                  serve_keeps="CAP_BPF")
-FACTS = {"noble": FACTS_68, "jammy": FACTS_515, "bullseye": FACTS_510, "bullseye-cloud": FACTS_510, "bullseye-rt": FACTS_510,
+# Ubuntu 24.04's 6.17 (its newest kernel of the 6.2-6.17 range): every tracepoint of the
+# host's but the readahead ones (fentry with their older arguments: page_cache_ra_order
+# by its name, the readahead state inside readahead_control); the timestamp tracepoints.
+FACTS_617 = {"build": "full", "renames": True, "exited_stacks": True, "sequential": None,
+             "hooks": PAGE_CACHE_FENTRY}
+# Ubuntu 22.04's hardware-enablement kernels. 6.2 and 6.5: bpf_rdonly_cast but no task VMA
+# iterator (6.7), the build without it; 6.2's hooks are 6.1's (block_getrq, the older
+# io_uring_submit_sqe, filemap_get_pages with the iterator, __iomap_dio_rw's seven
+# arguments by kprobe), 6.5's are 6.8's. 5.19: 6.1's build and hooks, but io_uring's
+# tracepoints with their 5.x arguments (n/a, as on 5.15).
+BUILD_NOITER = "no task VMA iterator"
+FACTS_519 = dict(FACTS_61, sequential=None, na={"io_uring": "arguments ("},
+                 hooks={**FACTS_61["hooks"], **{e: None for e in IO_URING_EVENTS}})
+FACTS_62 = dict(FACTS_61, build=BUILD_NOITER)
+FACTS_65 = dict(FACTS_68, build=BUILD_NOITER, exited_stacks=False)
+# Ubuntu 24.04's: 6.11 as its 6.8; 6.14 as 6.12 with io_uring_complete's cqe, the
+# tracepoints of the page cache and the timestamps; 7.0 as Debian's 7.x.
+FACTS_614 = dict(FACTS_612, renames=True, hooks={
+    "sched_process_exit": "tp_btf sched_process_exit#1", **PAGE_CACHE_FENTRY})
+FACTS = {"noble-6.17": FACTS_617, "noble-6.14": FACTS_614, "noble-6.11": FACTS_68,
+         "noble-7.0": FACTS_7, "jammy-6.5": FACTS_65, "jammy-6.2": FACTS_62,
+         "jammy-5.19": FACTS_519, "noble": FACTS_68, "jammy": FACTS_515, "bullseye": FACTS_510, "bullseye-cloud": FACTS_510, "bullseye-rt": FACTS_510,
          "generic": FACTS_61, "cloud": FACTS_61, "rt": FACTS_61, "trixie": FACTS_612,
          "sid": FACTS_7, "backports": FACTS_7, "arm64": FACTS_61_ARM64, "trixie-arm64": FACTS_612}
 

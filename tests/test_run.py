@@ -117,6 +117,45 @@ def test_counts_equal_strace_without_timing(tmp_path, small_input):
     assert report["totals"]["io"]["read"]["latency_ns"] is None
 
 
+# Every call of the read/write family that states its size otherwise than in its third
+# argument (an iovec array, sendfile's fourth, copy_file_range's and splice's fifth), each
+# asking for a size no other argument equals.
+REQUESTS = r"""
+import os, sys
+d = sys.argv[1]
+fd = os.open(f"{d}/v", os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o644)
+os.writev(fd, [b"a" * 100, b"b" * 23, b"c" * 4000])
+os.pwritev(fd, [b"x" * 10, b"y" * 5], 0)
+os.lseek(fd, 0, 0)
+os.readv(fd, [bytearray(1000)] * 3)
+os.preadv(fd, [bytearray(7), bytearray(9)], 0)
+out = os.open(f"{d}/w", os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o644)
+os.sendfile(out, fd, 0, 1234)
+os.copy_file_range(fd, out, 555, 0, 0)
+r, w = os.pipe()
+os.splice(fd, w, 321, offset_src=0)
+"""
+
+
+def test_requested_bytes_of_every_kind(tmp_path):
+    """requested_bytes per call kind equal what the workload asked for: the iovecs' sums,
+    sendfile's, copy_file_range's and splice's counts (writev and sendfile once took
+    another kind's way of reading them: the iovec count, an offset's address)."""
+    (tmp_path / "req.py").write_text(REQUESTS)
+    report, res = iotrace_json([sys.executable, str(tmp_path / "req.py"), str(tmp_path)],
+                               tmp_path)
+    assert res.returncode == 0, res.stderr
+    io = report["totals"]["io"]
+    asked = {"writev": 4123, "pwritev2": 15, "readv": 3000, "preadv2": 16, "sendfile": 1234,
+             "copy_file_range": 555, "splice": 321}
+    ours = {k: io[k]["requested_bytes"] for k in asked if k in io}
+    # Python calls pwritev2/preadv2 where the C library has them, else pwritev/preadv
+    for v2, v1 in (("pwritev2", "pwritev"), ("preadv2", "preadv")):
+        if v2 not in ours and v1 in io:
+            ours[v2] = io[v1]["requested_bytes"]
+    assert ours == asked, io
+
+
 def test_tr2u_io_arithmetic(tmp_path, small_input):
     """N bytes through tr2u: N one-byte writes and N+1 stdin reads (the last returns 0)."""
     n = small_input.stat().st_size
