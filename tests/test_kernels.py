@@ -219,9 +219,10 @@ def cases_of(line):
 # ones fill in beside them and the last to end are short (seconds in the guest, CI of
 # 3192136 less the disk-stat case's blind waits: rt ~410, generic ~340, the 64-CPU boot,
 # trixie-arm64 ~230, noble, backports, sid, arm64 ~200, bullseye, jammy, trixie ~180,
-# cloud ~110, bullseye-cloud ~70).
+# noble-6.17 and jammy-6.2 ~170-190 (their own runs), cloud ~110, bullseye-cloud ~70).
 SLOWEST_FIRST = ["rt", "generic", "generic-64", "trixie-arm64", "noble", "backports", "sid",
-                 "arm64", "bullseye", "jammy", "trixie", "cloud", "bullseye-cloud"]
+                 "arm64", "bullseye", "jammy", "trixie", "noble-6.17", "jammy-6.2", "cloud",
+                 "bullseye-cloud"]
 
 
 def out(vm, case, name=""):
