@@ -228,7 +228,6 @@ O_DIRECT; SEQUENTIAL leaves 64 MiB + 384 KiB up to 6.14 and 64 MiB + 256 KiB fro
 rounding of async windows), iotrace's added and unused pages equal to fincore's each time;
 a cold read's block bytes equal `/sys/block/vda/stat`'s delta (32.1 MiB on 6.5-6.14, 40.0
 MiB on 6.17 and 7.0).
-
 """
 
 
