@@ -10,15 +10,19 @@
  * a dead slot's rows by swapping their tag to CACHE_CLAIMED; a CPU that finds its row so
  * claimed counts that call into the totals directly.
  *
- * Memory: ncpus x (SC_CACHE_ROWS x 40 B + IO_CACHE_ROWS x 2.8 KiB), ~100 KiB a CPU, plus
+ * Memory: ncpus x (SC_CACHE_ROWS x 40 B + IO_CACHE_ROWS x 2.8 KiB), ~130 KiB a CPU, plus
  * totals for the rows moved out; none of it per slot, so every live process (up to
  * MAX_SLOTS) gets its own counters on any number of CPUs.
+ *
+ * Every key that takes a row is marked in sc_rows_seen / io_rows_seen first: the loader
+ * then reads a slot's rows where its keys hash to, on each CPU, instead of every row of
+ * every CPU.
  */
 
 /* Multiplicative hash of a tag to a row of a CPU's cache of rows rows. */
 static __always_inline __u32 cache_row(__u32 cpu, __u32 tag, __u32 rows)
 {
-	return cpu * rows + ((tag * 2654435761u) >> 16) % rows;
+	return CACHE_ROW(cpu, tag, rows);
 }
 
 /* The CPU moves a row into the totals: its cache_moves counter is odd meanwhile. */
@@ -78,8 +82,11 @@ static __always_inline int claim_row(__u32 cpu, __u32 *tag, __u32 *old)
 __noinline int sc_row_take(__u32 cpu, __u32 idx, __u32 tag)
 {
 	struct sc_cache_row *row = bpf_map_lookup_elem(&sc_cache, &idx);
-	__u32 old;
+	__u32 old, bit = tag - 1;
 
+	/* Before the tag: a row of the key is never where the loader would not look. */
+	ATOMIC_OR(&sc_rows_seen[(bit / 64) & (MAX_SLOTS * MAX_SYSCALLS / 64 - 1)],
+		  1ULL << (bit % 64));
 	if (!row || claim_row(cpu, &row->tag, &old))
 		return -1;
 	if (old) {
@@ -222,6 +229,7 @@ __noinline int io_row_take(__u32 cpu, __u32 idx, __u32 tag)
 	struct io_stat *t;
 	__u32 old;
 
+	ATOMIC_OR(&io_rows_seen[TAG_SLOT_IO(tag) & (MAX_SLOTS - 1)], 1u << ((tag - 1) & 15));
 	if (!row || claim_row(cpu, &row->tag, &old))
 		return -1;
 	if (old) {

@@ -153,6 +153,9 @@ __u64 slot_used[MAX_SLOTS / 64] = {};
  */
 __u64 sc_moved[MAX_SLOTS * MAX_SYSCALLS / 64] = {};
 __u32 io_moved[MAX_SLOTS] = {};
+/* The same for the keys that took a cache row (counters.bpf.c): where its rows may be. */
+__u64 sc_rows_seen[MAX_SLOTS * MAX_SYSCALLS / 64] = {};
+__u32 io_rows_seen[MAX_SLOTS] = {};
 __u64 drops[DROP_COUNTERS] = {};
 
 /*

@@ -212,21 +212,32 @@ struct mark_ctx {
 	__u64 set_ra, clear_ra, set_used, clear_used;
 	struct chunk_bits *bits; /* the chunk being marked, pages [lo, hi] of it */
 	__u64 lo, hi;
+	__u32 w0, pad2; /* the word of lo */
 };
 
-static long mark_word(__u32 w, void *data)
+/* Word w of the chunk being marked: its pages within [lo, hi] get op's bits. */
+static __always_inline void mark_word_at(struct mark_ctx *c, __u32 w)
 {
-	struct mark_ctx *c = data;
 	struct chunk_bits *b = c->bits;
 	__u64 wl = (__u64)w * 64, a, z, m;
 
-	if (!b || w >= CHUNK_WORDS || c->hi < wl || c->lo > wl + 63)
-		return 0;
+	/* hi < 512 (mark_one_chunk) stops a w past the chunk; the mask is for the verifier. */
+	if (!b || c->hi < wl || c->lo > wl + 63)
+		return;
+	w &= CHUNK_WORDS - 1;
 	a = c->lo > wl ? c->lo - wl : 0;
 	z = c->hi - wl > 63 ? 63 : c->hi - wl;
 	m = (~0ULL >> (63 - (z - a))) << a;
 	b->ra[w] = (b->ra[w] & ~(m & c->clear_ra)) | (m & c->set_ra);
 	b->used[w] = (b->used[w] & ~(m & c->clear_used)) | (m & c->set_used);
+}
+
+/* bpf_loop's step i over the words of the range in a chunk: word w0 + i (mark_one_chunk). */
+static long mark_word(__u32 i, void *data)
+{
+	struct mark_ctx *c = data;
+
+	mark_word_at(c, c->w0 + i);
 	return 0;
 }
 
@@ -243,9 +254,9 @@ static __always_inline void note_chunk(__u32 file, __u64 chunk)
 	}
 }
 
-static long mark_chunk(__u32 i, void *data)
+/* Chunk i of the range: its bitmap (made if op sets bits), then its words in range. */
+static __always_inline long mark_one_chunk(struct mark_ctx *c, __u32 i)
 {
-	struct mark_ctx *c = data;
 	struct chunk_key key = { .file = c->file, .chunk = (c->first >> CHUNK_SHIFT) + i };
 	__u64 base = key.chunk << CHUNK_SHIFT, lo, hi;
 	struct chunk_bits *b;
@@ -269,9 +280,20 @@ static long mark_chunk(__u32 i, void *data)
 	c->bits = b;
 	c->lo = lo;
 	c->hi = hi;
-	/* A nested loop: the verifier checks one word's step instead of eight unrolled ones. */
-	BPF_LOOP(CHUNK_WORDS, mark_word, c, CHUNK_WORDS);
+	/*
+	 * The words the range covers, not all eight: a fault or a fault-around (1 to 16 pages)
+	 * lies in one, and each step of the loop is a call. A loop, not the words unrolled:
+	 * the verifier checks one word's step.
+	 */
+	c->w0 = lo / 64;
+	BPF_LOOP(hi / 64 - c->w0 + 1, mark_word, c, CHUNK_WORDS);
 	return 0;
+}
+
+/* bpf_loop's step over the chunks of the range (mark_page_range). */
+static long mark_chunk(__u32 i, void *data)
+{
+	return mark_one_chunk(data, i);
 }
 
 /* What op does to each bit of [first, last] of file. */
@@ -299,7 +321,7 @@ __noinline int mark_chunk_at(__u32 file, __u64 first, __u64 last, __u32 op, __u3
 {
 	struct mark_ctx c = mark_ctx_of(file, first, last, op);
 
-	return mark_chunk(i, &c);
+	return mark_one_chunk(&c, i);
 }
 #endif
 

@@ -38,19 +38,17 @@ static struct sink dense_sink(struct dense_profile *d)
 }
 
 /*
- * The tag of a cache row (tagp: a syscall row's, or with io an I/O kind row's) when it is
- * the slot's and, with take, now claimed for this reader; 0 when the row is not to be read.
+ * Whether the cache row whose tag is at tagp holds key (a tag) and, with take, is now
+ * claimed for this reader.
  */
-static uint32_t row_tag(uint32_t *tagp, uint32_t slot, bool io, bool take)
+static bool row_holds(uint32_t *tagp, uint32_t key, bool take)
 {
 	uint32_t tag = __atomic_load_n(tagp, __ATOMIC_ACQUIRE);
 
-	if (!tag || tag == CACHE_CLAIMED || (io ? TAG_SLOT_IO(tag) : TAG_SLOT_SC(tag)) != slot)
-		return 0;
-	if (take && !__atomic_compare_exchange_n(tagp, &tag, CACHE_CLAIMED, false,
-						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-		return 0;
-	return tag;
+	if (tag != key)
+		return false;
+	return !take || __atomic_compare_exchange_n(tagp, &tag, CACHE_CLAIMED, false,
+						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 /* A row read with take: zeroed (size bytes of its counters st), then freed. */
@@ -61,32 +59,52 @@ static void row_free(uint32_t *tagp, void *st, size_t size)
 }
 
 /*
- * The slot's rows in every CPU's caches, to the sink. take: the slot is dead (no CPU counts
- * for it any more): each row is claimed (its tag swapped to CACHE_CLAIMED, which a CPU
- * then leaves alone), read, zeroed and freed.
+ * The slot's rows in every CPU's caches, to the sink: for each key that ever took a row
+ * (sc_rows_seen, io_rows_seen: the programs mark a key before its row), the row the key
+ * hashes to on each CPU (ncpus x the slot's syscalls, not every row of every CPU). take:
+ * the slot is dead (no CPU counts for it any more): its keys' marks are cleared, each row
+ * is claimed (its tag swapped to CACHE_CLAIMED, which a CPU then leaves alone), read,
+ * zeroed and freed.
  */
 static void cache_rows(struct tracer *t, uint32_t slot, const struct sink *out, bool take)
 {
-	for (uint32_t i = 0; i < t->ncpus * SC_CACHE_ROWS; i++) {
-		struct sc_cache_row *r = &t->sc[i];
-		uint32_t tag = row_tag(&r->tag, slot, false, take);
+	__u64 *seen = &t->skel->bss->sc_rows_seen[(size_t)slot * (MAX_SYSCALLS / 64)];
+	uint32_t *io_seen = &t->skel->bss->io_rows_seen[slot];
 
-		if (!tag)
-			continue;
-		out->sc(slot, (tag - 1) % MAX_SYSCALLS, &r->st, out->ctx);
-		if (take)
-			row_free(&r->tag, &r->st, sizeof(r->st));
+	for (uint32_t w = 0; w < MAX_SYSCALLS / 64; w++) {
+		uint64_t bits = take ? __atomic_exchange_n(&seen[w], 0, __ATOMIC_SEQ_CST)
+				     : __atomic_load_n(&seen[w], __ATOMIC_SEQ_CST);
+
+		for (; bits; bits &= bits - 1) {
+			uint32_t nr = w * 64 + __builtin_ctzll(bits), key = SC_TAG(slot, nr);
+
+			for (uint32_t cpu = 0; cpu < t->ncpus; cpu++) {
+				struct sc_cache_row *r = &t->sc[CACHE_ROW(cpu, key, SC_CACHE_ROWS)];
+
+				if (!row_holds(&r->tag, key, take))
+					continue;
+				out->sc(slot, nr, &r->st, out->ctx);
+				if (take)
+					row_free(&r->tag, &r->st, sizeof(r->st));
+			}
+		}
 	}
-	for (uint32_t i = 0; i < t->ncpus * IO_CACHE_ROWS; i++) {
-		struct io_cache_row *r = &t->io[i];
-		uint32_t tag = row_tag(&r->tag, slot, true, take);
+	uint32_t kinds = take ? __atomic_exchange_n(io_seen, 0, __ATOMIC_SEQ_CST)
+			      : __atomic_load_n(io_seen, __ATOMIC_SEQ_CST);
 
-		if (!tag)
-			continue;
-		out->io(slot, (tag - 1) % 16, &r->st, out->ctx);
-		if (take) {
-			r->used = 0; /* before the tag frees the row (row_free) */
-			row_free(&r->tag, &r->st, sizeof(r->st));
+	for (; kinds; kinds &= kinds - 1) {
+		uint32_t kind = __builtin_ctz(kinds), key = IO_TAG(slot, kind);
+
+		for (uint32_t cpu = 0; cpu < t->ncpus; cpu++) {
+			struct io_cache_row *r = &t->io[CACHE_ROW(cpu, key, IO_CACHE_ROWS)];
+
+			if (!row_holds(&r->tag, key, take))
+				continue;
+			out->io(slot, kind, &r->st, out->ctx);
+			if (take) {
+				r->used = 0; /* before the tag frees the row (row_free) */
+				row_free(&r->tag, &r->st, sizeof(r->st));
+			}
 		}
 	}
 }
