@@ -14,7 +14,7 @@
  * totals for the rows moved out; none of it per slot, so every live process (up to
  * MAX_SLOTS) gets its own counters on any number of CPUs.
  *
- * Every key that takes a row is marked in sc_rows_seen / io_rows_seen first: the loader
+ * Every key that takes a row is marked in its slot's marks (seen) first: the loader
  * then reads a slot's rows where its keys hash to, on each CPU, instead of every row of
  * every CPU.
  */
@@ -38,7 +38,8 @@ static __always_inline void sc_add_totals(__u32 tag, const struct syscall_stat *
 {
 	static const struct syscall_stat zero;
 	struct syscall_stat *t = lookup_or_init(&sc_totals, &tag, &zero, DROP_TOTALS, NULL);
-	__u32 bit = tag - 1;
+	struct slot_marks *m = marks_of(TAG_SLOT_SC(tag));
+	__u32 nr = (tag - 1) % MAX_SYSCALLS;
 
 	if (!t)
 		return;
@@ -46,8 +47,8 @@ static __always_inline void sc_add_totals(__u32 tag, const struct syscall_stat *
 	__sync_fetch_and_add(&t->errors, st->errors);
 	__sync_fetch_and_add(&t->total_ns, st->total_ns);
 	__sync_fetch_and_add(&t->timed, st->timed);
-	ATOMIC_OR(&sc_moved[(bit / 64) & (MAX_SLOTS * MAX_SYSCALLS / 64 - 1)],
-			    1ULL << (bit % 64));
+	if (m)
+		ATOMIC_OR(&m->sc_moved[nr / 64], 1ULL << (nr % 64));
 }
 
 /*
@@ -82,11 +83,12 @@ static __always_inline int claim_row(__u32 cpu, __u32 *tag, __u32 *old)
 __noinline int sc_row_take(__u32 cpu, __u32 idx, __u32 tag)
 {
 	struct sc_cache_row *row = bpf_map_lookup_elem(&sc_cache, &idx);
-	__u32 old, bit = tag - 1;
+	struct slot_marks *m = marks_of(TAG_SLOT_SC(tag));
+	__u32 old, nr = (tag - 1) % MAX_SYSCALLS;
 
 	/* Before the tag: a row of the key is never where the loader would not look. */
-	ATOMIC_OR(&sc_rows_seen[(bit / 64) & (MAX_SLOTS * MAX_SYSCALLS / 64 - 1)],
-		  1ULL << (bit % 64));
+	if (m)
+		ATOMIC_OR(&m->sc_seen[nr / 64], 1ULL << (nr % 64));
 	if (!row || claim_row(cpu, &row->tag, &old))
 		return -1;
 	if (old) {
@@ -225,11 +227,13 @@ __noinline int io_row_take(__u32 cpu, __u32 idx, __u32 tag)
 {
 	static const struct io_stat zero;
 	struct io_cache_row *row = bpf_map_lookup_elem(&io_cache, &idx);
+	struct slot_marks *marks = marks_of(TAG_SLOT_IO(tag));
 	struct io_move m = {};
 	struct io_stat *t;
 	__u32 old;
 
-	ATOMIC_OR(&io_rows_seen[TAG_SLOT_IO(tag) & (MAX_SLOTS - 1)], 1u << ((tag - 1) & 15));
+	if (marks)
+		ATOMIC_OR(&marks->io_seen, 1u << ((tag - 1) & 15));
 	if (!row || claim_row(cpu, &row->tag, &old))
 		return -1;
 	if (old) {
@@ -244,9 +248,9 @@ __noinline int io_row_take(__u32 cpu, __u32 idx, __u32 tag)
 		m.used = row->used;
 		bpf_loop(IO_GROUPS, io_move_group, &m, 0);
 #endif
-		if (t)
-			ATOMIC_OR(&io_moved[TAG_SLOT_IO(old) & (MAX_SLOTS - 1)],
-					    1u << ((old - 1) & 15));
+		marks = marks_of(TAG_SLOT_IO(old));
+		if (t && marks)
+			ATOMIC_OR(&marks->io_moved, 1u << ((old - 1) & 15));
 		moving(cpu);
 	}
 	row->used = 0; /* every word is zero now */

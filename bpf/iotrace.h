@@ -159,6 +159,18 @@ struct syscall_stat {
 #define CACHE_ROW(cpu, tag, rows) \
 	((cpu) * (rows) + ((__u32)((__u32)(tag) * 2654435761u) >> 16) % (rows))
 #define CACHE_CLAIMED 0xffffffffu
+
+/*
+ * A slot's marks (the slot_marks map; bpf/counters.bpf.c): a bit per key (syscall, I/O
+ * kind) that has totals (moved: sc_totals, io_totals) and that took a cache row (seen:
+ * where its rows may be). Set by the programs with atomic ors, read and cleared by the
+ * loader when it takes the slot.
+ */
+struct slot_marks {
+	__u64 sc_moved[MAX_SYSCALLS / 64];
+	__u64 sc_seen[MAX_SYSCALLS / 64];
+	__u32 io_moved, io_seen;
+};
 /* A row's tag: the key plus one (0: an empty row). */
 #define SC_TAG(slot, nr) ((((slot) << 9) | (nr)) + 1)
 #define IO_TAG(slot, kind) ((((slot) << 4) | (kind)) + 1)

@@ -323,6 +323,7 @@ __noinline int io_count_totals(__u32 tag, __s64 ret, __u64 req, __u64 lat_ns, __
 {
 	static const struct io_stat zero;
 	struct io_stat *t = lookup_or_init(&io_totals, &tag, &zero, DROP_TOTALS, NULL);
+	struct slot_marks *m;
 
 	if (!t)
 		return 0;
@@ -336,7 +337,9 @@ __noinline int io_count_totals(__u32 tag, __s64 ret, __u64 req, __u64 lat_ns, __
 	}
 	if (lat_ns)
 		__sync_fetch_and_add(&t->lat_hist[fine_bucket(lat_ns)], weight);
-	ATOMIC_OR(&io_moved[TAG_SLOT_IO(tag) & (MAX_SLOTS - 1)], 1u << ((tag - 1) & 15));
+	m = marks_of(TAG_SLOT_IO(tag));
+	if (m)
+		ATOMIC_OR(&m->io_moved, 1u << ((tag - 1) & 15));
 	return 0;
 }
 

@@ -40,6 +40,7 @@ struct tracer {
 	struct sc_cache_row *sc;      /* mmap of sc_cache: [cpu][SC_CACHE_ROWS] */
 	struct io_cache_row *io;      /* mmap of io_cache: [cpu][IO_CACHE_ROWS] */
 	uint64_t *moves;              /* mmap of cache_moves: [cpu] (read atomically) */
+	struct slot_marks *marks;     /* mmap of slot_marks: [slot] */
 	struct dense_profile *scratch; /* a consistent read of a live slot's counters */
 	struct live_rows *live;        /* ... the same, row by row (tracer_read_live_slots) */
 	struct file_stat *files;      /* mmap of file_stats */
@@ -47,7 +48,7 @@ struct tracer {
 	uint64_t *trace_ctr;          /* mmap of trace_counters (--trace), or NULL */
 	struct slot_proc *slot_rows;  /* mmap of slot_procs (run mode), or NULL */
 	uint32_t stack_nrs[MAX_SYSCALLS], nstack_nrs; /* --stacks: the syscalls stacked */
-	size_t proc_slot_len, sc_len, io_len, moves_len, files_len, rows_len, trace_ctr_len;
+	size_t proc_slot_len, sc_len, io_len, moves_len, marks_len, files_len, rows_len, trace_ctr_len;
 	size_t slot_rows_len;
 	uint32_t pid_max, ncpus, nr_slots;
 	const char *missing[TRACER_HOOK_GROUPS]; /* why a hook group is off, or NULL */

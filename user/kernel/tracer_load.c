@@ -306,11 +306,12 @@ static int map_counters(struct tracer *t, const struct tracer_config *cfg,
 	t->sc = map_mmap(t->skel->maps.sc_cache, &t->sc_len);
 	t->io = map_mmap(t->skel->maps.io_cache, &t->io_len);
 	t->moves = map_mmap(t->skel->maps.cache_moves, &t->moves_len);
+	t->marks = map_mmap(t->skel->maps.slot_marks, &t->marks_len);
 	t->files = map_mmap(t->skel->maps.file_stats, &t->files_len);
 	t->rows = map_mmap(t->skel->maps.file_rows, &t->rows_len);
 	if (!cfg->serve && !cfg->snoop)
 		t->slot_rows = map_mmap(t->skel->maps.slot_procs, &t->slot_rows_len);
-	if (!t->proc_slot || !t->sc || !t->io || !t->moves || !t->files || !t->rows ||
+	if (!t->proc_slot || !t->sc || !t->io || !t->moves || !t->marks || !t->files || !t->rows ||
 	    (!cfg->serve && !cfg->snoop && !t->slot_rows)) {
 		report_failure("map the BPF counters", -errno);
 		return -1;
@@ -386,6 +387,7 @@ void tracer_close(struct tracer *t)
 	map_munmap(t->sc, t->sc_len);
 	map_munmap(t->io, t->io_len);
 	map_munmap(t->moves, t->moves_len);
+	map_munmap(t->marks, t->marks_len);
 	free(t->scratch);
 	tracer_free_live_rows(t);
 	map_munmap(t->files, t->files_len);

@@ -60,7 +60,7 @@ static void row_free(uint32_t *tagp, void *st, size_t size)
 
 /*
  * The slot's rows in every CPU's caches, to the sink: for each key that ever took a row
- * (sc_rows_seen, io_rows_seen: the programs mark a key before its row), the row the key
+ * (the slot's marks, seen: the programs mark a key before its row), the row the key
  * hashes to on each CPU (ncpus x the slot's syscalls, not every row of every CPU). take:
  * the slot is dead (no CPU counts for it any more): its keys' marks are cleared, each row
  * is claimed (its tag swapped to CACHE_CLAIMED, which a CPU then leaves alone), read,
@@ -68,8 +68,8 @@ static void row_free(uint32_t *tagp, void *st, size_t size)
  */
 static void cache_rows(struct tracer *t, uint32_t slot, const struct sink *out, bool take)
 {
-	__u64 *seen = &t->skel->bss->sc_rows_seen[(size_t)slot * (MAX_SYSCALLS / 64)];
-	uint32_t *io_seen = &t->skel->bss->io_rows_seen[slot];
+	__u64 *seen = t->marks[slot].sc_seen;
+	uint32_t *io_seen = &t->marks[slot].io_seen;
 
 	for (uint32_t w = 0; w < MAX_SYSCALLS / 64; w++) {
 		uint64_t bits = take ? __atomic_exchange_n(&seen[w], 0, __ATOMIC_SEQ_CST)
@@ -113,8 +113,8 @@ static void cache_rows(struct tracer *t, uint32_t slot, const struct sink *out, 
 static void totals(struct tracer *t, uint32_t slot, const struct sink *out, bool take)
 {
 	int sc_fd = bpf_map__fd(t->skel->maps.sc_totals), io_fd = bpf_map__fd(t->skel->maps.io_totals);
-	__u64 *moved = &t->skel->bss->sc_moved[(size_t)slot * (MAX_SYSCALLS / 64)];
-	uint32_t *io_moved = &t->skel->bss->io_moved[slot];
+	__u64 *moved = t->marks[slot].sc_moved;
+	uint32_t *io_moved = &t->marks[slot].io_moved;
 	struct syscall_stat st;
 
 	for (uint32_t w = 0; w < MAX_SYSCALLS / 64; w++) {
