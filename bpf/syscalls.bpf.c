@@ -31,7 +31,10 @@ struct iovec_user {
 /*
  * Per CPU, the task whose syscall it saw last, found again with no helper call
  * (bpf_get_current_task_btf is not inlined on x86 before 6.19, and a call costs ~50 ns with
- * AMD's SRSO mitigation). ncpus rows (set at load), one cache line each.
+ * AMD's SRSO mitigation). One cache line each, in .bss: found by address, not by a map
+ * look-up (whose inlined form stores the key and loads it back: 2 ns of sys_enter's ~63 on
+ * tr2u here). CPUs past CPU_THREAD_ROWS share rows: a row is only ever a guess that
+ * syscall_task checks, so sharing costs misses, never a wrong task.
  */
 struct cpu_thread {
 	__u64 task;
@@ -39,12 +42,8 @@ struct cpu_thread {
 };
 _Static_assert(sizeof(struct cpu_thread) == 64, "one cache line per CPU");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct cpu_thread);
-	__uint(max_entries, 1);
-} cpu_threads SEC(".maps");
+#define CPU_THREAD_ROWS 1024
+__u64 cpu_threads[CPU_THREAD_ROWS * 8] __attribute__((aligned(64))) = {};
 
 /*
  * Where a task's syscall registers lie in its kernel stack (task_pt_regs: the stack's size
@@ -68,8 +67,8 @@ __u64 regs_in_stack = 0;
 static __always_inline struct task_struct *syscall_task(struct pt_regs *regs)
 {
 #if HAVE_RDONLY_CAST && defined(__TARGET_ARCH_x86)
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct cpu_thread *c = bpf_map_lookup_elem(&cpu_threads, &cpu);
+	struct cpu_thread *c = (struct cpu_thread *)&cpu_threads[(bpf_get_smp_processor_id() &
+								 (CPU_THREAD_ROWS - 1)) * 8];
 	struct task_struct *task;
 	__u64 off;
 

@@ -1,7 +1,7 @@
 """The hooks' per-CPU record of the task they saw last, whatever it holds (issue 44).
 
 On x86-64 sys_enter and sys_exit find the current task in a per-CPU row of `cpu_threads`
-(bpf/syscalls.bpf.c, `syscall_task`). The 7.x kernels run the syscall tracepoints' programs
+(bpf/syscalls.bpf.c, `syscall_task`; a cache line per CPU in `.bss`). The 7.x kernels run the syscall tracepoints' programs
 preemptibly, so another task's hook may write that row between one hook's reads or writes,
 and the row may hold words that different tasks' hooks wrote: a child's calls were charged
 to an untraced task that way, in the sid and trixie-backports guests. This host (6.18) runs
@@ -12,6 +12,7 @@ row. tr2u's calls must all count, in its own process: N+1 reads of stdin and N w
 """
 import ctypes
 import json
+import mmap
 import os
 import platform
 import re
@@ -37,33 +38,31 @@ def bpf(cmd, attr):
 
 
 class Rows:
-    """A BPF array map of iotrace's, read and written by key (the CPU)."""
+    """The per-CPU rows of a variable of iotrace's `.bss` map, read and written in place
+    (the map is mmappable): 64 bytes a CPU from the variable's offset."""
 
-    def __init__(self, map_id, value_size):
+    def __init__(self, map_id, value_size, offset):
         self.fd = bpf(BPF_MAP_GET_FD_BY_ID, map_id.to_bytes(4, "little") + bytes(8))
-        self.key = ctypes.c_uint32(0)
-        self.value = ctypes.create_string_buffer(value_size)
-
-    def _op(self, cmd, cpu):
-        self.key.value = cpu
-        bpf(cmd, self.fd.to_bytes(4, "little") + bytes(4) +
-            ctypes.addressof(self.key).to_bytes(8, "little") +
-            ctypes.addressof(self.value).to_bytes(8, "little") + bytes(8))
+        self.mem = mmap.mmap(self.fd, (value_size + mmap.PAGESIZE - 1) // mmap.PAGESIZE *
+                             mmap.PAGESIZE, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        self.offset = offset
 
     def read(self, cpu):
-        self._op(BPF_MAP_LOOKUP_ELEM, cpu)
-        return self.value.raw
+        at = self.offset + cpu * 64
+        return self.mem[at:at + 64]
 
     def write(self, cpu, raw):
-        ctypes.memmove(self.value, raw, len(raw))
-        self._op(BPF_MAP_UPDATE_ELEM, cpu)
+        at = self.offset + cpu * 64
+        self.mem[at:at + len(raw)] = raw
 
     def close(self):
+        self.mem.close()
         os.close(self.fd)
 
 
-def map_of(pid, name):
-    """(id, value size) of the map called name that process pid holds, or None."""
+def bss_var_of(pid, var):
+    """(map id, value size, offset of var) of the `.bss` map that process pid holds, from the
+    map's BTF (its DATASEC), or None."""
     ids = set()
     for info in Path(f"/proc/{pid}/fdinfo").glob("*"):
         try:
@@ -72,8 +71,12 @@ def map_of(pid, name):
             pass
     res = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True)
     for m in json.loads(res.stdout or "[]"):
-        if m.get("id") in ids and m.get("name") == name:
-            return m["id"], m["bytes_value"]
+        if m.get("id") in ids and m.get("name", "").endswith(".bss") and m.get("btf_id"):
+            btf = subprocess.run(["bpftool", "btf", "dump", "id", str(m["btf_id"]), "format",
+                                  "raw"], capture_output=True, text=True).stdout
+            at = re.search(rf"offset=(\d+) size=\d+ \(VAR '{var}'\)", btf)
+            if at:
+                return m["id"], m["bytes_value"], int(at.group(1))
     return None
 
 
@@ -103,9 +106,9 @@ def run_poisoned(iotrace, tmp_path, n):
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         found, deadline = None, time.monotonic() + 30
         while not found and proc.poll() is None and time.monotonic() < deadline:
-            found = map_of(proc.pid, "cpu_threads")
+            found = bss_var_of(proc.pid, "cpu_threads")
             time.sleep(0.01)
-        assert found, "iotrace's cpu_threads map not found"
+        assert found, "iotrace's cpu_threads rows not found"
         rows = Rows(*found)
         try:
             while proc.poll() is None:

@@ -102,7 +102,6 @@ void tracer_configure(struct tracer *t, const struct tracer_config *cfg)
 	bpf_map__set_max_entries(s->maps.sc_cache, t->ncpus * SC_CACHE_ROWS);
 	bpf_map__set_max_entries(s->maps.io_cache, t->ncpus * IO_CACHE_ROWS);
 	bpf_map__set_max_entries(s->maps.cache_moves, t->ncpus);
-	bpf_map__set_max_entries(s->maps.cpu_threads, t->ncpus);
 	bpf_map__set_max_entries(s->maps.inflight, inflight);
 	s->rodata->inflight_mask = inflight - 1;
 	s->rodata->nr_slots = t->nr_slots;
