@@ -9,6 +9,8 @@ or changed.
 
     scripts/debian.py sysroot ARCH     unpack the cross-build's and the guest's packages
 """
+import contextlib
+import fcntl
 import re
 import subprocess
 import sys
@@ -77,8 +79,26 @@ def options(suite, arch):
             "-o", "APT::Sandbox::User=root", "-q"]
 
 
+@contextlib.contextmanager
+def apt_lock(suite, arch):
+    """One apt-get at a time on a configuration of ours: the kernel matrix fetches its lines
+    in parallel, and two `apt-get update`s of one state directory fail on apt's own lock
+    (the Ubuntu lines all take their keyring through trixie's)."""
+    d = apt_dir(suite, arch)
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / "iotrace.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
 def update(suite, arch, force=False):
     """Reads SUITE's package lists once (again with force: a package moved on)."""
+    with apt_lock(suite, arch):
+        return update_locked(suite, arch, force)
+
+
+def update_locked(suite, arch, force=False):
+    """update, its caller holding apt_lock."""
     opts = options(suite, arch)
     lists = apt_dir(suite, arch) / "state/lists"
     if force or not any(lists.glob("*_Packages*")):
@@ -90,12 +110,13 @@ def update(suite, arch, force=False):
 def download(suite, arch, packages, dest):
     """apt-get download of packages (exact names) into dest; lists refreshed once when a
     file is gone from the mirror."""
-    for attempt in (0, 1):
-        opts = update(suite, arch, force=attempt == 1)
-        r = subprocess.run(["apt-get", *opts, "download", *packages], cwd=dest,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if r.returncode == 0:
-            return sorted(Path(dest).glob("*.deb"))
+    with apt_lock(suite, arch):
+        for attempt in (0, 1):
+            opts = update_locked(suite, arch, force=attempt == 1)
+            r = subprocess.run(["apt-get", *opts, "download", *packages], cwd=dest,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if r.returncode == 0:
+                return sorted(Path(dest).glob("*.deb"))
     raise RuntimeError(f"apt-get download {' '.join(packages)} ({suite}): {r.stderr.strip()}")
 
 
