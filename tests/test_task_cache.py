@@ -1,10 +1,11 @@
 """The hooks' per-CPU record of the task they saw last, whatever it holds (issue 44).
 
 On x86-64 sys_enter and sys_exit find the current task in a per-CPU row of `cpu_threads`
-(bpf/syscalls.bpf.c, `syscall_task`; a cache line per CPU in `.bss`). The 7.x kernels run the syscall tracepoints' programs
-preemptibly, so another task's hook may write that row between one hook's reads or writes,
-and the row may hold words that different tasks' hooks wrote: a child's calls were charged
-to an untraced task that way, in the sid and trixie-backports guests. This host (6.18) runs
+(bpf/syscalls.bpf.c, `syscall_task`; a cache line per CPU in `.bss`). The 7.x kernels run
+the syscall tracepoints' programs preemptibly, so another task's hook may write that row
+between one hook's reads or writes, and the row may hold words that different tasks' hooks
+wrote: a child's calls were charged to an untraced task that way, in the sid and
+trixie-backports guests. This host (6.18) runs
 those programs with preemption off, so the test writes such rows itself: while tr2u runs
 pinned to CPU 0, this process (pinned to CPU 1) writes into CPU 0's row, over and over,
 each mixture of the words tr2u's hooks left there and the words its own hooks left in CPU 1's
