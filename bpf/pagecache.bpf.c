@@ -638,6 +638,40 @@ static __always_inline __u64 overlap(__u64 s, __u64 e, __u64 first, __u64 last)
 	return e > s ? e - s : 0;
 }
 
+/*
+ * The first page of the read call the current thread is in, when it is a read, pread64,
+ * readv, preadv or preadv2 of mapping's file; else index. filemap_get_pages hands a read
+ * a partial batch without its tracepoint when the batch's last folio is not ready yet (its
+ * readahead still in flight): when that is a read call's first batch, the call's first
+ * traced request starts past the pages it already returned. read and readv work on a
+ * copy of the file's position, written back when the call returns: during the call,
+ * f_pos is where it began.
+ */
+static __always_inline __u64 read_start_page(struct task_struct *task,
+					     struct address_space *mapping, __u64 index)
+{
+	struct pt_regs *regs = TASK_PT_REGS(task);
+	struct file *file;
+	__u64 nr, pos;
+	__u32 op;
+
+	if (!regs)
+		return index;
+	nr = SC_NR(regs);
+	op = nr < MAX_SYSCALLS ? file_op_of[syscall_index(nr)] : FOP_NONE;
+	if (op != FOP_read && op != FOP_readv && op != FOP_pread64 && op != FOP_preadv &&
+	    op != FOP_preadv2)
+		return index;
+	file = fd_file(task, SC_ARG1(regs));
+	if (!file || KREAD(file, f_mapping) != mapping)
+		return index;
+	pos = SC_ARG4(regs); /* pread64's offset, preadv's and preadv2's low word */
+	if (op == FOP_read || op == FOP_readv || (op == FOP_preadv2 && (__s64)pos == -1))
+		pos = KREAD(file, f_pos);
+	pos >>= PAGE_SHIFT;
+	return pos < index ? pos : index;
+}
+
 /* A read's request for pages [index, last_index] (the end not clamped to the file's). */
 static __always_inline void get_pages(struct address_space *mapping, __u64 index, __u64 last_index)
 {
@@ -645,7 +679,7 @@ static __always_inline void get_pages(struct address_space *mapping, __u64 index
 	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
 	struct thread_state *t;
 	struct file_stat *st;
-	__u64 last, miss = 0, ra_miss = 0, o, early = 0;
+	__u64 last, miss = 0, ra_miss = 0, o, early = 0, first;
 	__u32 idx;
 	bool continuation;
 
@@ -662,25 +696,29 @@ static __always_inline void get_pages(struct address_space *mapping, __u64 index
 	/* One read fetches its folios in batches, each ending the same way. */
 	continuation = t->req_mapping == mapping && t->req_last == last_index &&
 		       index > t->req_idx;
-	if (!continuation && index <= last)
-		__sync_fetch_and_add(&st->requested_pages, last - index + 1);
+	/* A read call's first request: from where the call began (read_start_page). */
+	first = continuation ? index : read_start_page(task, mapping, index);
+	if (!continuation && first <= last)
+		__sync_fetch_and_add(&st->requested_pages, last - first + 1);
 	if (t->adds_mapping == mapping) {
 		for (int i = 0; i < 4; i++) {
 			if (i >= t->nadds)
 				break;
-			o = overlap(t->add_s[i], t->add_e[i], index, last);
+			o = overlap(t->add_s[i], t->add_e[i], first, last);
 			miss += o;
 			if (t->add_ra[i])
 				ra_miss += o;
 		}
 		/*
-		 * Pages added just before index, in the first run of adds, reaching it: an earlier
-		 * call of this read returned them without the tracepoint (filemap_get_pages' error
-		 * path hands back a partial batch when its last folio is not ready, e.g. under
-		 * load). The read asked for them: count them with this request. (Outside the
-		 * loop: inside, the verifier would walk every combination of runs.)
+		 * Where the call's start is not known (a copy, io_uring, a compat kernel): pages
+		 * added just before index, in the first run of adds, reaching it: an earlier call
+		 * of this read returned them without the tracepoint (filemap_get_pages' error path
+		 * hands back a partial batch when its last folio is not ready, e.g. under load).
+		 * The read asked for them: count them with this request. (Outside the loop:
+		 * inside, the verifier would walk every combination of runs.)
 		 */
-		if (!continuation && t->nadds && t->add_s[0] < index && t->add_e[0] >= index) {
+		if (!continuation && first == index && t->nadds && t->add_s[0] < index &&
+		    t->add_e[0] >= index) {
 			early = index - t->add_s[0];
 			miss += early;
 			if (t->add_ra[0])
@@ -698,8 +736,8 @@ static __always_inline void get_pages(struct address_space *mapping, __u64 index
 	t->pending = 0;
 	t->fault_mapping = NULL;
 	t->ondemand_mapping = NULL;
-	if (index <= last)
-		mark_used(t, st, idx, mapping, index - early, last);
+	if (first <= last)
+		mark_used(t, st, idx, mapping, first - early, last);
 }
 
 SEC("tp_btf/mm_filemap_get_pages")
