@@ -645,7 +645,8 @@ static __always_inline __u64 overlap(__u64 s, __u64 e, __u64 first, __u64 last)
  * readahead still in flight): when that is a read call's first batch, the call's first
  * traced request starts past the pages it already returned. read and readv work on a
  * copy of the file's position, written back when the call returns: during the call,
- * f_pos is where it began.
+ * f_pos is where it began. Not in io_uring's threads: they are in no syscall, and their
+ * registers are zeroes (on x86-64, read's number and fd 0).
  */
 static __always_inline __u64 read_start_page(struct task_struct *task,
 					     struct address_space *mapping, __u64 index)
@@ -655,7 +656,7 @@ static __always_inline __u64 read_start_page(struct task_struct *task,
 	__u64 nr, pos;
 	__u32 op;
 
-	if (!regs)
+	if (!regs || (TASK_READ(task, flags) & (PF_IO_WORKER | PF_KTHREAD)))
 		return index;
 	nr = SC_NR(regs);
 	op = nr < MAX_SYSCALLS ? file_op_of[syscall_index(nr)] : FOP_NONE;

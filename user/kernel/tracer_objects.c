@@ -143,7 +143,7 @@ static const struct {
 	unsigned int cost;
 } verifier_costs[] = {
 	{ "handle_sys_exit", 18351 }, { "handle_sched_process_exec", 6300 },
-	{ "handle_sys_enter", 6041 }, { "handle_mm_filemap_get_pages", 6259 },
+	{ "handle_sys_enter", 6041 }, { "handle_mm_filemap_get_pages", 6342 },
 	{ "handle_block_rq_complete", 2889 }, { "handle_mm_filemap_add_to_page_cache", 2736 },
 	{ "handle_mm_filemap_map_pages", 2727 }, { "handle_mm_filemap_fault", 2596 },
 	{ "handle_block_rq_insert", 2163 }, { "handle_block_rq_issue", 2145 },
