@@ -80,25 +80,50 @@ def traced(cmd, tmp, opts=(), json_out=None, cwd=None):
     """(report text or JSON, strace log prefix): iotrace -- strace -ff -yy -- sh -c CMD."""
     n = len(list(tmp.glob("report.*")))
     out, log = tmp / f"report.{n}", strace_log(tmp, n)
+    # clone and clone3 too: a thread's log is its own file, named by its tid (strace_tgids).
     res = run([str(IOTRACE), *opts, "-o", str(out), "--", "strace", "-f", "-ff", "-s0", "-yy",
-               "-e", "trace=" + ",".join(FILE_CALLS), "-o", str(log), "sh", "-c", cmd],
+               "-e", "trace=" + ",".join(FILE_CALLS + ["clone", "clone3"]), "-o", str(log),
+               "sh", "-c", cmd],
               timeout=600, cwd=cwd)
     assert res.returncode == 0, res.stderr[-2000:]
     return out.read_text(), str(log)
 
 
+THREAD_CLONE = re.compile(r"^clone3?\(.*CLONE_THREAD.*\)\s+= (\d+)$")
+
+
+def strace_tgids(log):
+    """{tid: its process's pid} of strace -ff's logs (one a thread): a thread is the
+    CLONE_THREAD clone or clone3 of a thread of its process, in that thread's log."""
+    parent = {}
+    for path in glob.glob(f"{log}.*"):
+        tid = int(path.rsplit(".", 1)[1])
+        for line in open(path, errors="replace"):
+            m = THREAD_CLONE.match(line.strip())
+            if m:
+                parent[int(m.group(1))] = tid
+    def leader(tid):
+        while tid in parent:
+            tid = parent[tid]
+        return tid
+    return {tid: leader(tid) for tid in parent}
+
+
 def strace_pid_bytes(log):
-    """{pid: bytes its read/write-family calls moved} (a copy on both sides, as iotrace)."""
-    out = {}
+    """{pid: bytes its threads' read/write-family calls moved} (a copy on both sides, as
+    iotrace)."""
+    out, tgid = {}, strace_tgids(log)
     for path in glob.glob(f"{log}.*"):
         total = 0
+        tid = int(path.rsplit(".", 1)[1])
         for line in open(path, errors="replace"):
             m = LINE.match(line.strip())
             if m and m.group(1) in DATA and not m.group(3).startswith("-"):
                 total += int(m.group(3).split()[0]) * (2 if m.group(1) in
                                                        ("sendfile", "copy_file_range",
                                                         "splice") else 1)
-        out[int(path.rsplit(".", 1)[1])] = total
+        pid = tgid.get(tid, tid)
+        out[pid] = out.get(pid, 0) + total
     return out
 
 
