@@ -39,11 +39,34 @@ def normal(name):
     return f"socket:[{m.group(1)}]" if m and not name.startswith("pipe:") else name
 
 
+THREAD_CLONE = re.compile(r"^clone3?\(.*CLONE_THREAD.*\)\s+= (\d+)$")
+
+
+def strace_tgids(log):
+    """{tid: its process's pid} of strace -ff's logs (one a thread): a thread is the
+    CLONE_THREAD clone or clone3 of a thread of its process, in that thread's log."""
+    parent = {}
+    for path in glob.glob(f"{log}.*"):
+        tid = int(path.rsplit(".", 1)[1])
+        for line in open(path, errors="replace"):
+            m = THREAD_CLONE.match(line.strip())
+            if m:
+                parent[int(m.group(1))] = tid
+    def leader(tid):
+        while tid in parent:
+            tid = parent[tid]
+        return tid
+    return {tid: leader(tid) for tid in parent}
+
+
 def strace_calls(log_prefix):
     """(pid, syscall, args, [files], failed, return value) of every ledger call in strace
-    -ff -yy -s0 logs, each log in order: files as strace -yy names them (normal)."""
+    -ff -yy -s0 logs, each log in order: files as strace -yy names them (normal); pid is
+    the process's (its threads' logs folded where the logs have their clones)."""
+    tgid = strace_tgids(log_prefix)
     for path in glob.glob(f"{log_prefix}.*"):
-        pid = int(path.rsplit(".", 1)[1])
+        tid = int(path.rsplit(".", 1)[1])
+        pid = tgid.get(tid, tid)
         for line in open(path, errors="replace"):
             m = LINE.match(line.strip())
             if not m or m.group(1) not in FILE_CALLS:

@@ -2,7 +2,6 @@
 columns whatever the number of processes; its top files and processes are those with the
 most bytes by strace -ff -yy of the same run; JSON totals.files adds up to the processes'
 rows; -s prints the first screen alone; call sites skip the syscall wrappers."""
-import glob
 import json
 import os
 import re
@@ -12,7 +11,7 @@ import sys
 import pytest
 
 from helpers import IOTRACE, real_processes, run
-from ledger import COPIES, DATA, FILE_CALLS, LINE, normal, strace_calls, strace_files
+from ledger import COPIES, DATA, FILE_CALLS, normal, strace_calls, strace_files
 
 SCREEN_LINES, COLUMNS = 30, 100
 GO = "/usr/local/go/bin/go"
@@ -89,41 +88,13 @@ def traced(cmd, tmp, opts=(), json_out=None, cwd=None):
     return out.read_text(), str(log)
 
 
-THREAD_CLONE = re.compile(r"^clone3?\(.*CLONE_THREAD.*\)\s+= (\d+)$")
-
-
-def strace_tgids(log):
-    """{tid: its process's pid} of strace -ff's logs (one a thread): a thread is the
-    CLONE_THREAD clone or clone3 of a thread of its process, in that thread's log."""
-    parent = {}
-    for path in glob.glob(f"{log}.*"):
-        tid = int(path.rsplit(".", 1)[1])
-        for line in open(path, errors="replace"):
-            m = THREAD_CLONE.match(line.strip())
-            if m:
-                parent[int(m.group(1))] = tid
-    def leader(tid):
-        while tid in parent:
-            tid = parent[tid]
-        return tid
-    return {tid: leader(tid) for tid in parent}
-
-
 def strace_pid_bytes(log):
     """{pid: bytes its threads' read/write-family calls moved} (a copy on both sides, as
     iotrace)."""
-    out, tgid = {}, strace_tgids(log)
-    for path in glob.glob(f"{log}.*"):
-        total = 0
-        tid = int(path.rsplit(".", 1)[1])
-        for line in open(path, errors="replace"):
-            m = LINE.match(line.strip())
-            if m and m.group(1) in DATA and not m.group(3).startswith("-"):
-                total += int(m.group(3).split()[0]) * (2 if m.group(1) in
-                                                       ("sendfile", "copy_file_range",
-                                                        "splice") else 1)
-        pid = tgid.get(tid, tid)
-        out[pid] = out.get(pid, 0) + total
+    out = {}
+    for pid, name, _args, _files, failed, value in strace_calls(log):
+        if name in DATA and not failed:
+            out[pid] = out.get(pid, 0) + int(value) * (2 if name in COPIES else 1)
     return out
 
 
