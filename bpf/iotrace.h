@@ -51,7 +51,7 @@
  */
 #define KERNEL_CAST_STRUCTS(X)                                                                     \
 	X(address_space) X(file) X(folio) X(inode) X(io_kiocb) X(kiocb) X(task_struct)           \
-	X(vm_area_struct) X(mm_struct) X(readahead_control) X(vm_fault)
+	X(vm_area_struct) X(mm_struct) X(readahead_control) X(vm_fault) X(pt_regs)
 
 #define KT_ENUM_ENTRY(name) KT_##name,
 enum kernel_cast_type { KERNEL_CAST_STRUCTS(KT_ENUM_ENTRY) KERNEL_CAST_TYPES };
@@ -235,7 +235,12 @@ struct thread_io {
 		__u64 ino;
 		__u32 dev, igen;
 	} trace_files[2];
-	__u32 linked, pad2;
+	__u32 linked;
+	/*
+	 * Sampled timing: the syscalls (numbers + 1, 0: none) this thread last found at the
+	 * full period; while its countdown runs their calls skip the cache row (time_this_call).
+	 */
+	__u16 full_nr[2];
 	/*
 	 * --stacks (frame pointers): a recent call's user registers, the word on top of its
 	 * stack, and the stack they gave; the same registers and word again are the same

@@ -651,7 +651,7 @@ static __always_inline __u64 overlap(__u64 s, __u64 e, __u64 first, __u64 last)
 static __always_inline __u64 read_start_page(struct task_struct *task,
 					     struct address_space *mapping, __u64 index)
 {
-	struct pt_regs *regs = TASK_PT_REGS(task);
+	struct pt_regs *regs = task_syscall_regs(task);
 	struct file *file;
 	__u64 nr, pos;
 	__u32 op;

@@ -96,6 +96,23 @@ static __always_inline struct task_struct *syscall_task(struct pt_regs *regs)
 }
 
 /*
+ * task's syscall registers (task_pt_regs) outside the syscall hooks. Where syscall_task
+ * learnt where they lie in a task's kernel stack (x86-64: the same place in every task's),
+ * found there: bpf_task_pt_regs is a helper call (~10-50 ns here), and the page cache's
+ * read start takes them on every read. Else the helper (TASK_PT_REGS: NULL without it).
+ */
+static __always_inline struct pt_regs *task_syscall_regs(struct task_struct *task)
+{
+#if HAVE_RDONLY_CAST && defined(__TARGET_ARCH_x86)
+	__u64 off = regs_in_stack;
+
+	return off ? UNTRUSTED(pt_regs, (void *)((__u64)task->stack + off)) : NULL;
+#else
+	return TASK_PT_REGS(task);
+#endif
+}
+
+/*
  * A thread killed in a call (another thread's exit_group or execve, a SIGKILL) passes
  * sys_exit on its way out but never returns to user space; strace sees no return either
  * (ptrace stops are skipped once a fatal signal is pending): not a call. A call the kill
@@ -180,6 +197,17 @@ static __always_inline __u32 time_this_call(struct task_struct *task, struct thr
 
 	if (!sample_period) /* --time-all, --trace: every call (the verifier drops the rest) */
 		return 1;
+	/*
+	 * A syscall this thread found at the full period, while the countdown runs: skipped
+	 * without reading its row (the row would say the same unless this CPU gave it to
+	 * another process meanwhile, or the thread moved to a CPU whose row is new: then the
+	 * warm-up starts once the countdown ends, not at once; every call is still timed with
+	 * probability 1/period, the estimate stays unbiased).
+	 */
+	if (ti->countdown > 1 && (ti->full_nr[0] == nr + 1 || ti->full_nr[1] == nr + 1)) {
+		ti->countdown--;
+		return 0;
+	}
 	tag = SC_TAG(slot & ~SLOT_PENDING & (MAX_SLOTS - 1), nr);
 	key = cache_row(bpf_get_smp_processor_id(), tag, SC_CACHE_ROWS);
 	row = bpf_map_lookup_elem(&sc_cache, &key);
@@ -190,6 +218,10 @@ static __always_inline __u32 time_this_call(struct task_struct *task, struct thr
 	if (st->calls < (__u64)SAMPLE_WARMUP / 2 * sample_period) {
 		period = 1u << bit_length(st->calls / SAMPLE_WARMUP); /* a real division in BPF */
 		return thread_random(task, ti) & (period - 1) ? 0 : period;
+	}
+	if (ti->full_nr[0] != nr + 1) {
+		ti->full_nr[1] = ti->full_nr[0];
+		ti->full_nr[0] = nr + 1;
 	}
 	if (ti->countdown > 1) {
 		ti->countdown--;

@@ -135,24 +135,24 @@ static int open_configured(struct tracer *t, const struct tracer_config *cfg,
 
 /*
  * The verifier's work per program, instructions processed (`iotrace -v`, the full build on
- * 6.18, 2026-11-26); a program not named counts 1,000. Only the split depends on it: wrong
+ * 6.18, 2026-11-27); a program not named counts 1,000. Only the split depends on it: wrong
  * figures make one thread finish later, nothing else.
  */
 static const struct {
 	const char *prog;
 	unsigned int cost;
 } verifier_costs[] = {
-	{ "handle_sys_exit", 18351 }, { "handle_sched_process_exec", 6300 },
-	{ "handle_sys_enter", 6041 }, { "handle_mm_filemap_get_pages", 6342 },
+	{ "handle_sys_exit", 18061 }, { "handle_sched_process_exec", 6746 },
+	{ "handle_sys_enter", 6094 }, { "handle_mm_filemap_get_pages", 5951 },
 	{ "handle_block_rq_complete", 2889 }, { "handle_mm_filemap_add_to_page_cache", 2736 },
 	{ "handle_mm_filemap_map_pages", 2727 }, { "handle_mm_filemap_fault", 2596 },
 	{ "handle_block_rq_insert", 2163 }, { "handle_block_rq_issue", 2145 },
 	{ "handle_block_io_start", 2108 }, { "handle_io_uring_complete", 1612 },
 	{ "handle_page_cache_ra_unbounded", 1514 }, { "handle_page_cache_ra_order", 1306 },
-	{ "sweep_block_inflight", 1156 }, { "handle_writeback_dirty_folio", 1090 },
+	{ "sweep_block_inflight", 1156 }, { "handle_writeback_dirty_folio", 1063 },
 	{ "handle_sched_process_fork", 955 }, { "handle_iomap_dio_rw_begin", 935 },
 	{ "handle_page_cache_sync_ra", 885 }, { "handle_page_cache_async_ra", 885 },
-	{ "handle_sched_process_exit", 233 }, { "handle_task_rename", 174 },
+	{ "handle_sched_process_exit", 311 }, { "handle_task_rename", 174 },
 	{ "handle_inode_set_ctime_to_ts", 182 }, { "handle_ctime_ns_xchg", 182 },
 	{ "handle_ctime_xchg_skip", 182 }, { "handle_io_uring_submit_req", 188 },
 	{ "handle_io_uring_req_failed", 76 }, { "handle_io_uring_cqe_overflow", 41 },
