@@ -528,6 +528,11 @@ enum load_bit {
 };
 
 /* A ledger entry: one (owner, file). */
+struct chunk_bits {
+	__u64 ra[CHUNK_WORDS];   /* brought in by this process's readahead */
+	__u64 used[CHUNK_WORDS]; /* requested by a read, faulted or offered to fault-around */
+};
+
 struct file_stat {
 	struct file_key key;
 	__u32 gen;   /* bumped by the loader when it recycles the entry, and at a rename's end */
@@ -557,17 +562,19 @@ struct file_stat {
 	__u64 load_read_calls, load_read_bytes;
 	__u64 chunk_end; /* 1 + the highest page-bitmap chunk made for this entry */
 	__u64 window_hist[HIST_BUCKETS]; /* readahead window sizes in pages */
+	/*
+	 * The page bitmap of the file's first chunk (its first 2 MiB: most files whole), here
+	 * rather than in page_bits: a process's first touch of a file then makes no hash
+	 * entry, and its faults and reads find the bits with no hash look-up. Zeroed with the
+	 * entry when the loader recycles it.
+	 */
+	struct chunk_bits chunk0;
 };
 
 struct chunk_key {
 	__u32 file; /* index into file_stats */
 	__u32 pad;
 	__u64 chunk; /* page index >> CHUNK_SHIFT */
-};
-
-struct chunk_bits {
-	__u64 ra[CHUNK_WORDS];   /* brought in by this process's readahead */
-	__u64 used[CHUNK_WORDS]; /* requested by a read, faulted or offered to fault-around */
 };
 
 /* A file, without an owner: (dev, ino, generation). */

@@ -106,6 +106,16 @@ static int add_chunk(struct page_bits *bits, uint64_t chunk, const struct chunk_
 	return 0;
 }
 
+/* The entry's first chunk, which the kernel keeps in the entry itself (file_stat.chunk0). */
+static int add_first_chunk(struct ledger_entry *e)
+{
+	static const struct chunk_bits none;
+
+	if (!memcmp(&e->st.chunk0, &none, sizeof(none)))
+		return 0;
+	return add_chunk(&e->bits, 0, &e->st.chunk0);
+}
+
 /* Deletes the keys (size each) from a hash map, in batches, going past missing ones. */
 static void delete_keys(int fd, const void *keys, uint32_t n, size_t size)
 {
@@ -143,16 +153,20 @@ static int take_chunk(int fd, const struct chunk_key *ck, struct chunk_bits *bit
 }
 
 /*
- * Entry i's page-bitmap chunks, read into e and removed from the kernel. An entry that read
- * nothing ahead has no unused readahead to count: its chunks are only deleted (the caller's
- * batch in gone[]).
+ * Entry i's page-bitmap chunks, read into e and removed from the kernel: the first from the
+ * entry (recycling zeroes it), the others from page_bits. An entry that read nothing ahead
+ * has no unused readahead to count: its chunks are only deleted (the caller's batch in
+ * gone[]).
  */
 static void take_chunks(struct tracer *t, uint32_t i, struct ledger_entry *e,
 			struct chunk_key *gone, uint32_t *ngone, uint32_t room)
 {
 	int fd = bpf_map__fd(t->skel->maps.page_bits);
 
-	for (__u64 c = 0; c < e->st.chunk_end; c++) {
+	if (e->st.ra_pages && add_first_chunk(e))
+		e->chunks_lost = true;
+	/* The compat build keeps the first chunk in page_bits too (pagecache.bpf.c). */
+	for (__u64 c = t->build == BUILD_COMPAT ? 0 : 1; c < e->st.chunk_end; c++) {
 		struct chunk_key ck = { .file = i, .chunk = c };
 		struct chunk_bits bits;
 
@@ -397,6 +411,8 @@ static int read_all(struct tracer *t, bool bits, ledger_entry_fn fn, void *ctx)
 			e.chunks_lost |= chunks_lost;
 			e.bits = w.bits[i];
 			w.bits[i] = (struct page_bits){ 0 };
+			if (bits && add_first_chunk(&e))
+				w.err = -ENOMEM;
 			fn(&e, ctx);
 			ledger_entry_free(&e);
 		}
