@@ -58,6 +58,63 @@ static void row_free(uint32_t *tagp, void *st, size_t size)
 	__atomic_store_n(tagp, 0, __ATOMIC_RELEASE);
 }
 
+/* The marks of one word (cleared as read when take: its keys are being taken). */
+static uint64_t marks_of(__u64 *word, bool take)
+{
+	return take ? __atomic_exchange_n(word, 0, __ATOMIC_SEQ_CST)
+		    : __atomic_load_n(word, __ATOMIC_SEQ_CST);
+}
+
+static uint32_t kind_marks_of(uint32_t *word, bool take)
+{
+	return take ? __atomic_exchange_n(word, 0, __ATOMIC_SEQ_CST)
+		    : __atomic_load_n(word, __ATOMIC_SEQ_CST);
+}
+
+/* What to do with a marked key of a slot: a syscall (io false) or an I/O kind. */
+typedef void (*marked_key_fn)(struct tracer *t, uint32_t slot, uint32_t id, bool io,
+			      const struct sink *out, bool take);
+
+/* Each key marked in a slot's syscall words and I/O kind mask, to fn. */
+static void for_each_marked(struct tracer *t, uint32_t slot, __u64 *sc_words,
+			    uint32_t *io_kinds, marked_key_fn fn, const struct sink *out, bool take)
+{
+	for (uint32_t w = 0; w < MAX_SYSCALLS / 64; w++)
+		for (uint64_t bits = marks_of(&sc_words[w], take); bits; bits &= bits - 1)
+			fn(t, slot, w * 64 + __builtin_ctzll(bits), false, out, take);
+	for (uint32_t kinds = kind_marks_of(io_kinds, take); kinds; kinds &= kinds - 1)
+		fn(t, slot, __builtin_ctz(kinds), true, out, take);
+}
+
+/* A key's row on each CPU, to the sink (cache_rows). */
+static void cache_key_rows(struct tracer *t, uint32_t slot, uint32_t id, bool io,
+			   const struct sink *out, bool take)
+{
+	for (uint32_t cpu = 0; cpu < t->ncpus; cpu++) {
+		if (!io) {
+			uint32_t key = SC_TAG(slot, id);
+			struct sc_cache_row *r = &t->sc[CACHE_ROW(cpu, key, SC_CACHE_ROWS)];
+
+			if (!row_holds(&r->tag, key, take))
+				continue;
+			out->sc(slot, id, &r->st, out->ctx);
+			if (take)
+				row_free(&r->tag, &r->st, sizeof(r->st));
+		} else {
+			uint32_t key = IO_TAG(slot, id);
+			struct io_cache_row *r = &t->io[CACHE_ROW(cpu, key, IO_CACHE_ROWS)];
+
+			if (!row_holds(&r->tag, key, take))
+				continue;
+			out->io(slot, id, &r->st, out->ctx);
+			if (take) {
+				r->used = 0; /* before the tag frees the row (row_free) */
+				row_free(&r->tag, &r->st, sizeof(r->st));
+			}
+		}
+	}
+}
+
 /*
  * The slot's rows in every CPU's caches, to the sink: for each key that ever took a row
  * (the slot's marks, seen: the programs mark a key before its row), the row the key
@@ -68,82 +125,34 @@ static void row_free(uint32_t *tagp, void *st, size_t size)
  */
 static void cache_rows(struct tracer *t, uint32_t slot, const struct sink *out, bool take)
 {
-	__u64 *seen = t->marks[slot].sc_seen;
-	uint32_t *io_seen = &t->marks[slot].io_seen;
+	for_each_marked(t, slot, t->marks[slot].sc_seen, &t->marks[slot].io_seen, cache_key_rows,
+			out, take);
+}
 
-	for (uint32_t w = 0; w < MAX_SYSCALLS / 64; w++) {
-		uint64_t bits = take ? __atomic_exchange_n(&seen[w], 0, __ATOMIC_SEQ_CST)
-				     : __atomic_load_n(&seen[w], __ATOMIC_SEQ_CST);
+/* A key's totals (rows moved out of the caches) to the sink; take: and deleted (totals). */
+static void total_of_key(struct tracer *t, uint32_t slot, uint32_t id, bool io,
+			 const struct sink *out, bool take)
+{
+	int fd = io ? bpf_map__fd(t->skel->maps.io_totals) : bpf_map__fd(t->skel->maps.sc_totals);
+	uint32_t key = io ? IO_TAG(slot, id) : SC_TAG(slot, id);
+	struct syscall_stat st;
+	struct io_stat ios;
 
-		for (; bits; bits &= bits - 1) {
-			uint32_t nr = w * 64 + __builtin_ctzll(bits), key = SC_TAG(slot, nr);
-
-			for (uint32_t cpu = 0; cpu < t->ncpus; cpu++) {
-				struct sc_cache_row *r = &t->sc[CACHE_ROW(cpu, key, SC_CACHE_ROWS)];
-
-				if (!row_holds(&r->tag, key, take))
-					continue;
-				out->sc(slot, nr, &r->st, out->ctx);
-				if (take)
-					row_free(&r->tag, &r->st, sizeof(r->st));
-			}
-		}
-	}
-	uint32_t kinds = take ? __atomic_exchange_n(io_seen, 0, __ATOMIC_SEQ_CST)
-			      : __atomic_load_n(io_seen, __ATOMIC_SEQ_CST);
-
-	for (; kinds; kinds &= kinds - 1) {
-		uint32_t kind = __builtin_ctz(kinds), key = IO_TAG(slot, kind);
-
-		for (uint32_t cpu = 0; cpu < t->ncpus; cpu++) {
-			struct io_cache_row *r = &t->io[CACHE_ROW(cpu, key, IO_CACHE_ROWS)];
-
-			if (!row_holds(&r->tag, key, take))
-				continue;
-			out->io(slot, kind, &r->st, out->ctx);
-			if (take) {
-				r->used = 0; /* before the tag frees the row (row_free) */
-				row_free(&r->tag, &r->st, sizeof(r->st));
-			}
-		}
-	}
+	if (bpf_map_lookup_elem(fd, &key, io ? (void *)&ios : (void *)&st))
+		return;
+	if (io)
+		out->io(slot, id, &ios, out->ctx);
+	else
+		out->sc(slot, id, &st, out->ctx);
+	if (take)
+		bpf_map_delete_elem(fd, &key);
 }
 
 /* The slot's totals (rows moved out of the caches) to the sink; take: and deleted. */
 static void totals(struct tracer *t, uint32_t slot, const struct sink *out, bool take)
 {
-	int sc_fd = bpf_map__fd(t->skel->maps.sc_totals), io_fd = bpf_map__fd(t->skel->maps.io_totals);
-	__u64 *moved = t->marks[slot].sc_moved;
-	uint32_t *io_moved = &t->marks[slot].io_moved;
-	struct syscall_stat st;
-
-	for (uint32_t w = 0; w < MAX_SYSCALLS / 64; w++) {
-		uint64_t bits = take ? __atomic_exchange_n(&moved[w], 0, __ATOMIC_SEQ_CST)
-				     : __atomic_load_n(&moved[w], __ATOMIC_SEQ_CST);
-
-		for (; bits; bits &= bits - 1) {
-			uint32_t nr = w * 64 + __builtin_ctzll(bits), key = SC_TAG(slot, nr);
-
-			if (bpf_map_lookup_elem(sc_fd, &key, &st))
-				continue;
-			out->sc(slot, nr, &st, out->ctx);
-			if (take)
-				bpf_map_delete_elem(sc_fd, &key);
-		}
-	}
-	uint32_t kinds = take ? __atomic_exchange_n(io_moved, 0, __ATOMIC_SEQ_CST)
-			      : __atomic_load_n(io_moved, __ATOMIC_SEQ_CST);
-
-	for (; kinds; kinds &= kinds - 1) {
-		uint32_t kind = __builtin_ctz(kinds), key = IO_TAG(slot, kind);
-		struct io_stat io;
-
-		if (bpf_map_lookup_elem(io_fd, &key, &io))
-			continue;
-		out->io(slot, kind, &io, out->ctx);
-		if (take)
-			bpf_map_delete_elem(io_fd, &key);
-	}
+	for_each_marked(t, slot, t->marks[slot].sc_moved, &t->marks[slot].io_moved, total_of_key,
+			out, take);
 }
 
 /* Each CPU's count of rows moved into the totals, once none is moving (all even). */
