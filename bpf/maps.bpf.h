@@ -222,14 +222,51 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 #define PF_KTHREAD 0x00200000
 #define PF_IO_WORKER 0x00000010
 
-static __always_inline __u16 *slot_entry(__u32 tgid)
+/* The proc_slot word holding process tgid's entry (four 16-bit entries a word). */
+static __always_inline __u64 *slot_word(__u32 tgid)
 {
 	__u32 key = tgid / 4;
-	__u64 *word = bpf_map_lookup_elem(&proc_slot, &key);
+
+	return bpf_map_lookup_elem(&proc_slot, &key);
+}
+
+static __always_inline __u16 *slot_entry(__u32 tgid)
+{
+	__u64 *word = slot_word(tgid);
 
 	if (!word)
 		return NULL;
 	return (__u16 *)word + (tgid & 3);
+}
+
+/*
+ * Process tgid's slot entry, taken (set to 0) by one thread only: where the exit hook has no
+ * group_dead, two threads exiting at once may both find the group's live count at 0, and
+ * both retired the slot; the second's row could be written after the loader had freed the
+ * slot, and the loader made a second record of the process (its io_uring worker exiting
+ * with it, arm64 6.1 guest). A compare-and-swap of the 64-bit word the entry lies in; under
+ * contention that outlasts the tries, taken plainly as before.
+ */
+static __always_inline __u32 take_slot_entry(__u32 tgid)
+{
+	__u32 shift = (tgid & 3) * 16, slot;
+	__u64 *word = slot_word(tgid), old;
+	__u16 *entry;
+
+	if (!word)
+		return 0;
+	for (int tries = 0; tries < 4; tries++) {
+		old = *(volatile __u64 *)word;
+		slot = (old >> shift) & 0xffff;
+		if (!slot)
+			return 0;
+		if (CMPXCHG(word, old, old & ~(0xffffULL << shift)) == old)
+			return slot;
+	}
+	entry = (__u16 *)word + (tgid & 3);
+	slot = *entry;
+	*entry = 0;
+	return slot;
 }
 
 /*

@@ -611,36 +611,6 @@ static __always_inline bool exit_wakes(__u32 slot, __u64 now)
 	return true;
 }
 
-/*
- * Process tgid's slot entry, taken (set to 0) by one thread only: where the exit hook has no
- * group_dead, two threads exiting at once may both find the group's live count at 0, and
- * both retired the slot; the second's row could be written after the loader had freed the
- * slot, and the loader made a second record of the process (its io_uring worker exiting
- * with it, arm64 6.1 guest). A compare-and-swap of the 64-bit word the entry lies in; under
- * contention that outlasts the tries, taken plainly as before.
- */
-static __always_inline __u32 take_slot_entry(__u32 tgid)
-{
-	__u32 key = tgid / 4, shift = (tgid & 3) * 16, slot;
-	__u64 *word = bpf_map_lookup_elem(&proc_slot, &key), old;
-	__u16 *entry;
-
-	if (!word)
-		return 0;
-	for (int tries = 0; tries < 4; tries++) {
-		old = *(volatile __u64 *)word;
-		slot = (old >> shift) & 0xffff;
-		if (!slot)
-			return 0;
-		if (CMPXCHG(word, old, old & ~(0xffffULL << shift)) == old)
-			return slot;
-	}
-	entry = (__u16 *)word + (tgid & 3);
-	slot = *entry;
-	*entry = 0;
-	return slot;
-}
-
 /* The process's last thread is exiting: retire its slot and tell the loader. */
 /* The process of task p (its last thread) ended with status code (wait(2)'s). */
 static __always_inline void process_exited(struct task_struct *p, int code)
