@@ -527,12 +527,13 @@ enum load_bit {
 	LOAD_EXECED = 2,      /* the program an execve ran, or its ELF interpreter */
 };
 
-/* A ledger entry: one (owner, file). */
+/* A 2 MiB chunk of a (process, file)'s page bitmaps (pagecache.bpf.c). */
 struct chunk_bits {
 	__u64 ra[CHUNK_WORDS];   /* brought in by this process's readahead */
 	__u64 used[CHUNK_WORDS]; /* requested by a read, faulted or offered to fault-around */
 };
 
+/* A ledger entry: one (owner, file). */
 struct file_stat {
 	struct file_key key;
 	__u32 gen;   /* bumped by the loader when it recycles the entry, and at a rename's end */

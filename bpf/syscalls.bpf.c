@@ -96,10 +96,11 @@ static __always_inline struct task_struct *syscall_task(struct pt_regs *regs)
 }
 
 /*
- * task's syscall registers (task_pt_regs) outside the syscall hooks. Where syscall_task
- * learnt where they lie in a task's kernel stack (x86-64: the same place in every task's),
- * found there: bpf_task_pt_regs is a helper call (~10-50 ns here), and the page cache's
- * read start takes them on every read. Else the helper (TASK_PT_REGS: NULL without it).
+ * task's syscall registers (task_pt_regs) outside the syscall hooks. On x86-64 with the
+ * cast kfunc, where syscall_task learnt their place in a task's kernel stack (the same in
+ * every task's), found there, and NULL before it has (the first syscall on the machine):
+ * bpf_task_pt_regs is a helper call (~10-50 ns here), and the page cache's read start
+ * takes them on every read. Elsewhere the helper (TASK_PT_REGS: NULL without it).
  */
 static __always_inline struct pt_regs *task_syscall_regs(struct task_struct *task)
 {
