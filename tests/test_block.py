@@ -47,11 +47,13 @@ def test_direct_writes_are_charged_to_dd(tmp_path):
     assert (write["requests"], write["bytes"]) == (5000, 5000 * BLOCK)
     assert write["size_bytes"]["buckets"] == [{"lo": 4096, "hi": 8191, "count": 5000}]
     assert write["writeback"] == 0
-    # Completions the kernel skipped (nested in an IRQ) are counted late, without latency.
-    # The drop counter is the whole run's (other processes' requests too): dd's own late
-    # requests are among its count, never more.
+    # Completions the kernel skipped are counted late, without latency (docs/block.md, "Late
+    # completions"). The drop counter is the whole run's (other processes' requests too):
+    # dd's own late requests are among its count, never more. How many the kernel skips
+    # grows with the load (0 to 28 here with two CPU hogs, 61 once in a CI run; an empty
+    # program on the same tracepoint misses the same ones): nearly all keep their latency.
     late = 5000 - write["latency_ns"]["count"]
-    assert 0 <= late <= report["drops"]["block_completions_unseen"] and late < 50, \
+    assert 0 <= late <= report["drops"]["block_completions_unseen"] and late < 250, \
         (late, report["drops"])
 
 
