@@ -33,6 +33,8 @@ void add_fields(cJSON *obj, const struct field_table *t, const void *rec, unknow
 /* A process's (or a file's, compact: only the operations it had) block I/O object. */
 cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact,
 		   const struct disk_table *names);
+/* What blocks_json kept for the report: freed once no object made since refers to it. */
+void blocks_json_done(void);
 /* The (disk, op) sums of a run (block_by_disk_of_run) in /sys/block/DISK/stat's columns. */
 cJSON *disk_stats_json(const struct block_record *by_disk, size_t n,
 			const struct disk_table *names);

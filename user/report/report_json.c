@@ -285,30 +285,57 @@ static cJSON *file_json(const struct file_record *f, const struct run_result *r)
 
 /* ---- streaming: a run touches tens of thousands of files, so no tree holds them all ---- */
 
-/* Prints a JSON text and frees it; -1 when it could not be made. */
-static int put_text(FILE *out, char *text)
+/*
+ * The JSON texts of the report, printed into one buffer that grows as needed and is kept
+ * for the next: made and freed for each process (cJSON_Print), it was the one large
+ * allocation between a freed tree and the next, and glibc's malloc then merged the freed
+ * tree's small chunks, which the next tree's nodes were carved from again (a third of a
+ * 20,000-process report's time: docs/performance.md, "The report of a large run").
+ */
+static struct {
+	char *buf;
+	int cap;
+} printed;
+
+static char *print_json(cJSON *item)
 {
+	for (;;) {
+		char *bigger;
+
+		if (printed.cap && cJSON_PrintPreallocated(item, printed.buf, printed.cap, true))
+			return printed.buf;
+		if (printed.cap >= (1 << 29) ||
+		    !(bigger = realloc(printed.buf, printed.cap ? 2 * (size_t)printed.cap : 1 << 16)))
+			return NULL;
+		printed.buf = bigger;
+		printed.cap = printed.cap ? 2 * printed.cap : 1 << 16;
+	}
+}
+
+/* Prints item's JSON text; -1 when it could not be made. */
+static int put_json(FILE *out, cJSON *item)
+{
+	const char *text = print_json(item);
+
 	if (!text)
 		return -1;
 	fputs(text, out);
-	cJSON_free(text);
 	return 0;
 }
 
 /* Prints obj without its closing brace (the caller adds members and closes it), frees it. */
 static int put_open_object(FILE *out, cJSON *obj)
 {
-	char *text = cJSON_Print(obj), *end = text ? strrchr(text, '}') : NULL;
+	char *text = print_json(obj), *end = text ? strrchr(text, '}') : NULL;
 
 	cJSON_Delete(obj);
-	if (!end) {
-		cJSON_free(text);
+	if (!end)
 		return -1;
-	}
 	*end = '\0';
 	while (end > text && (end[-1] == '\n' || end[-1] == '\t'))
 		*--end = '\0';
-	return put_text(out, text);
+	fputs(text, out);
+	return 0;
 }
 
 /* "files": [ ... ], one file built, printed and freed at a time. */
@@ -321,7 +348,7 @@ static int put_files(FILE *out, const struct proc_record *p, const struct run_re
 		cJSON *f = file_json(p->rows[i], r);
 
 		fputs(i ? ",\n" : "\n", out);
-		err = put_text(out, cJSON_Print(f));
+		err = put_json(out, f);
 		cJSON_Delete(f);
 	}
 	fputs("]", out);
@@ -410,7 +437,7 @@ static int put_run_files(FILE *out, const struct run_result *r)
 		cJSON *f = run_file_json(&r->files[i], r);
 
 		fputs(i ? ",\n" : "\n", out);
-		err = put_text(out, cJSON_Print(f));
+		err = put_json(out, f);
 		cJSON_Delete(f);
 	}
 	fputs("]", out);
@@ -569,7 +596,7 @@ static int put_tail(FILE *out, const struct run_result *r)
 		cJSON_AddNullToObject(tail, "kernel");
 	cJSON_ArrayForEach(item, tail) {
 		fprintf(out, ",\n\t\"%s\": ", item->string);
-		err |= put_text(out, cJSON_Print(item));
+		err |= put_json(out, item);
 		if (strcmp(item->string, "overflow"))
 			continue;
 		/* totals, its files streamed after its other members */
@@ -596,5 +623,9 @@ int report_json(FILE *out, const struct run_result *r)
 	if (!err)
 		err = put_tail(out, r);
 	fputs("\n}\n", out);
+	free(printed.buf);
+	printed.buf = NULL;
+	printed.cap = 0;
+	blocks_json_done();
 	return err;
 }

@@ -86,18 +86,41 @@ cJSON *disk_stats_json(const struct block_record *by_disk, size_t n,
 	return obj;
 }
 
+/*
+ * Kept for the report (blocks_json_done frees them): the sums, a large struct (its
+ * histograms) that made glibc's malloc merge its small free chunks at every free; and the
+ * object of no requests at all, which most processes of a large run have (some 350 nodes,
+ * built once; each process's "block" is a reference to it, printed the same).
+ */
+static struct block_sums *kept_sums;
+static cJSON *no_requests;
+
 cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact,
 		   const struct disk_table *names)
 {
-	struct block_sums *sums = malloc(sizeof(*sums));
-	cJSON *obj;
-
-	if (!sums)
+	if (!n && compact) /* a file without requests: the sums would all be 0 */
+		return cJSON_CreateObject();
+	if (!kept_sums && !(kept_sums = malloc(sizeof(*kept_sums))))
 		return cJSON_CreateNull();
-	block_sums_of(sums, recs, n);
-	obj = block_json(sums, recs, n, compact, names);
-	free(sums);
-	return obj;
+	if (!n) {
+		if (!no_requests) {
+			block_sums_of(kept_sums, recs, 0);
+			no_requests = block_json(kept_sums, recs, 0, false, names);
+			if (!no_requests)
+				return cJSON_CreateNull();
+		}
+		return cJSON_CreateObjectReference(no_requests->child);
+	}
+	block_sums_of(kept_sums, recs, n);
+	return block_json(kept_sums, recs, n, compact, names);
+}
+
+void blocks_json_done(void)
+{
+	cJSON_Delete(no_requests);
+	no_requests = NULL;
+	free(kept_sums);
+	kept_sums = NULL;
 }
 
 /* ---- io_uring ---- */

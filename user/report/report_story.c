@@ -10,6 +10,7 @@
 #include "cells.h"
 #include "report.h"
 #include "model/story.h"
+#include "util/hash.h"
 
 /* Rows of the first screen's tables: with the rest, every line fits in 30. */
 #define STORY_FILES 6
@@ -187,6 +188,7 @@ static void print_proc_row(FILE *out, const struct proc_record *p, bool timing)
 struct comm_count {
 	const char *comm;
 	size_t n;
+	UT_hash_handle hh;
 };
 
 static int cmp_comms(const void *a, const void *b)
@@ -201,26 +203,39 @@ static int cmp_comms(const void *a, const void *b)
 /* "+ 17 more processes: cc1 ×6, as ×6, …: 1.2M read, 40K written", in 100 columns. */
 static void print_proc_rest(FILE *out, const struct run_result *r, size_t from)
 {
-	struct comm_count *c = calloc(r->nprocs + 1, sizeof(*c));
+	struct comm_count *c = calloc(r->nprocs + 1, sizeof(*c)), *by_comm = NULL, *k;
 	char line[256], tail[96], name[NAME_TEXT_MAX], a[CELL_MAX], b[CELL_MAX];
 	uint64_t rd = 0, wr = 0;
 	size_t n = 0, len;
+	bool linear = false; /* the table could not grow: each name looked for in the list */
 
 	if (!c || from >= r->nprocs) {
 		free(c);
 		return;
 	}
+	/* by name in a hash table: a run of 20,000 renamed processes has 20,000 names */
 	for (size_t i = from; i < r->nprocs; i++) {
 		const struct proc_record *p = &r->procs[r->ranked[i]];
-		size_t k;
+		size_t klen = strlen(p->comm);
 
 		rd += p->story.read_bytes;
 		wr += p->story.write_bytes;
-		for (k = 0; k < n && strcmp(c[k].comm, p->comm); k++)
-			;
-		c[k].comm = p->comm;
-		n += c[k].n++ == 0;
+		k = NULL;
+		if (!linear)
+			HASH_FIND(hh, by_comm, p->comm, klen, k);
+		for (size_t j = 0; linear && !k && j < n; j++)
+			k = strcmp(c[j].comm, p->comm) ? NULL : &c[j];
+		if (!k) {
+			k = &c[n++];
+			k->comm = p->comm;
+			hash_oom = false;
+			if (!linear)
+				HASH_ADD_KEYPTR(hh, by_comm, k->comm, klen, k);
+			linear |= hash_oom;
+		}
+		k->n++;
 	}
+	HASH_CLEAR(hh, by_comm);
 	qsort(c, n, sizeof(*c), cmp_comms);
 	snprintf(tail, sizeof(tail), ": %s read, %s written", cell_bytes(rd, a), cell_bytes(wr, b));
 	len = snprintf(line, sizeof(line), "+ %zu more process%s:", r->nprocs - from,
