@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import IOTRACE, assert_no_new_bpf_objects, bpf_object_ids, run, wl
+from helpers import IOTRACE, ROOT, assert_no_new_bpf_objects, bpf_object_ids, run, wl
 
 # The command lists its descriptors and where they lead (the listing's own is left out).
 LIST_FDS = [sys.executable, "-c",
@@ -230,3 +230,11 @@ def test_pid_of_a_thread_names_its_process():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_json_counts_are_their_digits_over_64_bits():
+    """The JSON report's counts (json_cells.c, add_u64) against printf's digits, 2^53 + 1 and
+    2^64 - 1 included, each read back as a number (tests/c/json_cells_test.c)."""
+    res = subprocess.run([ROOT / ".output/tests/json_cells_test"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and res.stdout.strip() == "all passed", res.stdout + res.stderr
