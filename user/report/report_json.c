@@ -16,6 +16,7 @@
 #include "report.h"
 #include "model/syscall_table.h"
 #include "json_cells.h"
+#include "json_print.h"
 #include "util/escape.h"
 #include "model/uring.h"
 
@@ -288,59 +289,6 @@ static cJSON *file_json(const struct file_record *f, const struct run_result *r)
 
 /* ---- streaming: a run touches tens of thousands of files, so no tree holds them all ---- */
 
-/*
- * The JSON texts of the report, printed into one buffer that grows as needed and is kept
- * for the next: made and freed for each process (cJSON_Print), it was the one large
- * allocation between a freed tree and the next, and glibc's malloc then merged the freed
- * tree's small chunks, which the next tree's nodes were carved from again (a third of a
- * 20,000-process report's time: docs/performance.md, "The report of a large run").
- */
-static struct {
-	char *buf;
-	int cap;
-} printed;
-
-static char *print_json(cJSON *item)
-{
-	for (;;) {
-		char *bigger;
-
-		if (printed.cap && cJSON_PrintPreallocated(item, printed.buf, printed.cap, true))
-			return printed.buf;
-		if (printed.cap >= (1 << 29) ||
-		    !(bigger = realloc(printed.buf, printed.cap ? 2 * (size_t)printed.cap : 1 << 16)))
-			return NULL;
-		printed.buf = bigger;
-		printed.cap = printed.cap ? 2 * printed.cap : 1 << 16;
-	}
-}
-
-/* Prints item's JSON text; -1 when it could not be made. */
-static int put_json(FILE *out, cJSON *item)
-{
-	const char *text = print_json(item);
-
-	if (!text)
-		return -1;
-	fputs(text, out);
-	return 0;
-}
-
-/* Prints obj without its closing brace (the caller adds members and closes it), frees it. */
-static int put_open_object(FILE *out, cJSON *obj)
-{
-	char *text = print_json(obj), *end = text ? strrchr(text, '}') : NULL;
-
-	cJSON_Delete(obj);
-	if (!end)
-		return -1;
-	*end = '\0';
-	while (end > text && (end[-1] == '\n' || end[-1] == '\t'))
-		*--end = '\0';
-	fputs(text, out);
-	return 0;
-}
-
 /* "files": [ ... ], one file built, printed and freed at a time. */
 static int put_files(FILE *out, const struct proc_record *p, const struct run_result *r)
 {
@@ -351,7 +299,7 @@ static int put_files(FILE *out, const struct proc_record *p, const struct run_re
 		cJSON *f = file_json(p->rows[i], r);
 
 		fputs(i ? ",\n" : "\n", out);
-		err = put_json(out, f);
+		err = json_put(out, f);
 		cJSON_Delete(f);
 	}
 	fputs("]", out);
@@ -362,7 +310,7 @@ static int put_files(FILE *out, const struct proc_record *p, const struct run_re
 static int put_process(FILE *out, cJSON *obj, const struct proc_record *p,
 		       const struct run_result *r)
 {
-	if (put_open_object(out, obj) || put_files(out, p, r))
+	if (json_put_open(out, obj) || put_files(out, p, r))
 		return -1;
 	fputs("\n}", out);
 	return 0;
@@ -440,7 +388,7 @@ static int put_run_files(FILE *out, const struct run_result *r)
 		cJSON *f = run_file_json(&r->files[i], r);
 
 		fputs(i ? ",\n" : "\n", out);
-		err = put_json(out, f);
+		err = json_put(out, f);
 		cJSON_Delete(f);
 	}
 	fputs("]", out);
@@ -599,12 +547,12 @@ static int put_tail(FILE *out, const struct run_result *r)
 		cJSON_AddNullToObject(tail, "kernel");
 	cJSON_ArrayForEach(item, tail) {
 		fprintf(out, ",\n\t\"%s\": ", item->string);
-		err |= put_json(out, item);
+		err |= json_put(out, item);
 		if (strcmp(item->string, "overflow"))
 			continue;
 		/* totals, its files streamed after its other members */
 		fputs(",\n\t\"totals\": ", out);
-		err |= put_open_object(out, totals_json(r)) || put_run_files(out, r);
+		err |= json_put_open(out, totals_json(r)) || put_run_files(out, r);
 		fputs("\n}", out);
 	}
 	cJSON_Delete(tail);
@@ -613,7 +561,7 @@ static int put_tail(FILE *out, const struct run_result *r)
 
 int report_json(FILE *out, const struct run_result *r)
 {
-	int err = put_open_object(out, run_json(r));
+	int err = json_put_open(out, run_json(r));
 
 	fputs(",\n\t\"processes\": [\n", out);
 	for (size_t i = 0; i < r->nprocs && !err; i++) {
@@ -626,9 +574,7 @@ int report_json(FILE *out, const struct run_result *r)
 	if (!err)
 		err = put_tail(out, r);
 	fputs("\n}\n", out);
-	free(printed.buf);
-	printed.buf = NULL;
-	printed.cap = 0;
+	json_print_done();
 	blocks_json_done();
 	return err;
 }
