@@ -492,7 +492,11 @@ if mode == "exec":  # in a child, compared whole (strace's own child is not)
     pid = os.fork()
     if pid == 0:
         blocked()
-        threading.Thread(target=lambda: os.execv("/bin/true", ["true"])).start()
+        # The exec waits for this thread to be blocked in its sleep: a call that returns
+        # as the exec kills its thread (Thread.start's wait) is counted by sys_exit, and
+        # strace, stopping the thread at that exit, may not see it return.
+        threading.Thread(target=lambda: (time.sleep(0.3),
+                                          os.execv("/bin/true", ["true"]))).start()
         time.sleep(60)
     os.waitpid(pid, 0)
 if mode == "kill":  # a child blocked in read, killed by its parent
