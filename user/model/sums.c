@@ -384,8 +384,13 @@ int disk_stats_of(const struct block_record *by_disk, size_t n, struct disk_stat
 
 int file_block_records(const struct file_record *f, struct block_record **out, size_t *n)
 {
-	*out = calloc(f->nblocks ? f->nblocks : 1, sizeof(**out));
 	*n = 0;
+	*out = NULL;
+	/* None: nothing allocated (a block record is large; a report has tens of thousands
+	 * of files without block I/O, docs/performance.md "The report of a large run"). */
+	if (!f->nblocks)
+		return 0;
+	*out = calloc(f->nblocks, sizeof(**out));
 	if (!*out)
 		return -1;
 	for (size_t i = 0; i < f->nblocks; i++) {

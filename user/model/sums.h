@@ -77,7 +77,8 @@ void block_sums_of(struct block_sums *s, const struct block_record *recs, size_t
  */
 int disk_stats_of(const struct block_record *by_disk, size_t n, struct disk_stat_view **out,
 		  size_t *nout);
-/* A file's block rows as block records (one per disk and op), derived; -1 out of memory. */
+/* A file's block rows as block records (one per disk and op), derived (none: *out NULL);
+ * -1 out of memory. */
 int file_block_records(const struct file_record *f, struct block_record **out, size_t *n);
 /*
  * Every process's block records and the other I/O merged by (disk, operation), derived:

@@ -223,9 +223,6 @@ static cJSON *file_block_json(const struct file_record *f, const struct disk_tab
 	size_t n;
 	cJSON *obj;
 
-	/* No requests: nothing to sum (and no large record to allocate for each file). */
-	if (!f->nblocks)
-		return cJSON_CreateObject();
 	if (file_block_records(f, &recs, &n))
 		return cJSON_CreateNull();
 	obj = blocks_json(recs, n, true, names);
