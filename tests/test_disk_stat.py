@@ -204,11 +204,19 @@ def test_run_mode_ticks_follow_the_disk(tmp_path):
     """The ms columns are the disk's own clock (its requests' start stamps): within 5% + 5 ms
     of the disk's ticks for the random reads and writes."""
     with loop_disk(tmp_path, "mq-deadline", "ext4") as (dev, disk, mnt):
-        prepare("randrw", dev, mnt)
-        ours, theirs, report = run_mode(WORKLOADS["randrw"][1](dev, mnt), disk, tmp_path)
-        for k in ("read_ticks_ms", "write_ticks_ms"):
-            assert theirs[k] > 0
-            assert abs(ours[k] - theirs[k]) <= 0.05 * theirs[k] + 5, (k, ours, theirs)
+        for _ in range(3):
+            prepare("randrw", dev, mnt)
+            ours, theirs, report = run_mode(WORKLOADS["randrw"][1](dev, mnt), disk, tmp_path)
+            # A completion the kernel skipped adds no time (docs/block.md, "Late
+            # completions"; the count is every disk's): such a run bounds the ticks from
+            # above only, and runs again, at most twice.
+            skipped = report["drops"]["block_completions_unseen"]
+            for k in ("read_ticks_ms", "write_ticks_ms"):
+                assert theirs[k] > 0
+                assert ours[k] <= 1.05 * theirs[k] + 5, (k, ours, theirs)
+                assert skipped or ours[k] >= 0.95 * theirs[k] - 5, (k, ours, theirs)
+            if not skipped:
+                break
 
 
 class Lines:
