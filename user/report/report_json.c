@@ -297,7 +297,7 @@ static int put_files(FILE *out, const struct proc_record *p, const struct run_re
 
 		fputs(i ? ",\n" : "\n", out);
 		err = json_put(out, f);
-		cJSON_Delete(f);
+		json_free(f);
 	}
 	fputs("]", out);
 	return err;
@@ -386,7 +386,7 @@ static int put_run_files(FILE *out, const struct run_result *r)
 
 		fputs(i ? ",\n" : "\n", out);
 		err = json_put(out, f);
-		cJSON_Delete(f);
+		json_free(f);
 	}
 	fputs("]", out);
 	return err;
@@ -552,13 +552,16 @@ static int put_tail(FILE *out, const struct run_result *r)
 		err |= json_put_open(out, totals_json(r)) || put_run_files(out, r);
 		fputs("\n}", out);
 	}
-	cJSON_Delete(tail);
+	json_free(tail);
 	return err;
 }
 
 int report_json(FILE *out, const struct run_result *r)
 {
-	int err = json_put_open(out, run_json(r));
+	int err;
+
+	json_arena_begin();
+	err = json_put_open(out, run_json(r));
 
 	fputs(",\n\t\"processes\": [\n", out);
 	for (size_t i = 0; i < r->nprocs && !err; i++) {
@@ -573,5 +576,6 @@ int report_json(FILE *out, const struct run_result *r)
 	fputs("\n}\n", out);
 	json_print_done();
 	blocks_json_done();
+	json_arena_end();
 	return err;
 }

@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include "json_cells.h"
+#include "json_print.h"
 #include "report.h"
 #include "model/syscall_table.h"
 #include "model/uring.h"
@@ -105,7 +106,9 @@ cJSON *blocks_json(const struct block_record *recs, size_t n, bool compact,
 	if (!n) {
 		if (!no_requests) {
 			block_sums_of(kept_sums, recs, 0);
+			json_arena_pause(true); /* kept for the whole report */
 			no_requests = block_json(kept_sums, recs, 0, false, names);
+			json_arena_pause(false);
 			if (!no_requests)
 				return cJSON_CreateNull();
 		}
