@@ -109,6 +109,31 @@ def test_write_errors_are_said_and_fail(args, stream):
         assert len(said) == 1 and said[0].startswith("iotrace") and "writing" in said[0], lines
 
 
+@pytest.mark.parametrize("form", [[], ["--json"]], ids=["text", "json"])
+def test_a_report_file_on_a_full_filesystem_fails_with_one_line(tmp_path, form):
+    """-o's regular file is written by a thread of its own (user/util/async_write.c): a
+    filesystem that fills up in the middle of a report of 300 processes (40 KB of text,
+    1.5 MB of JSON; 16 KiB left) still gives one line that says so and exit 1, and the
+    file keeps what fit."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], check=True)
+    try:
+        subprocess.run(["dd", "if=/dev/zero", f"of={mnt}/fill", "bs=16k", "count=3",
+                        "status=none"], check=True)
+        res = subprocess.run([str(IOTRACE), *form, "-o", str(mnt / "r"), "--", "sh", "-c",
+                              "for i in $(seq 300); do /bin/true; done"],
+                             capture_output=True, timeout=120)
+        size = (mnt / "r").stat().st_size
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+    assert res.returncode == 1, (res.returncode, res.stderr)
+    lines = res.stderr.decode().splitlines()
+    said = [l for l in lines if "No space left on device" in l]
+    assert len(said) == 1 and said[0].startswith("iotrace: writing "), lines
+    assert 0 < size <= 16 * 1024
+
+
 def make_node(path, kind):
     if kind == "char device":
         os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a /dev/null of the test's own

@@ -13,6 +13,7 @@
 struct output {
 	const char *path; /* NULL: standard output, or standard error (f) */
 	FILE *f;
+	int fd;        /* f's file (a regular file's stream has none of its own: fileno fails) */
 	bool created;  /* iotrace made the file: removed when there is no report for it */
 	bool truncate; /* a regular file that was there: emptied when the report starts */
 };
