@@ -263,3 +263,24 @@ def test_json_counts_are_their_digits_over_64_bits():
     res = subprocess.run([ROOT / ".output/tests/json_cells_test"],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and res.stdout.strip() == "all passed", res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("cpus", ["0", "0,1"], ids=["one-cpu", "two-cpus"])
+def test_json_processes_and_files_stay_in_order_through_the_printer(tmp_path, cpus):
+    """The processes and their files are printed by a thread of their own in batches of 256
+    trees when iotrace may run on two CPUs, in its own thread on one (json_print.c): 700
+    processes, ~3,500 trees, each process's files under it, each /bin/true with the same
+    files as the others."""
+    if len(os.sched_getaffinity(0)) < 2 and cpus != "0":
+        pytest.skip("one CPU here")
+    out = tmp_path / "r.json"
+    res = subprocess.run(["taskset", "-c", cpus, str(IOTRACE), "--json", "-o", str(out), "--",
+                          "sh", "-c", "for i in $(seq 700); do /bin/true; done"],
+                         capture_output=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    report = json.loads(out.read_text())
+    procs = report["processes"]
+    assert [p["comm"] for p in procs] == ["sh", "seq"] + ["true"] * 700 + ["(other I/O)"]
+    paths = {tuple(sorted(f["path"] for f in p["files"])) for p in procs[2:-1]}
+    assert len(paths) == 1 and "/usr/bin/true" in next(iter(paths)), paths
+    assert all(f["path"] != "/usr/bin/true" for f in procs[0]["files"])

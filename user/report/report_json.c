@@ -286,31 +286,25 @@ static cJSON *file_json(const struct file_record *f, const struct run_result *r)
 
 /* ---- streaming: a run touches tens of thousands of files, so no tree holds them all ---- */
 
-/* "files": [ ... ], one file built, printed and freed at a time. */
-static int put_files(FILE *out, const struct proc_record *p, const struct run_result *r)
+/*
+ * A process object, then its files, one tree at a time through the printer's pipeline
+ * (json_print.h): the object is written open, its files after its other members.
+ */
+static int put_process(const char *before, cJSON *(*make)(const struct proc_record *,
+							   const struct run_result *),
+		       const struct proc_record *p, const struct run_result *r)
 {
-	int err = 0;
+	int err = json_pipe_build();
 
-	fputs(",\n\t\"files\": [", out);
+	if (!err)
+		err = json_pipe_put(before, make(p, r), true);
 	for (size_t i = 0; i < p->nrows && !err; i++) {
-		cJSON *f = file_json(p->rows[i], r);
-
-		fputs(i ? ",\n" : "\n", out);
-		err = json_put(out, f);
-		json_free(f);
+		err = json_pipe_build();
+		if (!err)
+			err = json_pipe_put(i ? ",\n" : ",\n\t\"files\": [\n",
+					    file_json(p->rows[i], r), false);
 	}
-	fputs("]", out);
-	return err;
-}
-
-/* A process object whose files are streamed after its other members. */
-static int put_process(FILE *out, cJSON *obj, const struct proc_record *p,
-		       const struct run_result *r)
-{
-	if (json_put_open(out, obj) || put_files(out, p, r))
-		return -1;
-	fputs("\n}", out);
-	return 0;
+	return err ? err : json_pipe_put(p->nrows ? "]\n}" : ",\n\t\"files\": []\n}", NULL, false);
 }
 
 static cJSON *page_cache_json(const struct page_cache_sum *sum, const struct run_result *r)
@@ -439,10 +433,11 @@ static cJSON *process_json(const struct proc_record *p, const struct run_result 
 }
 
 /* Block I/O no traced process caused: a pseudo-process with "pid": null. */
-static cJSON *other_io_json(const struct run_result *r)
+static cJSON *other_io_json(const struct proc_record *p, const struct run_result *r)
 {
 	cJSON *obj = cJSON_CreateObject();
 
+	(void)p; /* its files are the run's other I/O (put_process) */
 	cJSON_AddNullToObject(obj, "pid");
 	cJSON_AddNullToObject(obj, "ppid");
 	cJSON_AddStringToObject(obj, "comm", "(other I/O)");
@@ -560,22 +555,21 @@ int report_json(FILE *out, const struct run_result *r)
 {
 	int err;
 
-	json_arena_begin();
+	json_arena_begin(out);
 	err = json_put_open(out, run_json(r));
 
 	fputs(",\n\t\"processes\": [\n", out);
-	for (size_t i = 0; i < r->nprocs && !err; i++) {
-		err = put_process(out, process_json(&r->procs[i], r), &r->procs[i], r);
-		fputs(",\n", out);
-	}
+	for (size_t i = 0; i < r->nprocs && !err; i++)
+		err = put_process(i ? ",\n" : "", process_json, &r->procs[i], r);
 	if (!err)
-		err = put_process(out, other_io_json(r), &r->other_files, r);
+		err = put_process(r->nprocs ? ",\n" : "", other_io_json, &r->other_files, r);
+	if (json_pipe_drain())
+		err = -1;
 	fputs("]", out);
 	if (!err)
 		err = put_tail(out, r);
 	fputs("\n}\n", out);
-	json_print_done();
-	blocks_json_done();
 	json_arena_end();
+	blocks_json_done();
 	return err;
 }
