@@ -12,9 +12,9 @@
  * was a quarter of the same report's time.
  *
  * The processes and their files, nearly all of a large report, go through a pipeline when
- * there are two CPUs: the report's thread builds a tree in one of two arenas while a
- * printer thread prints the tree of the other, writes it and empties that arena. Printing
- * is over half of the work, building a third.
+ * iotrace may run on two CPUs: the report's thread builds a batch of trees in one of two
+ * arenas while a printer thread prints the batch of the other, writes it and empties that
+ * arena. Building and printing take about as long as each other.
  */
 #include <obstack.h>
 #include <pthread.h>
