@@ -33,12 +33,18 @@
 
 /* The arena of trees made in turn (json_free); those of the pipeline's two slots. */
 static struct obstack arena, slot_arena[SLOTS];
-static struct obstack *building; /* where nodes come from now; NULL: from malloc */
+static struct obstack *building; /* where the report's nodes come from now */
 static bool arena_paused;
+/*
+ * cJSON's hooks are the process's: only the thread writing the report takes nodes from
+ * the arenas; another (the container runtimes' resolver parses their answers) gets
+ * malloc's, as before the hooks were set.
+ */
+static _Thread_local bool reporting;
 
 static void *tree_alloc(size_t size)
 {
-	return building && !arena_paused ? obstack_alloc(building, size) : malloc(size);
+	return reporting && !arena_paused ? obstack_alloc(building, size) : malloc(size);
 }
 
 static bool in_arena(const struct obstack *h, const void *p)
@@ -52,7 +58,7 @@ static bool in_arena(const struct obstack *h, const void *p)
 /* A node being built goes with its tree; any other is freed. */
 static void tree_free(void *p)
 {
-	if (!in_arena(building, p))
+	if (!reporting || !in_arena(building, p))
 		free(p);
 }
 
@@ -239,6 +245,7 @@ void json_arena_begin(FILE *out)
 	for (int i = 0; i < SLOTS; i++)
 		obstack_begin(&slot_arena[i], ARENA_CHUNK);
 	building = &arena;
+	reporting = true;
 	cJSON_InitHooks(&hooks);
 	pipe_.out = out;
 	pipe_.err = 0;
@@ -306,6 +313,7 @@ void json_arena_end(void)
 		pipe_.stop = pipe_.threaded = false;
 	}
 	cJSON_InitHooks(NULL);
+	reporting = false;
 	building = NULL;
 	obstack_free(&arena, NULL);
 	for (int i = 0; i < SLOTS; i++)
