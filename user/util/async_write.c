@@ -79,9 +79,14 @@ static ssize_t async_write(void *cookie, const char *p, size_t n)
 	int err;
 
 	if (!a->started) {
-		/* The first write starts the thread: none runs while the command is forked. */
-		if ((err = pthread_create(&a->thread, NULL, writer, a)))
-			return (errno = err, 0);
+		/*
+		 * The first write starts the thread: none runs while the command is forked.
+		 * Without one (out of threads), the writes are made here.
+		 */
+		if (pthread_create(&a->thread, NULL, writer, a)) {
+			err = write_all(a->fd, p, n);
+			return err ? (errno = err, 0) : (ssize_t)n;
+		}
 		a->started = true;
 	}
 	pthread_mutex_lock(&a->lock);
