@@ -168,11 +168,12 @@ static struct {
 	int err;
 } pipe_ = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
-static int print_batch(struct slot *s, unsigned i)
+/* Prints slot i's batch (none after an error) and empties its arena. */
+static int print_batch(struct slot *s, unsigned i, bool failed)
 {
 	int err = 0;
 
-	for (unsigned k = 0; k < s->n && !err; k++) {
+	for (unsigned k = 0; k < s->n && !err && !failed; k++) {
 		struct entry *e = &s->e[k];
 
 		fputs(e->before, pipe_.out);
@@ -196,11 +197,10 @@ static void *printer(void *arg)
 			pthread_cond_wait(&pipe_.cond, &pipe_.lock);
 		if (!s->posted)
 			break;
-		int skip = pipe_.err;
+		bool failed = pipe_.err;
 
 		pthread_mutex_unlock(&pipe_.lock);
-		int err = skip ? (obstack_free(&slot_arena[i], s->base), s->n = 0, 0)
-			       : print_batch(s, i);
+		int err = print_batch(s, i, failed);
 		pthread_mutex_lock(&pipe_.lock);
 		if (err)
 			pipe_.err = err;
@@ -222,7 +222,7 @@ static int post(void)
 	pipe_.reserved = false;
 	pipe_.build = (i + 1) % SLOTS;
 	if (!pipe_.threaded) {
-		err = print_batch(s, i);
+		err = print_batch(s, i, pipe_.err);
 		if (err)
 			pipe_.err = err;
 		return pipe_.err;
@@ -288,10 +288,10 @@ int json_pipe_put(const char *before, cJSON *tree, bool open)
 /* Everything posted is out; the printer's error, if any. */
 int json_pipe_drain(void)
 {
-	int err;
+	int err = pipe_.reserved ? post() : 0;
 
-	if (pipe_.reserved && post())
-		return pipe_.err;
+	if (err)
+		return err;
 	pthread_mutex_lock(&pipe_.lock);
 	for (int i = 0; i < SLOTS; i++)
 		while (pipe_.slot[i].posted)

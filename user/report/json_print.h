@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The JSON report's texts, printed one object at a time into one buffer kept for the whole
- * report (json_print.c).
+ * report, the processes and their files by a printer thread (json_print.c).
  */
 #ifndef IOTRACE_JSON_PRINT_H
 #define IOTRACE_JSON_PRINT_H
