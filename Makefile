@@ -68,7 +68,7 @@ WORKLOADS := $(patsubst %.c,$(BIN)%,$(wildcard workloads/*.c))
 TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test $(OUTPUT)/tests/hist_test \
 	$(OUTPUT)/tests/btf_args_test $(OUTPUT)/tests/container_test \
 	$(OUTPUT)/tests/container_resolver_test $(OUTPUT)/tests/procs_test \
-	$(OUTPUT)/tests/json_cells_test
+	$(OUTPUT)/tests/json_cells_test $(OUTPUT)/tests/json_text_test
 BENCH_PROGS := $(OUTPUT)/bench/floor $(OUTPUT)/bench/cmdtime
 FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers $(OUTPUT)/fuzz/fuzz_escape $(OUTPUT)/fuzz/fuzz_container
 
@@ -198,10 +198,16 @@ $(OUTPUT)/tests/procs_test: tests/c/procs_test.c $(OUTPUT)/user/collect/procs.o 
 	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -o $@
 
 $(OUTPUT)/tests/json_cells_test: tests/c/json_cells_test.c $(OUTPUT)/user/report/json_cells.o \
+		$(OUTPUT)/user/report/json_text.o $(OUTPUT)/user/util/vec.o \
 		$(OUTPUT)/user/util/escape.o $(OUTPUT)/user/util/container_path.o \
 		$(OUTPUT)/user/model/hist.o | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -lcjson -o $@
+	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -lcjson -lm -o $@
+
+$(OUTPUT)/tests/json_text_test: tests/c/json_text_test.c $(OUTPUT)/user/report/json_text.o \
+		$(OUTPUT)/user/util/vec.o | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -lcjson -lm -o $@
 
 $(OUTPUT)/tests/hist_test: tests/c/hist_test.c $(OUTPUT)/user/model/hist.o | $(OUTPUT)/tests
 	$(call msg,CC,$@)

@@ -265,6 +265,27 @@ def test_json_counts_are_their_digits_over_64_bits():
     assert res.returncode == 0 and res.stdout.strip() == "all passed", res.stdout + res.stderr
 
 
+def test_json_printer_writes_what_libcjson_would(tmp_path):
+    """The report's own printer (json_text.c) against cJSON_Print, byte for byte: trees made
+    and random ones (tests/c/json_text_test.c), and the tree of a real report whose files have
+    names of every kind of byte (quotes, backslashes, control bytes, invalid UTF-8) and whose
+    run files have shares (fractions)."""
+    names = ["plain", 'quo"te', "back\\slash", "new\nline", "tab\tctl\x01\x1f", "del\x7f",
+             "caf\u00e9", "bad\udcff\udcfe"]
+    paths = [tmp_path / n for n in names]
+    for p in paths:
+        p.write_bytes(b"x" * 100)
+    out = tmp_path / "report.json"
+    script = "for f in \"$@\"; do cat \"$f\" > /dev/null; done; cat \"$1\" > /dev/null"
+    res = run([IOTRACE, "--json", "-o", out, "--", "sh", "-c", script, "sh", *paths])
+    assert res.returncode == 0, res.stderr
+    text = out.read_bytes()
+    assert b"quo\\\"te" in text and b"\\u0001" in text and b'"share"' in text
+    res = subprocess.run([ROOT / ".output/tests/json_text_test", out],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and res.stdout.strip() == "all passed", res.stdout + res.stderr
+
+
 @pytest.mark.parametrize("cpus", ["0", "0,1"], ids=["one-cpu", "two-cpus"])
 def test_json_processes_and_files_stay_in_order_through_the_printer(tmp_path, cpus):
     """The processes and their files are printed by a thread of their own in batches of 256

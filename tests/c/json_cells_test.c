@@ -64,6 +64,29 @@ int main(void)
 	}
 	cJSON_free(text);
 	cJSON_Delete(many);
+	/* Fractions (add_double): libcjson's text of the same number, one after another the
+	 * same value kept or not (-0 and 0 differ only in their sign). */
+	static const double fractions[] = { 0.5, 0.5, 5e-05, 4.9992501124831273e-05, 1.0 / 3,
+					    1.0 / 3, 0, -0.0, -0.0, 0, 1, 1e300, 3e9, -7 };
+
+	for (size_t i = 0; i < sizeof(fractions) / sizeof(fractions[0]); i++) {
+		cJSON *mine = cJSON_CreateObject(), *ref = cJSON_CreateObject();
+		char *a, *b;
+
+		add_double(mine, "share", fractions[i]);
+		cJSON_AddNumberToObject(ref, "share", fractions[i]);
+		a = cJSON_PrintUnformatted(mine);
+		b = cJSON_PrintUnformatted(ref);
+		if (!a || !b || strcmp(a, b)) {
+			printf("FAIL fraction %zu: got %s, want %s\n", i, a ? a : "(null)",
+			       b ? b : "(null)");
+			failures++;
+		}
+		cJSON_free(a);
+		cJSON_free(b);
+		cJSON_Delete(mine);
+		cJSON_Delete(ref);
+	}
 	printf("%s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;
 }

@@ -9,6 +9,8 @@
 
 /* JSON numbers are doubles: counts stay exact up to 2^53, far beyond any run. */
 void add_u64(cJSON *obj, const char *key, uint64_t v);
+/* A fraction (a share): the number libcjson would print, from a raw item. */
+void add_double(cJSON *obj, const char *key, double v);
 /*
  * A name (file path, comm, command line, symbol: bytes as recorded) as a JSON string, its
  * value escaped by esc_json (util/escape.h): valid UTF-8 whatever the bytes, reversible.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The JSON texts of the report, printed into one buffer that grows as needed and is kept
- * for the next: made and freed for each process (cJSON_Print), it was the one large
+ * The JSON texts of the report, printed (json_text.c: cJSON_Print's text, at a fraction of
+ * its cost) into one buffer that grows as needed and is kept for the next: made and freed
+ * for each process (cJSON_Print), it was the one large
  * allocation between a freed tree and the next, and glibc's malloc then merged the freed
  * tree's small chunks, which the next tree's nodes were carved from again (a third of a
  * 20,000-process report's time: docs/performance.md, "The report of a large run").
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "json_print.h"
+#include "json_text.h"
 #include "util/vec.h"
 
 #define obstack_chunk_alloc malloc
@@ -70,46 +72,27 @@ static void arena_exhausted(void)
 
 /* ---- printing ---- */
 
-static struct {
-	char *buf;
-	size_t cap;
-} printed;
-
-static char *print_json(cJSON *item)
-{
-	for (;;) {
-		if (printed.cap &&
-		    cJSON_PrintPreallocated(item, printed.buf, (int)printed.cap, true))
-			return printed.buf;
-		/* Too small (nothing else fails here): twice as large, up to MAX_TEXT. */
-		if (printed.cap >= MAX_TEXT ||
-		    vec_reserve(&printed.buf, &printed.cap, printed.cap ? 2 * printed.cap : 1 << 16,
-				1))
-			return NULL;
-	}
-}
+static struct json_text printed = { .max = MAX_TEXT };
 
 int json_put(FILE *out, cJSON *item)
 {
-	const char *text = print_json(item);
-
-	if (!text)
+	if (json_text_print(&printed, item))
 		return -1;
-	fputs(text, out);
+	fwrite(printed.buf, 1, printed.len, out);
 	return 0;
 }
 
 /* obj printed without its closing brace. */
 static int put_open(FILE *out, cJSON *obj)
 {
-	char *text = print_json(obj), *end = text ? strrchr(text, '}') : NULL;
+	size_t n;
 
-	if (!end)
+	if (json_text_print(&printed, obj) || !cJSON_IsObject(obj))
 		return -1;
-	*end = '\0';
-	while (end > text && (end[-1] == '\n' || end[-1] == '\t'))
-		*--end = '\0';
-	fputs(text, out);
+	n = printed.len - 1; /* the brace */
+	while (n && (printed.buf[n - 1] == '\n' || printed.buf[n - 1] == '\t'))
+		n--;
+	fwrite(printed.buf, 1, n, out);
 	return 0;
 }
 
@@ -320,5 +303,5 @@ void json_arena_end(void)
 		obstack_free(&slot_arena[i], NULL);
 	free(printed.buf);
 	printed.buf = NULL;
-	printed.cap = 0;
+	printed.cap = printed.len = 0;
 }

@@ -363,7 +363,7 @@ static cJSON *run_file_json(const struct run_file *rf, const struct run_result *
 
 		add_u64(u, "pid", rf->users[i].pid);
 		add_u64(u, "bytes", rf->users[i].bytes);
-		cJSON_AddNumberToObject(u, "share", rf->users[i].share);
+		add_double(u, "share", rf->users[i].share);
 		cJSON_AddItemToArray(users, u);
 	}
 	return obj;
