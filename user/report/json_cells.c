@@ -19,6 +19,12 @@
 static const char small[100][3] = { TEN(""), TEN("1"), TEN("2"), TEN("3"), TEN("4"),
 				    TEN("5"), TEN("6"), TEN("7"), TEN("8"), TEN("9") };
 
+void json_add(cJSON *obj, const char *key, cJSON *item)
+{
+	if (item && !cJSON_AddItemToObjectCS(obj, key, item))
+		cJSON_Delete(item);
+}
+
 void add_u64(cJSON *obj, const char *key, uint64_t v)
 {
 	char digits[21], *p = digits + sizeof(digits) - 1;
@@ -81,7 +87,7 @@ cJSON *json_name(const char *name)
 
 void add_name(cJSON *obj, const char *key, const char *name)
 {
-	cJSON_AddItemToObject(obj, key, json_name(name));
+	json_add(obj, key, json_name(name));
 }
 
 /* A text, or null when it is empty. */
@@ -90,14 +96,14 @@ static void add_text(cJSON *obj, const char *key, const char *v)
 	if (v && *v)
 		add_name(obj, key, v);
 	else
-		cJSON_AddNullToObject(obj, key);
+		json_add(obj, key, cJSON_CreateNull());
 }
 
 void add_container(cJSON *obj, const struct container_info *c)
 {
 	const struct container_path *p = &c->path;
 
-	cJSON_AddStringToObject(obj, "runtime", container_runtime_names[p->runtime]);
+	json_add(obj, "runtime", cJSON_CreateString(container_runtime_names[p->runtime]));
 	add_text(obj, "container_id", p->id);
 	add_text(obj, "name", c->meta.name[0] ? c->meta.name : p->name);
 	add_text(obj, "image", c->meta.image);
@@ -105,17 +111,17 @@ void add_container(cJSON *obj, const struct container_info *c)
 	add_text(obj, "pod_name", c->meta.pod_name);
 	add_text(obj, "pod_namespace", c->meta.pod_namespace);
 	add_text(obj, "qos", pod_qos_names[p->qos]);
-	cJSON_AddBoolToObject(obj, "monitor", p->monitor);
+	json_add(obj, "monitor", cJSON_CreateBool(p->monitor));
 	add_text(obj, "source", c->meta.source);
-	cJSON_AddBoolToObject(obj, "answered", c->state != META_UNANSWERED &&
-					      c->state != META_PENDING);
+	json_add(obj, "answered", cJSON_CreateBool(c->state != META_UNANSWERED &&
+					      c->state != META_PENDING));
 }
 
 void add_null_reason(cJSON *obj, const char *key, const char *reason)
 {
 	char name[64];
 
-	cJSON_AddNullToObject(obj, key);
+	json_add(obj, key, cJSON_CreateNull());
 	snprintf(name, sizeof(name), "%s_reason", key);
 	cJSON_AddStringToObject(obj, name, reason);
 }
@@ -135,7 +141,7 @@ cJSON *hist_json(enum hist_layout l, const __u64 *hist, const struct hist_summar
 		add_u64(h, "p90", s->p90);
 		add_u64(h, "p99", s->p99);
 	}
-	for (int b = 0; b < hist_buckets(l); b++) {
+	for (int b = 0, n = hist_buckets(l); b < n; b++) {
 		cJSON *bucket;
 
 		if (!hist[b])
@@ -146,7 +152,7 @@ cJSON *hist_json(enum hist_layout l, const __u64 *hist, const struct hist_summar
 		add_u64(bucket, "count", hist[b]);
 		cJSON_AddItemToArray(buckets, bucket);
 	}
-	cJSON_AddItemToObject(h, "buckets", buckets);
+	json_add(h, "buckets", buckets);
 	return h;
 }
 
@@ -167,6 +173,6 @@ void add_fields(cJSON *obj, const struct field_table *t, const void *rec,
 			add_null_reason(obj, f->name, why);
 		else if (cJSON_AddNullToObject(obj, f->name) &&
 			 !cJSON_HasObjectItem(obj, "direct_reason"))
-			cJSON_AddStringToObject(obj, "direct_reason", why);
+			json_add(obj, "direct_reason", cJSON_CreateString(why));
 	}
 }

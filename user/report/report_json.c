@@ -27,12 +27,12 @@ static cJSON *exit_json(bool known, int status)
 	if (known && WIFEXITED(status))
 		cJSON_AddNumberToObject(e, "code", WEXITSTATUS(status));
 	else
-		cJSON_AddNullToObject(e, "code");
+		json_add(e, "code", cJSON_CreateNull());
 	if (known && WIFSIGNALED(status)) {
 		cJSON_AddNumberToObject(e, "signal", WTERMSIG(status));
-		cJSON_AddStringToObject(e, "signal_name", sigabbrev_np(WTERMSIG(status)) ?: "?");
+		json_add(e, "signal_name", cJSON_CreateString(sigabbrev_np(WTERMSIG(status)) ?: "?"));
 	} else {
-		cJSON_AddNullToObject(e, "signal");
+		json_add(e, "signal", cJSON_CreateNull());
 	}
 	return e;
 }
@@ -49,7 +49,7 @@ static cJSON *profile_syscalls_json(const struct profile *p, bool timing)
 		add_fields(row, &syscall_fields, &p->rows[i], NULL, NULL);
 		if (!timing) /* null, without a reason key: docs/json.md */
 			cJSON_ReplaceItemInObject(row, "total_ns", cJSON_CreateNull());
-		cJSON_AddItemToObject(obj, syscall_name(p->rows[i].nr), row);
+		json_add(obj, syscall_name(p->rows[i].nr), row);
 	}
 	return obj;
 }
@@ -66,21 +66,21 @@ static cJSON *profile_io_json(const struct profile *p, bool timing)
 			continue;
 		row = cJSON_CreateObject();
 		add_fields(row, &io_fields, io, NULL, NULL);
-		cJSON_AddItemToObject(row, "size_bytes", hist_json(HIST_LOG2, io->size_hist, &io->size_bytes));
+		json_add(row, "size_bytes", hist_json(HIST_LOG2, io->size_hist, &io->size_bytes));
 		if (timing)
-			cJSON_AddItemToObject(row, "latency_ns",
-					      hist_json(HIST_FINE, io->lat_hist, &io->latency_ns));
+			json_add(row, "latency_ns",
+				 hist_json(HIST_FINE, io->lat_hist, &io->latency_ns));
 		else
-			cJSON_AddNullToObject(row, "latency_ns");
-		cJSON_AddItemToObject(obj, io_kind_name(k), row);
+			json_add(row, "latency_ns", cJSON_CreateNull());
+		json_add(obj, io_kind_name(k), row);
 	}
 	return obj;
 }
 
 static void add_profile(cJSON *obj, const struct profile *p, bool timing)
 {
-	cJSON_AddItemToObject(obj, "syscalls", profile_syscalls_json(p, timing));
-	cJSON_AddItemToObject(obj, "io", profile_io_json(p, timing));
+	json_add(obj, "syscalls", profile_syscalls_json(p, timing));
+	json_add(obj, "io", profile_io_json(p, timing));
 }
 
 /* ---- page cache ---- */
@@ -101,7 +101,7 @@ static cJSON *windows_json(const struct page_cache_view *v)
 
 		add_u64(one, "windows", v->ra_windows[k]);
 		add_u64(one, "pages", v->ra_window_pages[k]);
-		cJSON_AddItemToObject(w, ra_kind_names[k], one);
+		json_add(w, ra_kind_names[k], one);
 	}
 	return w;
 }
@@ -111,7 +111,7 @@ static void add_page_cache(cJSON *obj, const struct page_cache_view *v,
 			   const struct run_result *r)
 {
 	add_fields(obj, &page_cache_fields, v, page_cache_unknown, r);
-	cJSON_AddItemToObject(obj, "readahead_windows", windows_json(v));
+	json_add(obj, "readahead_windows", windows_json(v));
 }
 
 /* What is cached of the file at the end; unknown: null, and one reason for them all. */
@@ -139,7 +139,7 @@ static void add_residency(cJSON *obj, const struct file_record *f)
 		if (i == 0)
 			add_null_reason(obj, residency_fields.f[i].name, f->residency_missing);
 		else
-			cJSON_AddNullToObject(obj, residency_fields.f[i].name);
+			json_add(obj, residency_fields.f[i].name, cJSON_CreateNull());
 }
 
 /*
@@ -174,9 +174,9 @@ static cJSON *file_io_json(const struct file_record *f, bool timing, bool uring)
 		struct hist_summary s = file_io_latency(io, lat);
 
 		if (timed)
-			cJSON_AddItemToObject(row, "latency_ns", hist_json(HIST_LOG2, lat, &s));
+			json_add(row, "latency_ns", hist_json(HIST_LOG2, lat, &s));
 		else
-			cJSON_AddNullToObject(row, "latency_ns");
+			json_add(row, "latency_ns", cJSON_CreateNull());
 		cJSON_AddItemToObject(obj, key, row);
 	}
 	return obj;
@@ -236,9 +236,9 @@ static void add_file_name(cJSON *obj, const struct file_record *f, const struct 
 	char dev[32];
 
 	if (f->kind == FK_METADATA)
-		cJSON_AddStringToObject(obj, "path", f->key.ino == OTHER_FILES_INO
+		json_add(obj, "path", cJSON_CreateString(f->key.ino == OTHER_FILES_INO
 							     ? "(other processes' files)"
-							     : "(filesystem metadata)");
+							     : "(filesystem metadata)"));
 	else if (f->path)
 		add_name(obj, "path", f->path);
 	else
@@ -249,10 +249,10 @@ static void add_file_name(cJSON *obj, const struct file_record *f, const struct 
 		for (const char *n = f->other_names; *n; n += strlen(n) + 1)
 			cJSON_AddItemToArray(names, json_name(n));
 	}
-	cJSON_AddStringToObject(obj, "kind", file_kind_name(f->kind));
+	json_add(obj, "kind", cJSON_CreateString(file_kind_name(f->kind)));
 	/* A metadata row's disk by name, a file's device by its numbers (no table: "MAJ:MIN"). */
-	cJSON_AddStringToObject(obj, "dev", disk_table_name(f->kind == FK_METADATA ? disks : NULL,
-							    f->key.dev, dev, sizeof(dev)));
+	json_add(obj, "dev", cJSON_CreateString(disk_table_name(f->kind == FK_METADATA ? disks : NULL,
+		 f->key.dev, dev, sizeof(dev))));
 	add_u64(obj, "ino", f->kind == FK_METADATA ? 0 : f->key.ino);
 	if (f->versions) /* --files-by path: this path's files in one */
 		add_u64(obj, "versions", f->versions);
@@ -266,21 +266,21 @@ static cJSON *file_json(const struct file_record *f, const struct run_result *r)
 	add_file_name(obj, f, &r->disks);
 	if (f->kind != FK_METADATA) {
 		/* With no fadvise call seen, the advice is the default. */
-		cJSON_AddStringToObject(obj, "advice", advice_name(f->advice, adv, sizeof(adv))
-							       ?: "normal");
+		json_add(obj, "advice", cJSON_CreateString(advice_name(f->advice, adv, sizeof(adv))
+							       ?: "normal"));
 		if (r->page_cache_missing)
-			cJSON_AddStringToObject(obj, "page_cache_reason", r->page_cache_missing);
+			json_add(obj, "page_cache_reason", cJSON_CreateString(r->page_cache_missing));
 		else
 			add_page_cache(obj, &f->pc, r);
 		add_u64(obj, "added_folios", f->added_folios);
 		add_residency(obj, f);
 		add_fields(obj, &file_load_fields, &f->load, NULL, NULL);
-		cJSON_AddItemToObject(obj, "io", file_io_json(f, r->timing, false));
+		json_add(obj, "io", file_io_json(f, r->timing, false));
 		if (f->nby_name)
-			cJSON_AddItemToObject(obj, "io_by_name", file_io_by_name_json(f));
-		cJSON_AddItemToObject(obj, "io_uring", file_io_json(f, r->timing, true));
+			json_add(obj, "io_by_name", file_io_by_name_json(f));
+		json_add(obj, "io_uring", file_io_json(f, r->timing, true));
 	}
-	cJSON_AddItemToObject(obj, "block", file_block_json(f, &r->disks));
+	json_add(obj, "block", file_block_json(f, &r->disks));
 	return obj;
 }
 
@@ -314,15 +314,14 @@ static cJSON *page_cache_json(const struct page_cache_sum *sum, const struct run
 	const struct page_cache_view *v = &sum->v;
 
 	if (r->page_cache_missing) {
-		cJSON_AddBoolToObject(obj, "available", false);
-		cJSON_AddStringToObject(obj, "reason", r->page_cache_missing);
+		json_add(obj, "available", cJSON_CreateBool(false));
+		json_add(obj, "reason", cJSON_CreateString(r->page_cache_missing));
 		return obj;
 	}
-	cJSON_AddBoolToObject(obj, "available", true);
+	json_add(obj, "available", cJSON_CreateBool(true));
 	add_u64(obj, "files", sum->files);
 	add_page_cache(obj, v, r);
-	cJSON_AddItemToObject(obj, "readahead_window_pages",
-			      hist_json(HIST_LOG2, sum->window_hist, &windows));
+	json_add(obj, "readahead_window_pages", hist_json(HIST_LOG2, sum->window_hist, &windows));
 	return obj;
 }
 
@@ -355,7 +354,7 @@ static cJSON *run_file_json(const struct run_file *rf, const struct run_result *
 {
 	cJSON *obj = file_json(&rf->f, r), *users;
 
-	cJSON_AddStringToObject(obj, "use", file_use_name(rf->use));
+	json_add(obj, "use", cJSON_CreateString(file_use_name(rf->use)));
 	users = cJSON_AddArrayToObject(obj, "processes");
 
 	for (size_t i = 0; users && i < rf->nusers; i++) {
@@ -396,7 +395,7 @@ static cJSON *sites_json(const struct proc_record *p)
 	for (size_t i = 0; i < p->nsites; i++) {
 		cJSON *site = cJSON_CreateObject();
 
-		cJSON_AddStringToObject(site, "syscall", p->sites[i].syscall);
+		json_add(site, "syscall", cJSON_CreateString(p->sites[i].syscall));
 		add_name(site, "where", p->sites[i].where);
 		add_fields(site, &stack_site_fields, &p->sites[i], NULL, NULL);
 		cJSON_AddItemToArray(arr, site);
@@ -414,21 +413,21 @@ static cJSON *process_json(const struct proc_record *p, const struct run_result 
 	if (p->args)
 		add_name(obj, "args", p->args);
 	else
-		cJSON_AddNullToObject(obj, "args");
+		json_add(obj, "args", cJSON_CreateNull());
 	if (p->start_ns && p->end_ns)
 		add_u64(obj, "duration_ns", p->end_ns - p->start_ns);
 	else
-		cJSON_AddNullToObject(obj, "duration_ns");
-	cJSON_AddItemToObject(obj, "exit", exit_json(p->exit_seen, p->exit_status));
-	cJSON_AddBoolToObject(obj, "in_overflow", p->overflow);
+		json_add(obj, "duration_ns", cJSON_CreateNull());
+	json_add(obj, "exit", exit_json(p->exit_seen, p->exit_status));
+	json_add(obj, "in_overflow", cJSON_CreateBool(p->overflow));
 	add_process_container(obj, p, r);
-	cJSON_AddItemToObject(obj, "story", story_json(&p->story, &p->pc.v, r));
+	json_add(obj, "story", story_json(&p->story, &p->pc.v, r));
 	add_profile(obj, &p->prof, r->timing);
 	add_urings(obj, p->urings, p->nurings, r);
-	cJSON_AddItemToObject(obj, "page_cache", page_cache_json(&p->pc, r));
-	cJSON_AddItemToObject(obj, "block", blocks_json(p->blocks, p->nblocks, false, &r->disks));
+	json_add(obj, "page_cache", page_cache_json(&p->pc, r));
+	json_add(obj, "block", blocks_json(p->blocks, p->nblocks, false, &r->disks));
 	if (r->stacks_path)
-		cJSON_AddItemToObject(obj, "stack_sites", sites_json(p));
+		json_add(obj, "stack_sites", sites_json(p));
 	return obj; /* "files" follows: put_process */
 }
 
@@ -438,14 +437,13 @@ static cJSON *other_io_json(const struct proc_record *p, const struct run_result
 	cJSON *obj = cJSON_CreateObject();
 
 	(void)p; /* its files are the run's other I/O (put_process) */
-	cJSON_AddNullToObject(obj, "pid");
-	cJSON_AddNullToObject(obj, "ppid");
-	cJSON_AddStringToObject(obj, "comm", "(other I/O)");
+	json_add(obj, "pid", cJSON_CreateNull());
+	json_add(obj, "ppid", cJSON_CreateNull());
+	json_add(obj, "comm", cJSON_CreateString("(other I/O)"));
 	cJSON_AddStringToObject(obj, "description",
 				"block I/O not charged to a traced process: journal, metadata, "
 				"writeback of others' pages, other processes");
-	cJSON_AddItemToObject(obj, "block", blocks_json(r->other_blocks, r->nother_blocks, false,
-							     &r->disks));
+	json_add(obj, "block", blocks_json(r->other_blocks, r->nother_blocks, false, &r->disks));
 	return obj; /* "files" follows: put_process */
 }
 
@@ -455,13 +453,13 @@ static cJSON *totals_json(const struct run_result *r)
 	struct block_record *by_disk = NULL;
 	size_t n = 0;
 
-	cJSON_AddItemToObject(totals, "story", story_json(&r->story, &r->pc.v, r));
+	json_add(totals, "story", story_json(&r->story, &r->pc.v, r));
 	add_profile(totals, &r->totals, r->timing);
 	add_urings(totals, r->uring_totals, r->nuring_totals, r);
-	cJSON_AddItemToObject(totals, "page_cache", page_cache_json(&r->pc, r));
+	json_add(totals, "page_cache", page_cache_json(&r->pc, r));
 	if (!block_by_disk_of_run(r, &by_disk, &n)) {
-		cJSON_AddItemToObject(totals, "block", blocks_json(by_disk, n, false, &r->disks));
-		cJSON_AddItemToObject(totals, "disk_stat", disk_stats_json(by_disk, n, &r->disks));
+		json_add(totals, "block", blocks_json(by_disk, n, false, &r->disks));
+		json_add(totals, "disk_stat", disk_stats_json(by_disk, n, &r->disks));
 	}
 	free(by_disk);
 	return totals;
@@ -484,13 +482,13 @@ static cJSON *timing_json(const struct run_result *r)
 {
 	cJSON *t = cJSON_CreateObject();
 
-	cJSON_AddStringToObject(t, "mode", !r->timing ? "off" : r->sampled ? "sampled" : "all");
+	json_add(t, "mode", cJSON_CreateString(!r->timing ? "off" : r->sampled ? "sampled" : "all"));
 	if (r->sampled) {
 		add_u64(t, "warmup_calls", SAMPLE_WARMUP);
 		add_u64(t, "sample_period", SAMPLE_PERIOD);
 	} else {
-		cJSON_AddNullToObject(t, "warmup_calls");
-		cJSON_AddNullToObject(t, "sample_period");
+		json_add(t, "warmup_calls", cJSON_CreateNull());
+		json_add(t, "sample_period", cJSON_CreateNull());
 	}
 	add_u64(t, "calls", r->totals.calls);
 	add_u64(t, "timed_calls", r->totals.timed_calls);
@@ -504,13 +502,13 @@ static cJSON *run_json(const struct run_result *r)
 
 	for (char **a = r->command; a && *a; a++)
 		cJSON_AddItemToArray(cmd, json_name(*a));
-	cJSON_AddItemToObject(root, "command", cmd);
-	cJSON_AddItemToObject(root, "exit", exit_json(r->exit_known, r->exit_status));
+	json_add(root, "command", cmd);
+	json_add(root, "exit", exit_json(r->exit_known, r->exit_status));
 	add_u64(root, "wall_ns", r->wall_ns);
-	cJSON_AddBoolToObject(root, "partial", r->partial);
-	cJSON_AddItemToObject(root, "timing", timing_json(r));
-	cJSON_AddBoolToObject(root, "synced", r->synced);
-	cJSON_AddItemToObject(root, "containers", containers_json(r));
+	json_add(root, "partial", cJSON_CreateBool(r->partial));
+	json_add(root, "timing", timing_json(r));
+	json_add(root, "synced", cJSON_CreateBool(r->synced));
+	json_add(root, "containers", containers_json(r));
 	add_u64(root, "host_processes", r->host_procs);
 	add_u64(root, "unknown_container_processes", r->unknown_procs);
 	return root;
@@ -526,17 +524,17 @@ static int put_tail(FILE *out, const struct run_result *r)
 		cJSON *over = cJSON_CreateObject();
 
 		add_profile(over, &r->overflow, r->timing);
-		cJSON_AddItemToObject(tail, "overflow", over);
+		json_add(tail, "overflow", over);
 	} else {
-		cJSON_AddNullToObject(tail, "overflow");
+		json_add(tail, "overflow", cJSON_CreateNull());
 	}
-	cJSON_AddItemToObject(tail, "drops", drops_json(r));
-	cJSON_AddItemToObject(tail, "trace", trace_json(r));
-	cJSON_AddItemToObject(tail, "stacks", stacks_json(r));
+	json_add(tail, "drops", drops_json(r));
+	json_add(tail, "trace", trace_json(r));
+	json_add(tail, "stacks", stacks_json(r));
 	if (r->kernel)
-		cJSON_AddItemToObject(tail, "kernel", kernel_report_json(r->kernel));
+		json_add(tail, "kernel", kernel_report_json(r->kernel));
 	else
-		cJSON_AddNullToObject(tail, "kernel");
+		json_add(tail, "kernel", cJSON_CreateNull());
 	cJSON_ArrayForEach(item, tail) {
 		fprintf(out, ",\n\t\"%s\": ", item->string);
 		err |= json_put(out, item);

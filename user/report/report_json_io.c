@@ -18,12 +18,9 @@ static cJSON *block_op_json(const struct block_record *rec)
 	const struct block_stat *st = &rec->st;
 
 	add_fields(o, &block_fields, &rec->v, NULL, NULL);
-	cJSON_AddItemToObject(o, "size_bytes",
-			      hist_json(HIST_LOG2, st->size_hist, &rec->v.size));
-	cJSON_AddItemToObject(o, "latency_ns",
-			      hist_json(rec->lat_layout, st->lat_hist, &rec->v.lat));
-	cJSON_AddItemToObject(o, "queue_latency_ns",
-			      hist_json(rec->lat_layout, st->qlat_hist, &rec->v.qlat));
+	json_add(o, "size_bytes", hist_json(HIST_LOG2, st->size_hist, &rec->v.size));
+	json_add(o, "latency_ns", hist_json(rec->lat_layout, st->lat_hist, &rec->v.lat));
+	json_add(o, "queue_latency_ns", hist_json(rec->lat_layout, st->qlat_hist, &rec->v.qlat));
 	return o;
 }
 
@@ -50,20 +47,16 @@ static cJSON *block_json(const struct block_sums *sums, const struct block_recor
 			disk = cJSON_CreateObject();
 			cJSON_AddItemToObject(disks, name, disk);
 		}
-		cJSON_AddItemToObject(disk, block_op_names[recs[i].key.op % BLOCK_OPS],
-				      block_op_json(&recs[i]));
+		json_add(disk, block_op_names[recs[i].key.op % BLOCK_OPS], block_op_json(&recs[i]));
 	}
 	for (int op = 0; op < BLOCK_OPS; op++)
 		if (!compact || sums->by_op[op].st.requests)
-			cJSON_AddItemToObject(obj, block_op_names[op],
-					      block_op_json(&sums->by_op[op]));
-	cJSON_AddItemToObject(obj, "latency_ns",
-			      hist_json(all->lat_layout, all->st.lat_hist, &all->v.lat));
-	cJSON_AddItemToObject(obj, "queue_latency_ns",
-			      hist_json(all->lat_layout, all->st.qlat_hist, &all->v.qlat));
-	cJSON_AddItemToObject(obj, "size_bytes",
-			      hist_json(HIST_LOG2, all->st.size_hist, &all->v.size));
-	cJSON_AddItemToObject(obj, "disks", disks);
+			json_add(obj, block_op_names[op], block_op_json(&sums->by_op[op]));
+	json_add(obj, "latency_ns", hist_json(all->lat_layout, all->st.lat_hist, &all->v.lat));
+	json_add(obj, "queue_latency_ns",
+		 hist_json(all->lat_layout, all->st.qlat_hist, &all->v.qlat));
+	json_add(obj, "size_bytes", hist_json(HIST_LOG2, all->st.size_hist, &all->v.size));
+	json_add(obj, "disks", disks);
 	return obj;
 }
 
@@ -150,8 +143,8 @@ void add_urings(cJSON *obj, const struct uring_record *recs, size_t n,
 		cJSON *row = cJSON_CreateObject();
 
 		add_fields(row, &uring_fields, &recs[i].v, uring_unknown, &recs[i]);
-		cJSON_AddItemToObject(row, "latency_ns", hist_json(HIST_FINE, recs[i].st.lat_hist,
-								   &recs[i].v.lat));
+		json_add(row, "latency_ns", hist_json(HIST_FINE, recs[i].st.lat_hist,
+			 &recs[i].v.lat));
 		cJSON_AddItemToObject(ops, uring_op_name(recs[i].key.op, name, sizeof(name)), row);
 	}
 }
@@ -167,10 +160,10 @@ cJSON *stacks_json(const struct run_result *r)
 		return cJSON_CreateNull();
 	t = cJSON_CreateObject();
 	add_name(t, "path", r->stacks_path);
-	cJSON_AddStringToObject(t, "unwind", r->stacks.mode);
-	cJSON_AddStringToObject(t, "by", r->stacks.by);
+	json_add(t, "unwind", cJSON_CreateString(r->stacks.mode));
+	json_add(t, "by", cJSON_CreateString(r->stacks.by));
 	add_fields(t, &stacks_fields, &r->stacks, NULL, NULL);
-	cJSON_AddBoolToObject(t, "written", !r->stacks_failed);
+	json_add(t, "written", cJSON_CreateBool(!r->stacks_failed));
 	return t;
 }
 
@@ -184,8 +177,8 @@ cJSON *trace_json(const struct run_result *r)
 	t = cJSON_CreateObject();
 	add_name(t, "path", r->trace_path);
 	add_fields(t, &trace_fields, &r->trace, NULL, NULL);
-	cJSON_AddBoolToObject(t, "truncated", r->trace.not_written != 0);
-	cJSON_AddBoolToObject(t, "written", !r->trace_failed);
+	json_add(t, "truncated", cJSON_CreateBool(r->trace.not_written != 0));
+	json_add(t, "written", cJSON_CreateBool(!r->trace_failed));
 	return t;
 }
 
@@ -204,17 +197,17 @@ void add_process_container(cJSON *obj, const struct proc_record *p, const struct
 	if (c)
 		add_name(obj, "container", container_label(c, label, sizeof(label)));
 	else
-		cJSON_AddNullToObject(obj, "container");
+		json_add(obj, "container", cJSON_CreateNull());
 	if (c && c->path.id[0])
 		add_name(obj, "container_id", c->path.id);
 	else
-		cJSON_AddNullToObject(obj, "container_id");
+		json_add(obj, "container_id", cJSON_CreateNull());
 	if (p->mnt_ns) {
 		add_u64(obj, "mnt_ns", p->mnt_ns);
 		add_u64(obj, "pid_ns", p->pid_ns);
 	} else {
-		cJSON_AddNullToObject(obj, "mnt_ns");
-		cJSON_AddNullToObject(obj, "pid_ns");
+		json_add(obj, "mnt_ns", cJSON_CreateNull());
+		json_add(obj, "pid_ns", cJSON_CreateNull());
 	}
 }
 
