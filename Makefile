@@ -316,8 +316,10 @@ $(OUTPUT)/fuzz/fuzz_parsers: tests/fuzz/fuzz_parsers.c user/util/util.c user/uti
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz/fuzz_parsers.c user/util/util.c -o $@ -lm
 
-ESCAPE_FUZZ_SRCS := tests/fuzz/fuzz_escape.c user/util/escape.c user/report/cells.c
+ESCAPE_FUZZ_SRCS := tests/fuzz/fuzz_escape.c user/util/escape.c user/report/cells.c \
+	user/report/json_text.c user/util/vec.c
 $(OUTPUT)/fuzz/fuzz_escape: $(ESCAPE_FUZZ_SRCS) user/util/escape.h user/report/cells.h \
+		user/report/json_text.h user/util/vec.h \
 		$(OUTPUT)/.deps
 	$(Q)mkdir -p $(@D)
 	$(call msg,FUZZ,$@)

@@ -11,6 +11,8 @@
  *   label value, a byte < 0x20 in text;
  * - a name that needs nothing escaped comes out as it went in;
  * - esc_json_quoted writes what cJSON writes for esc_json's value, and cJSON reads it back;
+ * - the report's printer (user/report/json_text.c) writes what cJSON_Print writes for any
+ *   bytes as a key and as a value;
  * - a short buffer gets a prefix of the whole output that ends between two escapes or
  *   characters, and the whole length is returned;
  * - name_cell and name_head fit their width, and a cut one is the name's start, "…" and its
@@ -26,6 +28,7 @@
 #include <cjson/cJSON.h>
 #include "util/escape.h"
 #include "report/cells.h"
+#include "report/json_text.h"
 
 #define CHECK(cond)                                                                      \
 	do {                                                                             \
@@ -289,6 +292,18 @@ static void check_json(const struct name *in, const uint8_t *seed)
 	cJSON_free(printed);
 	free(quoted);
 	free(value);
+
+	/* The report's printer, any bytes as a key and as a value (not escaped first). */
+	static struct json_text text;
+	cJSON *obj = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(obj, in->s, in->s);
+	cJSON_AddItemToObject(obj, "in an array", cJSON_CreateStringArray(
+							    (const char *const[]){ in->s, in->s }, 2));
+	printed = cJSON_Print(obj);
+	CHECK(printed && !json_text_print(&text, obj) && !strcmp(text.buf, printed));
+	cJSON_free(printed);
+	cJSON_Delete(obj);
 }
 
 static void check_prom(const struct name *in, const uint8_t *seed)
