@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from helpers import IOTRACE, real_processes, run
+from helpers import IOTRACE, iotrace_json, real_processes, run
 from ledger import COPIES, DATA, FILE_CALLS, normal, strace_calls, strace_files
 
 SCREEN_LINES, COLUMNS = 30, 100
@@ -499,6 +499,25 @@ def test_data_files_are_never_folded(name, tmp_path):
         (top, screen)
     report, log = traced(cmd, tmp_path, ["--json"], cwd=tmp_path)
     check_uses_against_strace(json.loads(report), log)
+
+
+@pytest.mark.parametrize("cwd,cmd,use", [
+    ("/etc", ["cat", "/etc/ld.so.cache"], "data"),
+    ("/etc", ["cat", "./ld.so.cache"], "data"),
+    ("/etc", ["cat", "ld.so.cache/"], "data"),
+    ("/", ["cat", "etc/ld.so.cache"], "data"),
+    ("/usr", ["cat", "/etc/hostname", "/etc/"], "data"),
+    ("/etc", ["cat", "hostname"], "startup"),
+    ("/etc", ["cat", "/etc/ld.so.cache.not", "--", "-/etc/ld.so.cache"], "startup"),
+], ids=["absolute", "dot-slash", "trailing-slash", "from-root", "directory-above", "not-named",
+        "near-names"])
+def test_a_start_up_file_named_on_the_command_line_is_data(tmp_path, cwd, cmd, use):
+    """The loader's cache is a start-up file, read by every dynamically linked program's
+    loader, unless a word of the process's command line names it or a directory above it,
+    a relative word taken from the command's working directory (docs/run-mode.md)."""
+    report, res = iotrace_json(cmd, tmp_path, cwd=cwd)
+    uses = {f["path"]: f["use"] for f in report["totals"]["files"]}
+    assert uses.get("/etc/ld.so.cache") == use, (uses, res.stderr)
 
 
 def test_summary_is_the_first_screen(tmp_path):

@@ -297,6 +297,11 @@ int files_merge(struct file_record *dst, struct file_record *const *m, size_t n)
 				     .res = newest->res };
 	page_cache_reset(&pc);
 	for (size_t i = 0; i < n; i++) {
+		/* the records ahead, and the rows of those already asked for */
+		if (i + 8 < n)
+			file_record_prefetch(m[i + 8]);
+		if (i + 4 < n && m[i + 4]->io)
+			__builtin_prefetch(m[i + 4]->io);
 		dst->advice |= m[i]->advice;
 		dst->loaded |= m[i]->loaded;
 		dst->load.loader_read_calls += m[i]->load.loader_read_calls;

@@ -172,6 +172,18 @@ struct file_record {
 	struct page_cache_view pc; /* summed over its entries; unused readahead at the end */
 	struct file_summary sum;
 };
+/*
+ * Asks for f's lines ahead of their use: the run's files are merged from every process's
+ * records of them (the run's libc from each of 10,000 processes), far apart in memory, and
+ * a merge waited on each record's first read (docs/performance.md, "The report of a large
+ * run").
+ */
+static inline void file_record_prefetch(const struct file_record *f)
+{
+	for (size_t off = 0; off < sizeof(*f); off += 64)
+		__builtin_prefetch((const char *)f + off);
+}
+
 /* A row of block I/O that belongs to no file: journal, metadata, swap (kind of its record). */
 #define FK_METADATA FK_KINDS
 /* The other I/O's row of files of untraced processes (its ino; kind FK_METADATA too). */

@@ -250,19 +250,32 @@ static struct file_user *user_of(struct run_file *rf, struct user_slot **seen,
 /*
  * The pids of a group and their shares of its bytes (of its calls when it moved none). A
  * path's versions come one after another, each with its pids in order: a pid may come
- * again in each version, and the run's libc has every process of the run.
+ * again in each version, and the run's libc has every process of the run. When the pids
+ * come in order all through (one version: nearly always), a pid's records are next to each
+ * other and no table is needed.
  */
 static int add_users(struct run_file *rf, const struct file_ref *refs, size_t n)
 {
-	struct user_slot *slots = calloc(n, sizeof(*slots)), *seen = NULL;
+	struct user_slot *slots = NULL, *seen = NULL;
 	uint64_t bytes = 0, calls = 0;
+	bool in_order = true;
 	int err = 0;
 
+	for (size_t i = 1; i < n && in_order; i++)
+		in_order = refs[i].pid >= refs[i - 1].pid;
 	rf->users = calloc(n, sizeof(*rf->users));
-	for (size_t i = 0; i < n && rf->users && slots && !err; i++) {
+	if (!in_order)
+		slots = calloc(n, sizeof(*slots));
+	for (size_t i = 0; i < n && rf->users && (in_order || slots) && !err; i++) {
 		const struct file_summary *s = &refs[i].f->sum;
-		struct file_user *u = user_of(rf, &seen, slots, refs[i].pid);
+		struct file_user *u;
 
+		if (!in_order)
+			u = user_of(rf, &seen, slots, refs[i].pid);
+		else if (rf->nusers && rf->users[rf->nusers - 1].pid == refs[i].pid)
+			u = &rf->users[rf->nusers - 1];
+		else
+			u = &rf->users[rf->nusers++], u->pid = refs[i].pid;
 		if (!u) {
 			err = -1;
 			break;
@@ -272,7 +285,7 @@ static int add_users(struct run_file *rf, const struct file_ref *refs, size_t n)
 	}
 	HASH_CLEAR(hh, seen);
 	free(slots);
-	if (err || !rf->users || !slots)
+	if (err || !rf->users || (!in_order && !slots))
 		return -1;
 	for (size_t i = 0; i < rf->nusers; i++)
 		bytes += rf->users[i].bytes, calls += (uint64_t)rf->users[i].share;
@@ -281,6 +294,9 @@ static int add_users(struct run_file *rf, const struct file_ref *refs, size_t n)
 				     : calls ? rf->users[i].share / calls : 1.0 / rf->nusers;
 	return 0;
 }
+
+/* How many records ahead a loop over a group's asks for them (file_record_prefetch). */
+#define PREFETCH 8
 
 /* The group's files in one row; versions: how many distinct files (0: one). */
 static int merge_group(struct run_file *rf, const struct file_ref *refs, size_t n,
@@ -294,7 +310,10 @@ static int merge_group(struct run_file *rf, const struct file_ref *refs, size_t 
 	if (!m)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		use = file_use_add(use, file_use_by(refs[i].f, refs[i].p, cwd));
+		if (i + PREFETCH < n)
+			file_record_prefetch(refs[i + PREFETCH].f);
+		if (use != FU_DATA) /* data stays data (file_use_add) */
+			use = file_use_add(use, file_use_by(refs[i].f, refs[i].p, cwd));
 		m[i] = refs[i].f;
 		if (i && refs[i].by_name && (m[i]->key.dev != m[i - 1]->key.dev ||
 					     m[i]->key.ino != m[i - 1]->key.ino ||
