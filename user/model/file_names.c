@@ -297,11 +297,13 @@ int files_merge(struct file_record *dst, struct file_record *const *m, size_t n)
 				     .res = newest->res };
 	page_cache_reset(&pc);
 	for (size_t i = 0; i < n; i++) {
-		/* the records ahead, and the rows of those already asked for */
+		/* the records ahead, the rows of those asked for before, their histograms' bins */
 		if (i + 8 < n)
 			file_record_prefetch(m[i + 8]);
-		if (i + 4 < n && m[i + 4]->io)
-			__builtin_prefetch(m[i + 4]->io);
+		for (size_t b = 0; i + 4 < n && b < m[i + 4]->nio * sizeof(*m[i]->io); b += 64)
+			__builtin_prefetch((const char *)m[i + 4]->io + b);
+		for (size_t j = 0; i + 2 < n && j < m[i + 2]->nio; j++)
+			__builtin_prefetch(m[i + 2]->io[j].lat.bins);
 		dst->advice |= m[i]->advice;
 		dst->loaded |= m[i]->loaded;
 		dst->load.loader_read_calls += m[i]->load.loader_read_calls;

@@ -28,7 +28,8 @@ int json_put(FILE *out, cJSON *item);
 int json_put_open(FILE *out, cJSON *obj);
 
 /*
- * The pipeline of the processes and their files: json_pipe_build, then the tree built,
+ * The pipeline of the processes and their files (and of the run's files): json_pipe_build,
+ * then the tree built,
  * then json_pipe_put posts it (before, then the tree, open as json_put_open's, are written
  * by the printer thread, and the tree freed). Nothing else writes to out and no json_put
  * runs until json_pipe_drain. Each returns the printer's error, if any (then nothing more

@@ -368,19 +368,22 @@ static cJSON *run_file_json(const struct run_file *rf, const struct run_result *
 	return obj;
 }
 
-/* "files": [ ... ] of the run, streamed as a process's are. */
+/*
+ * "files": [ ... ] of the run, streamed as a process's are, through the printer's pipeline
+ * (a run of 10,000 processes that each wrote a file of its own has 10,000 of them).
+ */
 static int put_run_files(FILE *out, const struct run_result *r)
 {
 	int err = 0;
 
 	fputs(",\n\t\"files\": [", out);
 	for (size_t i = 0; i < r->nfiles && !err; i++) {
-		cJSON *f = run_file_json(&r->files[i], r);
-
-		fputs(i ? ",\n" : "\n", out);
-		err = json_put(out, f);
-		json_free(f);
+		err = json_pipe_build();
+		if (!err)
+			err = json_pipe_put(i ? ",\n" : "\n", run_file_json(&r->files[i], r), false);
 	}
+	if (json_pipe_drain())
+		err = -1;
 	fputs("]", out);
 	return err;
 }
