@@ -288,20 +288,33 @@ def test_json_printer_writes_what_libcjson_would(tmp_path):
 
 @pytest.mark.parametrize("cpus", ["0", "0,1"], ids=["one-cpu", "two-cpus"])
 def test_json_processes_and_files_stay_in_order_through_the_printer(tmp_path, cpus):
-    """The processes and their files are printed by a thread of their own in batches of 256
-    trees when iotrace may run on two CPUs, in its own thread on one (json_print.c): 700
-    processes, ~3,500 trees, each process's files under it, each /bin/true with the same
-    files as the others."""
+    """The processes and their files, then the run's files, are printed by a thread of their
+    own in batches of 256 trees when iotrace may run on two CPUs, in its own thread on one
+    (json_print.c): 700 processes, ~16,000 trees, each process's files under it, each
+    /bin/echo with the same files as the others and one of its own (its stdout), and each
+    of those once among the run's files."""
     if len(os.sched_getaffinity(0)) < 2 and cpus != "0":
         pytest.skip("one CPU here")
-    out = tmp_path / "r.json"
+    out, own = tmp_path / "r.json", tmp_path / "own"
+    own.mkdir()
     res = subprocess.run(["taskset", "-c", cpus, str(IOTRACE), "--json", "-o", str(out), "--",
-                          "sh", "-c", "for i in $(seq 700); do /bin/true; done"],
+                          "sh", "-c", f"for i in $(seq 700); do /bin/echo > {own}/$i; done"],
                          capture_output=True, timeout=300)
     assert res.returncode == 0, res.stderr
     report = json.loads(out.read_text())
     procs = report["processes"]
-    assert [p["comm"] for p in procs] == ["sh", "seq"] + ["true"] * 700 + ["(other I/O)"]
-    paths = {tuple(sorted(f["path"] for f in p["files"])) for p in procs[2:-1]}
-    assert len(paths) == 1 and "/usr/bin/true" in next(iter(paths)), paths
+    assert [p["comm"] for p in procs] == ["sh", "seq"] + ["echo"] * 700 + ["(other I/O)"]
+    mine = {p["pid"]: [f["path"] for f in p["files"] if f["path"].startswith(f"{own}/")]
+            for p in procs[2:-1]}
+    assert all(len(m) == 1 for m in mine.values()), mine
+    assert sorted(m[0] for m in mine.values()) == sorted(f"{own}/{i}" for i in range(1, 701))
+    paths = {tuple(sorted(f["path"] for f in p["files"] if not f["path"].startswith(f"{own}/")))
+             for p in procs[2:-1]}
+    assert len(paths) == 1 and "/usr/bin/echo" in next(iter(paths)), paths
+    run_files = [f["path"] for f in report["totals"]["files"]]
+    assert len(run_files) == len(set(run_files))
+    assert {f"{own}/{i}" for i in range(1, 701)} <= set(run_files)
+    users = {f["path"]: [u["pid"] for u in f["processes"]] for f in report["totals"]["files"]}
+    # the shell opened each for its child: both used it
+    assert all(sorted(users[m[0]]) == sorted([procs[0]["pid"], pid]) for pid, m in mine.items())
     assert all(f["path"] != "/usr/bin/true" for f in procs[0]["files"])
