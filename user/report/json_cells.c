@@ -45,8 +45,7 @@ void add_u64(cJSON *obj, const char *key, uint64_t v)
 		while (v /= 10);
 		item = cJSON_CreateRaw(p);
 	}
-	if (item && !cJSON_AddItemToObjectCS(obj, key, item))
-		cJSON_Delete(item);
+	json_add(obj, key, item);
 }
 
 /*
@@ -62,15 +61,12 @@ void add_double(cJSON *obj, const char *key, double v)
 		int n;
 		char text[32];
 	} last;
-	cJSON *item;
 
 	if (!last.n || memcmp(&last.v, &v, sizeof(v))) {
 		last.n = json_number_text(v, last.text);
 		last.v = v;
 	}
-	item = last.n > 0 ? cJSON_CreateRaw(last.text) : cJSON_CreateNull();
-	if (item && !cJSON_AddItemToObjectCS(obj, key, item))
-		cJSON_Delete(item);
+	json_add(obj, key, last.n > 0 ? cJSON_CreateRaw(last.text) : cJSON_CreateNull());
 }
 
 cJSON *json_name(const char *name)
@@ -113,8 +109,8 @@ void add_container(cJSON *obj, const struct container_info *c)
 	add_text(obj, "qos", pod_qos_names[p->qos]);
 	json_add(obj, "monitor", cJSON_CreateBool(p->monitor));
 	add_text(obj, "source", c->meta.source);
-	json_add(obj, "answered", cJSON_CreateBool(c->state != META_UNANSWERED &&
-					      c->state != META_PENDING));
+	json_add(obj, "answered",
+		 cJSON_CreateBool(c->state != META_UNANSWERED && c->state != META_PENDING));
 }
 
 void add_null_reason(cJSON *obj, const char *key, const char *reason)

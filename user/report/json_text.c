@@ -32,11 +32,13 @@ static const unsigned char escaped[256] = {
 
 static bool grow(struct json_text *t, size_t n)
 {
-	size_t need = t->len + n + 1;
+	size_t need = t->len + n + 1, twice = 2 * t->cap;
 
 	if (t->max && need > t->max)
 		return false;
-	return !vec_reserve(&t->buf, &t->cap, need < 2 * t->cap ? 2 * t->cap : need, 1);
+	if (t->max && twice > t->max)
+		twice = t->max;
+	return !vec_reserve(&t->buf, &t->cap, need < twice ? twice : need, 1);
 }
 
 /* Room for n more bytes and the NUL after them. */
@@ -54,7 +56,7 @@ static bool put(struct json_text *t, const char *s, size_t n)
 	return true;
 }
 
-/* A string in quotes, measured first: one of escaped bytes, or longer than SHORT. */
+/* A string in quotes, measured first: one with bytes to escape, or longer than SHORT. */
 static bool put_string_measured(struct json_text *t, const unsigned char *s)
 {
 	static const char hex[] = "0123456789abcdef";

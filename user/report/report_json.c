@@ -30,7 +30,8 @@ static cJSON *exit_json(bool known, int status)
 		json_add(e, "code", cJSON_CreateNull());
 	if (known && WIFSIGNALED(status)) {
 		cJSON_AddNumberToObject(e, "signal", WTERMSIG(status));
-		json_add(e, "signal_name", cJSON_CreateString(sigabbrev_np(WTERMSIG(status)) ?: "?"));
+		json_add(e, "signal_name",
+			 cJSON_CreateString(sigabbrev_np(WTERMSIG(status)) ?: "?"));
 	} else {
 		json_add(e, "signal", cJSON_CreateNull());
 	}
@@ -237,8 +238,8 @@ static void add_file_name(cJSON *obj, const struct file_record *f, const struct 
 
 	if (f->kind == FK_METADATA)
 		json_add(obj, "path", cJSON_CreateString(f->key.ino == OTHER_FILES_INO
-							     ? "(other processes' files)"
-							     : "(filesystem metadata)"));
+								 ? "(other processes' files)"
+								 : "(filesystem metadata)"));
 	else if (f->path)
 		add_name(obj, "path", f->path);
 	else
@@ -251,8 +252,9 @@ static void add_file_name(cJSON *obj, const struct file_record *f, const struct 
 	}
 	json_add(obj, "kind", cJSON_CreateString(file_kind_name(f->kind)));
 	/* A metadata row's disk by name, a file's device by its numbers (no table: "MAJ:MIN"). */
-	json_add(obj, "dev", cJSON_CreateString(disk_table_name(f->kind == FK_METADATA ? disks : NULL,
-		 f->key.dev, dev, sizeof(dev))));
+	json_add(obj, "dev",
+		 cJSON_CreateString(disk_table_name(f->kind == FK_METADATA ? disks : NULL,
+						    f->key.dev, dev, sizeof(dev))));
 	add_u64(obj, "ino", f->kind == FK_METADATA ? 0 : f->key.ino);
 	if (f->versions) /* --files-by path: this path's files in one */
 		add_u64(obj, "versions", f->versions);
@@ -266,10 +268,11 @@ static cJSON *file_json(const struct file_record *f, const struct run_result *r)
 	add_file_name(obj, f, &r->disks);
 	if (f->kind != FK_METADATA) {
 		/* With no fadvise call seen, the advice is the default. */
-		json_add(obj, "advice", cJSON_CreateString(advice_name(f->advice, adv, sizeof(adv))
-							       ?: "normal"));
+		json_add(obj, "advice",
+			 cJSON_CreateString(advice_name(f->advice, adv, sizeof(adv)) ?: "normal"));
 		if (r->page_cache_missing)
-			json_add(obj, "page_cache_reason", cJSON_CreateString(r->page_cache_missing));
+			json_add(obj, "page_cache_reason",
+				 cJSON_CreateString(r->page_cache_missing));
 		else
 			add_page_cache(obj, &f->pc, r);
 		add_u64(obj, "added_folios", f->added_folios);
@@ -380,7 +383,8 @@ static int put_run_files(FILE *out, const struct run_result *r)
 	for (size_t i = 0; i < r->nfiles && !err; i++) {
 		err = json_pipe_build();
 		if (!err)
-			err = json_pipe_put(i ? ",\n" : "\n", run_file_json(&r->files[i], r), false);
+			err = json_pipe_put(i ? ",\n" : "\n", run_file_json(&r->files[i], r),
+					    false);
 	}
 	if (json_pipe_drain())
 		err = -1;
@@ -485,7 +489,8 @@ static cJSON *timing_json(const struct run_result *r)
 {
 	cJSON *t = cJSON_CreateObject();
 
-	json_add(t, "mode", cJSON_CreateString(!r->timing ? "off" : r->sampled ? "sampled" : "all"));
+	json_add(t, "mode",
+		 cJSON_CreateString(!r->timing ? "off" : r->sampled ? "sampled" : "all"));
 	if (r->sampled) {
 		add_u64(t, "warmup_calls", SAMPLE_WARMUP);
 		add_u64(t, "sample_period", SAMPLE_PERIOD);

@@ -143,8 +143,7 @@ void add_urings(cJSON *obj, const struct uring_record *recs, size_t n,
 		cJSON *row = cJSON_CreateObject();
 
 		add_fields(row, &uring_fields, &recs[i].v, uring_unknown, &recs[i]);
-		json_add(row, "latency_ns", hist_json(HIST_FINE, recs[i].st.lat_hist,
-			 &recs[i].v.lat));
+		json_add(row, "latency_ns", hist_json(HIST_FINE, recs[i].st.lat_hist, &recs[i].v.lat));
 		cJSON_AddItemToObject(ops, uring_op_name(recs[i].key.op, name, sizeof(name)), row);
 	}
 }
