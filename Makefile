@@ -45,8 +45,7 @@ CFLAGS += -Wall -Wextra -Wno-unused-parameter $(WERROR) -std=gnu11 -MMD -MP
 CFLAGS += $(if $(BIN),-Wno-missing-field-initializers)
 # user/'s folders are its stages (docs/design.md); an include names the folder of another
 # stage's header ("model/model.h") and finds it through -Iuser.
-USER_CFLAGS := $(CPPFLAGS) $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser \
-	-DIOTRACE_VERSION='"$(VERSION)"'
+USER_CFLAGS := $(CPPFLAGS) $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX_H)) -Ibpf \
 	-Wall -Wno-unused-function $(WERROR) -MMD -MP
 LIBS = -lbpf -ldw -lelf -lz -lcjson -lseccomp -lmicrohttpd -lm $(shell $(PKG_CONFIG) --libs ncursesw)
@@ -159,6 +158,16 @@ $(OUTPUT)/probe.bpf.o $(OUTPUT)/floor.bpf.o: $(OUTPUT)/%.bpf.o: $(OUTPUT)/bpf/%.
 KERNEL_ID := $(shell sha1sum $(KERNEL_NOTES) 2>/dev/null | cut -c1-40)
 $(OUTPUT)/kernel.id: FORCE | $(OUTPUT)
 	$(Q)echo '$(KERNEL_ID)' | cmp -s - $@ || echo '$(KERNEL_ID)' > $@
+
+# The version the binary prints (--version, Prometheus' build info, a trace's metadata), in a
+# header rewritten only when git's name for the tree changes: the objects that print it are
+# then rebuilt, and only they (a -D on their command line was not: they kept the name of the
+# tree they were first built from).
+VERSION_USERS := $(addprefix $(OUTPUT)/user/,cmd/main.o report/prom.o report/trace_out.o)
+$(OUTPUT)/version.h: FORCE | $(OUTPUT)
+	$(Q)echo '#define IOTRACE_VERSION "$(VERSION)"' | cmp -s - $@ || \
+		echo '#define IOTRACE_VERSION "$(VERSION)"' > $@
+$(VERSION_USERS): $(OUTPUT)/version.h
 
 MIN_BTF_OBJS := $(OUTPUT)/iotrace.bpf.o $(BPF_VARIANTS:%=$(OUTPUT)/%.bpf.o)
 $(OUTPUT)/min_btf.c: $(MIN_BTF_OBJS) $(OUTPUT)/kernel.id scripts/min_btf.py

@@ -1,6 +1,7 @@
 """The build chain works on this kernel, and iotrace's own command line basics."""
 import re
 import subprocess
+from pathlib import Path
 
 from helpers import IOTRACE, ROOT
 
@@ -16,6 +17,14 @@ def test_tp_btf_probe_counts_exactly():
 def test_version_and_help():
     v = subprocess.run([IOTRACE, "--version"], capture_output=True, text=True)
     assert v.returncode == 0 and v.stdout.startswith("iotrace ")
+    # In a git checkout the binary names the commit it was built from, not the first one
+    # its objects were compiled at (the Makefile's version.h).
+    top = subprocess.run(["git", "-C", ROOT, "rev-parse", "--show-toplevel"],
+                         capture_output=True, text=True)
+    if top.returncode == 0 and Path(top.stdout.strip()) == ROOT:
+        name = subprocess.run(["git", "-C", ROOT, "describe", "--always"],
+                              capture_output=True, text=True).stdout.strip()
+        assert v.stdout.split()[1].startswith(name), (v.stdout, name)
     h = subprocess.run([IOTRACE, "--help"], capture_output=True, text=True)
     assert h.returncode == 0
     for word in ["EXAMPLES:", "--json", "--no-time", "--pid", "CMD [ARGS...]"]:

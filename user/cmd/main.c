@@ -24,6 +24,7 @@
 #include "serve.h"
 #include "model/fields.h"
 #include "collect/stacks.h"
+#include "version.h" /* $(OUTPUT)'s: the Makefile writes it */
 
 const char *argp_program_version = "iotrace " IOTRACE_VERSION;
 const char *argp_program_bug_address = "the project's issue tracker";

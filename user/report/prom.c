@@ -20,10 +20,8 @@
 #include "util/escape.h"
 #include "util/disks.h"
 #include "util/vec.h"
+#include "version.h" /* $(OUTPUT)'s: the Makefile writes it */
 
-#ifndef IOTRACE_VERSION
-#define IOTRACE_VERSION "unknown"
-#endif
 
 static void family(FILE *out, const char *name, const char *type, const char *help)
 {

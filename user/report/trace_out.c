@@ -15,6 +15,7 @@
 #include "model/syscall_table.h"
 #include "trace_out_impl.h"
 #include "util/vec.h"
+#include "version.h" /* $(OUTPUT)'s: the Makefile writes it */
 
 /* Counter tracks' names (args of the "io" counter event), by COUNTER_TRACKS index. */
 static const char *const track_names[COUNTER_TRACKS] = {
