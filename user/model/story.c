@@ -270,13 +270,11 @@ static int add_users(struct run_file *rf, const struct file_ref *refs, size_t n)
 		const struct file_summary *s = &refs[i].f->sum;
 		struct file_user *u;
 
-		if (!in_order)
-			u = user_of(rf, &seen, slots, refs[i].pid);
-		else if (rf->nusers && rf->users[rf->nusers - 1].pid == refs[i].pid)
+		if (in_order) { /* a new pid, or the one before */
+			if (!rf->nusers || rf->users[rf->nusers - 1].pid != refs[i].pid)
+				rf->users[rf->nusers++].pid = refs[i].pid;
 			u = &rf->users[rf->nusers - 1];
-		else
-			u = &rf->users[rf->nusers++], u->pid = refs[i].pid;
-		if (!u) {
+		} else if (!(u = user_of(rf, &seen, slots, refs[i].pid))) {
 			err = -1;
 			break;
 		}

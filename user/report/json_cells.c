@@ -27,7 +27,7 @@ void json_add(cJSON *obj, const char *key, cJSON *item)
 
 void add_u64(cJSON *obj, const char *key, uint64_t v)
 {
-	char digits[21], *p = digits + sizeof(digits) - 1;
+	char digits[21];
 	cJSON *item;
 
 	if (v < 100) {
@@ -39,11 +39,8 @@ void add_u64(cJSON *obj, const char *key, uint64_t v)
 			item->valuestring = (char *)small[v];
 		}
 	} else {
-		*p = '\0';
-		do
-			*--p = (char)('0' + v % 10);
-		while (v /= 10);
-		item = cJSON_CreateRaw(p);
+		json_u64_text(v, digits);
+		item = cJSON_CreateRaw(digits);
 	}
 	json_add(obj, key, item);
 }

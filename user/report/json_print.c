@@ -87,7 +87,7 @@ static int put_open(FILE *out, cJSON *obj)
 {
 	size_t n;
 
-	if (json_text_print(&printed, obj) || !cJSON_IsObject(obj))
+	if (!cJSON_IsObject(obj) || json_text_print(&printed, obj))
 		return -1;
 	n = printed.len - 1; /* the brace */
 	while (n && (printed.buf[n - 1] == '\n' || printed.buf[n - 1] == '\t'))

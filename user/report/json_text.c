@@ -143,6 +143,20 @@ static bool near(double a, double b)
 	return fabs(a - b) <= most * DBL_EPSILON;
 }
 
+size_t json_u64_text(uint64_t v, char out[21])
+{
+	char digits[20], *p = digits + sizeof(digits);
+	size_t n;
+
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	n = (size_t)(digits + sizeof(digits) - p);
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return n;
+}
+
 int json_number_text(double d, char num[32])
 {
 	int n;
@@ -151,19 +165,9 @@ int json_number_text(double d, char num[32])
 		return snprintf(num, 32, "null");
 	if (fabs(d) < 1e15 && d == (double)(long long)d && (d != 0 || !signbit(d))) {
 		/* a whole number: "%1.15g" gives its digits; written here without printf */
-		unsigned long long u = (unsigned long long)fabs(d);
-		char digits[20], *p = digits + sizeof(digits);
-
-		do
-			*--p = (char)('0' + u % 10);
-		while (u /= 10);
-		n = 0;
-		if (d < 0)
-			num[n++] = '-';
-		memcpy(num + n, p, (size_t)(digits + sizeof(digits) - p));
-		n += (int)(digits + sizeof(digits) - p);
-		num[n] = '\0';
-		return n;
+		n = d < 0;
+		num[0] = '-';
+		return n + (int)json_u64_text((uint64_t)fabs(d), num + n);
 	}
 	n = snprintf(num, 32, "%1.15g", d);
 	if (!near(strtod(num, NULL), d))

@@ -4,6 +4,7 @@
 #define IOTRACE_JSON_TEXT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <cjson/cJSON.h>
 
@@ -21,6 +22,8 @@ struct json_text {
  */
 int json_text_print(struct json_text *t, const cJSON *item);
 
+/* v's decimal digits into out, NUL-terminated; their count. */
+size_t json_u64_text(uint64_t v, char out[21]);
 /*
  * A number's text as libcjson prints it: null for NaN and the infinities, else 15
  * significant digits, or 17 when 15 do not read back (nearly) the same, with '.' whatever
