@@ -67,7 +67,7 @@ WORKLOADS := $(patsubst %.c,$(BIN)%,$(wildcard workloads/*.c))
 TEST_PROGS := $(OUTPUT)/tests/probe_test $(OUTPUT)/tests/kbtf_test $(OUTPUT)/tests/hist_test \
 	$(OUTPUT)/tests/btf_args_test $(OUTPUT)/tests/container_test \
 	$(OUTPUT)/tests/container_resolver_test $(OUTPUT)/tests/procs_test \
-	$(OUTPUT)/tests/json_cells_test $(OUTPUT)/tests/json_text_test
+	$(OUTPUT)/tests/json_cells_test $(OUTPUT)/tests/json_text_test $(OUTPUT)/tests/masks_test
 BENCH_PROGS := $(OUTPUT)/bench/floor $(OUTPUT)/bench/cmdtime
 FUZZ_PROGS := $(OUTPUT)/fuzz/fuzz_parsers $(OUTPUT)/fuzz/fuzz_escape $(OUTPUT)/fuzz/fuzz_container
 
@@ -221,6 +221,10 @@ $(OUTPUT)/tests/json_text_test: tests/c/json_text_test.c $(OUTPUT)/user/report/j
 $(OUTPUT)/tests/hist_test: tests/c/hist_test.c $(OUTPUT)/user/model/hist.o | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(filter %.o,$^) -o $@
+
+$(OUTPUT)/tests/masks_test: tests/c/masks_test.c bpf/masks.h | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< -o $@
 
 $(OUTPUT)/tests/container_test: tests/c/container_test.c $(OUTPUT)/user/util/container_path.o | \
 		$(OUTPUT)/tests

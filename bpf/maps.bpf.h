@@ -7,7 +7,9 @@
 #define IOTRACE_MAPS_BPF_H
 
 #define BUCKETS_INLINE static __always_inline
+#define MASKS_INLINE static __always_inline
 #include "iotrace.h"
+#include "masks.h"
 #include "regs.bpf.h"
 #include "compat.bpf.h"
 

@@ -369,29 +369,54 @@ static __always_inline __u64 name_id_of(__u64 d)
 	return (leaf ^ (parent * 0x9E3779B97F4A7C15ULL)) | 1;
 }
 
+/* inode_kind's result: the kind in the low byte, then whether the number's files are counted. */
+#define KIND_MASK 0xff
+#define KIND_COUNTED 0x100
+
+/*
+ * An inode's kind (enum file_kind) and whether the ledger counts its number's files. Global:
+ * the verifier walks the switches on the mode and the filesystem's magic once, not once per
+ * kind along the rest of the naming (each kind a constant of its own there, which later
+ * tests of the kind kept apart).
+ */
+__noinline __u32 inode_kind(__u64 inode_addr, __u64 file_addr)
+{
+	struct inode *inode = UNTRUSTED(inode, (void *)inode_addr);
+	__u64 magic = KREAD(inode, i_sb, s_magic);
+	__u32 kind = kind_of(KREAD(inode, i_mode), magic);
+
+	/* memfd_create makes an unlinked file on the kernel's shm mount, "memfd:NAME". */
+	if (kind == FK_FILE && magic == TMPFS_MAGIC && file_addr && !KREAD(inode, __i_nlink))
+		kind = FK_MEMFD;
+	if (!KREAD(inode, i_generation) && counted_fs(magic))
+		kind |= KIND_COUNTED;
+	return kind;
+}
+
 /* The name's header and path; returns the bytes of n to send. */
 static __u32 fill_name(struct file_name *n, struct path_key *pk, struct inode *inode,
 		       struct file *file, __u64 d, bool again)
 {
-	__u64 magic;
-	__u32 used = 0;
+	__u64 inode_addr = 0, file_addr = 0;
+	__u32 used = 0, kind;
 
 	__builtin_memset(n, 0, __builtin_offsetof(struct file_name, buf));
 	n->record = TE_NAME;
 	n->dev = pk->dev;
 	n->ino = pk->ino;
 	n->igen = pk->igen;
-	magic = KREAD(inode, i_sb, s_magic);
-	n->kind = kind_of(KREAD(inode, i_mode), magic);
+	/* Global functions take numbers only: the pointers' values copied out as such. */
+	bpf_probe_read_kernel(&inode_addr, sizeof(inode_addr), &inode);
+	if (file)
+		bpf_probe_read_kernel(&file_addr, sizeof(file_addr), &file);
+	kind = inode_kind(inode_addr, file_addr);
+	n->kind = kind & KIND_MASK;
+	n->counted = !!(kind & KIND_COUNTED);
 	n->deleted = !KREAD(inode, __i_nlink);
 	n->rdev = KREAD(inode, i_rdev);
 	n->gen = KREAD(inode, i_generation);
-	n->counted = !n->gen && counted_fs(magic);
 	n->from_alias = !file;
 	n->again = again;
-	/* memfd_create makes an unlinked file on the kernel's shm mount, "memfd:NAME". */
-	if (n->kind == FK_FILE && magic == TMPFS_MAGIC && file && n->deleted)
-		n->kind = FK_MEMFD;
 	if (n->kind == FK_SOCKET && file)
 		socket_of(n, file);
 	if (d)

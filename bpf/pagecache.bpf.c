@@ -662,15 +662,6 @@ int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
 	return 0;
 }
 
-static __always_inline __u64 overlap(__u64 s, __u64 e, __u64 first, __u64 last)
-{
-	if (s < first)
-		s = first;
-	if (e > last + 1)
-		e = last + 1;
-	return e > s ? e - s : 0;
-}
-
 /*
  * The first page of the read call the current thread is in, when it is a read, pread64,
  * readv, preadv or preadv2 of mapping's file; else index. filemap_get_pages hands a read
@@ -738,10 +729,10 @@ static __always_inline void get_pages(struct address_space *mapping, __u64 index
 		for (int i = 0; i < 4; i++) {
 			if (i >= t->nadds)
 				break;
-			o = overlap(t->add_s[i], t->add_e[i], first, last);
+			/* Masks, not branches (bpf/masks.h): each run's tests split the walk. */
+			o = pages_within(t->add_s[i], t->add_e[i], first, last);
 			miss += o;
-			if (t->add_ra[i])
-				ra_miss += o;
+			ra_miss += o & -(__u64)(t->add_ra[i] & 1); /* add_ra: 0 or 1 */
 		}
 		/*
 		 * Where the call's start is not known (a copy, io_uring, a compat kernel): pages

@@ -122,15 +122,10 @@ static __always_inline struct pt_regs *task_syscall_regs(struct task_struct *tas
  * read on every one). A call that completed just as the kill came is counted (strace
  * would not count it): the kill's own race.
  */
-#ifndef EINTR
-#define EINTR 4
-#endif
-#define ERESTARTSYS 512
-#define ERESTART_RESTARTBLOCK 516
 static __always_inline bool killed_in_call(struct task_struct *task, long ret)
 {
-	if (ret != -EINTR && (__u64)(ret + ERESTART_RESTARTBLOCK) >
-			     ERESTART_RESTARTBLOCK - ERESTARTSYS)
+	/* A mask, not branches on ret (bpf/masks.h): the branch is on the mask. */
+	if (!interrupted_ret(ret))
 		return false;
 	return TASK_READ(task, pending.signal.sig[0]) & SIGKILL_BIT;
 }
@@ -640,6 +635,26 @@ static __always_inline int count_call(__u32 cpu, __u32 slot, __u32 nr, struct ca
 }
 
 /*
+ * A return sys_exit does not count: a new task's first return to user space passes sys_exit
+ * of the fork or clone that made it, with 0 (strace counts that call once, in the parent,
+ * and so do we); and until its execve returns, a pending child runs iotrace's code. Masks,
+ * not branches on ret and id (bpf/masks.h), which the verifier kept apart to the end.
+ */
+static __always_inline bool not_a_call_of_its_own(long ret, long id, __u32 slot)
+{
+	__u64 zero = all_ones_if_zero(ret), execed;
+
+	barrier_var(zero);
+	if (zero && (id == nr_clone || id == nr_clone3 || id == nr_fork || id == nr_vfork))
+		return true;
+	if (!(slot & SLOT_PENDING))
+		return false;
+	execed = eq_mask(id, nr_execve) | eq_mask(id, nr_execveat);
+	barrier_var(execed);
+	return !execed;
+}
+
+/*
  * Calls are counted when they return, as strace -c counts them: exit and exit_group
  * never return and are not counted, and neither is anything a task did before the
  * execve that made it the traced command.
@@ -673,16 +688,9 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	if ((serve || top) && slot == SLOT_NONE)
 		return 0;
 	id = SC_NR(regs);
-	/*
-	 * A new task's first return to user space passes sys_exit of the fork/clone that made
-	 * it, with 0. strace counts that call once, in the parent, and so do we.
-	 */
-	if (!ret && (id == nr_clone || id == nr_clone3 || id == nr_fork || id == nr_vfork))
+	if (not_a_call_of_its_own(ret, id, slot))
 		return 0;
-	if (slot & SLOT_PENDING) {
-		/* Until its execve returns, the child runs iotrace's code: count none of it. */
-		if (id != nr_execve && id != nr_execveat)
-			return 0;
+	if (slot & SLOT_PENDING) { /* its execve returned: counted from here on */
 		slot &= ~SLOT_PENDING;
 		if (entry)
 			*entry = slot;
@@ -707,13 +715,8 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		c.lat_ns = ti->lat_ns;
 		c.weight = ti->weight;
 	}
-	/*
-	 * rt_sigreturn restores the interrupted context, its syscall number -1 included (x86
-	 * orig_ax, arm64 syscallno).
-	 */
-	if (id == -1)
-		id = nr_rt_sigreturn;
-	nr = (__u64)id < MAX_SYSCALLS ? id : SYSCALL_OTHER;
+	/* With masks: branches on id kept the verifier's walk apart to the end (masks.h). */
+	nr = syscall_row_of(id, nr_rt_sigreturn, MAX_SYSCALLS);
 	cpu = bpf_get_smp_processor_id();
 	if (count_call(cpu, slot, nr, &c))
 		return 0;

@@ -131,3 +131,13 @@ def test_two_loader_threads_load_every_program_once(tmp_path):
         assert res.returncode == sres.returncode == 0, (res.stderr, sres.stderr)
         iot = {name: (v["calls"], v["errors"]) for name, v in report["totals"]["syscalls"].items()}
         assert iot == ref, (env is TWO, iot, ref)
+
+
+def test_masks_equal_the_branches_they_replace():
+    """bpf/masks.h: the masks sys_exit and the page cache's programs compute instead of
+    branches (so that the verifier walks what follows once) give what the branches gave,
+    over the edges of each range and ten million random values (tests/c/masks_test.c)."""
+    res = subprocess.run([ROOT / ".output/tests/masks_test"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    lines = res.stdout.splitlines()
+    assert len(lines) == 5 and all(re.match(r".*: 0 of \d{6,} differ$", l) for l in lines), lines

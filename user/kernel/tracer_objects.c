@@ -142,8 +142,8 @@ static const struct {
 	const char *prog;
 	unsigned int cost;
 } verifier_costs[] = {
-	{ "handle_sys_exit", 18061 }, { "handle_sched_process_exec", 6746 },
-	{ "handle_sys_enter", 6094 }, { "handle_mm_filemap_get_pages", 5074 },
+	{ "handle_sys_exit", 9366 }, { "handle_sched_process_exec", 4701 },
+	{ "handle_sys_enter", 4049 }, { "handle_mm_filemap_get_pages", 4413 },
 	{ "handle_block_rq_complete", 2889 }, { "handle_mm_filemap_add_to_page_cache", 1994 },
 	{ "handle_mm_filemap_map_pages", 1985 }, { "handle_mm_filemap_fault", 1854 },
 	{ "handle_block_rq_insert", 2163 }, { "handle_block_rq_issue", 2145 },
