@@ -133,6 +133,35 @@ def test_two_loader_threads_load_every_program_once(tmp_path):
         assert iot == ref, (env is TWO, iot, ref)
 
 
+def test_verifier_walk_log_and_its_reader(tmp_path):
+    """IOTRACE_VERIFIER_LOG=PROG:FILE writes PROG's whole verifier log (docs/startup.md,
+    "What the verifier walks more than once") and scripts/verifier_walk.py reads it: the
+    visits it counts are the walk the verifier reports as `processed` for that program in
+    -v (within the calls and exits the kernel counts on top), and its global functions are
+    named. A setting that names no program, or a FILE that cannot be written, is one line
+    and exit 1."""
+    log = tmp_path / "walk.txt"
+    res = run([IOTRACE, "-o", "/dev/null", "--", "true"],
+              env={**os.environ, "IOTRACE_VERIFIER_LOG": f"handle_sys_enter:{log}"})
+    assert res.returncode == 0, res.stderr
+    text = log.read_text()
+    processed = int(re.search(r"^processed (\d+) insns", text, re.M).group(1))
+    assert processed == loaded_programs(verbose_load(SERIAL))["handle_sys_enter"][0]
+    walk = subprocess.run([ROOT / "scripts/verifier_walk.py", log, "--top", "3"],
+                          capture_output=True, text=True)
+    assert walk.returncode == 0, walk.stderr
+    visits = int(re.match(r"(\d+) instruction visits", walk.stdout).group(1))
+    assert 0.8 * processed <= visits <= processed, walk.stdout
+    assert "note_closing_file" in walk.stdout and "record_name" in walk.stdout, walk.stdout
+    for spec in ("no_such_program:" + str(log), "handle_sys_enter",
+                 f"handle_sys_enter:{tmp_path}/missing/walk.txt"):
+        res = run([IOTRACE, "-o", "/dev/null", "--", "true"],
+                  env={**os.environ, "IOTRACE_VERIFIER_LOG": spec})
+        err = res.stderr.decode().strip()
+        assert res.returncode == 1 and len(err.splitlines()) == 1, (spec, err)
+        assert err.startswith("iotrace: IOTRACE_VERIFIER_LOG:"), err
+
+
 def test_masks_equal_the_branches_they_replace():
     """bpf/masks.h: the masks sys_exit and the page cache's programs compute instead of
     branches (so that the verifier walks what follows once) give what the branches gave,

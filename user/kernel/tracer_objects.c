@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,74 @@ static void print_verifier_stats(struct iotrace_bpf *a, char (*la)[STATS_LOG_SIZ
 				(int)strcspn(time, "\n"), time, (int)strcspn(insns, "("), insns,
 				second ? "(second thread)" : "");
 	}
+}
+
+/*
+ * IOTRACE_VERIFIER_LOG=PROG:FILE (for developers, docs/startup.md "What the verifier walks
+ * more than once"): PROG's whole verifier log (level 2, every instruction of the walk with
+ * its registers) into FILE, for scripts/verifier_walk.py. Loads in one thread. The buffer
+ * is reserved, not touched: a log takes only the pages it fills.
+ */
+#define WALK_LOG_SIZE (256u << 20)
+
+struct walk_log {
+	char *buf;
+	const char *file;
+};
+
+/* Sets PROG's log; -ECANCELED (said here, in one line) when the setting names no program. */
+static int walk_log_set(struct iotrace_bpf *s, struct walk_log *w)
+{
+	const char *spec = getenv("IOTRACE_VERIFIER_LOG"), *colon;
+	struct bpf_program *prog = NULL;
+	size_t len;
+
+	if (!spec)
+		return 0;
+	colon = strchr(spec, ':');
+	len = colon ? (size_t)(colon - spec) : 0;
+	for (int i = 0; colon && colon[1] && i < s->skeleton->prog_cnt; i++) {
+		const char *name = bpf_program__name(*s->skeleton->progs[i].prog);
+
+		if (strlen(name) == len && !strncmp(name, spec, len))
+			prog = *s->skeleton->progs[i].prog;
+	}
+	if (!prog || !bpf_program__autoload(prog)) {
+		fprintf(stderr, "iotrace: IOTRACE_VERIFIER_LOG: '%s' is not PROG:FILE with PROG a "
+			"program this run loads\n", spec);
+		return -ECANCELED;
+	}
+	w->buf = mmap(NULL, WALK_LOG_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (w->buf == MAP_FAILED) {
+		w->buf = NULL;
+		fprintf(stderr, "iotrace: IOTRACE_VERIFIER_LOG: %s\n", strerror(errno));
+		return -ECANCELED;
+	}
+	w->file = colon + 1;
+	bpf_program__set_log_level(prog, 2 | 4);
+	bpf_program__set_log_buf(prog, w->buf, WALK_LOG_SIZE);
+	return 0;
+}
+
+/* Writes the log (also of a load that failed: that is when it is wanted most). */
+static int walk_log_write(struct walk_log *w)
+{
+	FILE *f;
+	int err = 0;
+
+	if (!w->buf)
+		return 0;
+	f = fopen(w->file, "w");
+	if (!f || fputs(w->buf, f) == EOF)
+		err = -errno;
+	if (f && fclose(f) && !err)
+		err = -errno;
+	if (err)
+		fprintf(stderr, "iotrace: IOTRACE_VERIFIER_LOG: %s: %s\n", w->file, strerror(-err));
+	munmap(w->buf, WALK_LOG_SIZE);
+	w->buf = NULL;
+	return err ? -ECANCELED : 0;
 }
 
 /* Each build's programs have the same maps, programs and globals as the full one's. */
@@ -248,6 +317,8 @@ static bool two_threads(const struct tracer_config *cfg)
 
 	if (forced && strcmp(forced, "2"))
 		why = "IOTRACE_LOAD_THREADS is not 2";
+	else if (getenv("IOTRACE_VERIFIER_LOG"))
+		why = "IOTRACE_VERIFIER_LOG is set";
 	else if (sched_getaffinity(0, sizeof(cpus), &cpus) || CPU_COUNT(&cpus) < 2)
 		why = "one CPU to run on";
 	if (!why && !forced && (f = fopen("/proc/loadavg", "r"))) {
@@ -415,6 +486,13 @@ int tracer_load_objects(struct tracer *t, const struct tracer_config *cfg, const
 		forget_warnings();
 	}
 	err = open_configured(t, cfg, &opts, ids, btf);
+	if (!err && getenv("IOTRACE_VERIFIER_LOG")) {
+		struct walk_log w = {};
+
+		err = walk_log_set(t->skel, &w);
+		err = err ?: iotrace_bpf__load(t->skel);
+		return walk_log_write(&w) ?: err;
+	}
 	if (err || !cfg->verbose) {
 		err = err ?: iotrace_bpf__load(t->skel);
 		goto out;
