@@ -360,7 +360,14 @@ def viewer_page(tmp_path, profile, view=None, height=800):
                  f"--user-data-dir={tmp_path / 'chromium'}", "--virtual-time-budget=15000",
                  f"--window-size=1400,{height}"]
         shot = tmp_path / "speedscope.png"
-        dom = run(flags + ["--dump-dom", url], timeout=120).stdout.decode(errors="replace")
+        # A loaded profile names the page ("profile.json - speedscope"). Chromium's virtual
+        # time can run out before the profile's fetch and import end on a loaded host (the
+        # DOM then holds the empty start page): that is the browser's wait, so it is tried
+        # again, three times at most; the checks are the caller's.
+        for _ in range(3):
+            dom = run(flags + ["--dump-dom", url], timeout=120).stdout.decode(errors="replace")
+            if "<title>profile.json - speedscope</title>" in dom:
+                break
         run(flags + [f"--screenshot={shot}", url], timeout=120)
     finally:
         server.terminate()
