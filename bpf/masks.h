@@ -45,6 +45,24 @@ MASKS_INLINE __u64 below_mask(__u64 a, __u64 b)
 	return m;
 }
 
+/* a - b when a > b, else 0; both below 2^63. */
+MASKS_INLINE __u64 less_or_zero(__u64 a, __u64 b)
+{
+	return (a - b) & below_mask(b, a);
+}
+
+/* The smaller of x and max; both below 2^63. */
+MASKS_INLINE __u64 at_most(__u64 x, __u64 max)
+{
+	return x ^ ((x ^ max) & below_mask(max, x)); /* the mask on a value (see above) */
+}
+
+/* The larger of x and min; both below 2^63. */
+MASKS_INLINE __u64 at_least(__u64 x, __u64 min)
+{
+	return x ^ ((x ^ min) & below_mask(x, min));
+}
+
 /*
  * The counters' row of syscall number id in a table of rows (a power of two): the last row
  * past the table, and sigreturn's row for -1 (rt_sigreturn restores the interrupted
@@ -83,11 +101,7 @@ MASKS_INLINE __u64 interrupted_ret(__s64 ret)
 /* The pages of [s, e) within [first, last], all below 2^63. */
 MASKS_INLINE __u64 pages_within(__u64 s, __u64 e, __u64 first, __u64 last)
 {
-	__u64 end = last + 1;
-
-	s ^= (s ^ first) & below_mask(s, first);
-	e ^= (e ^ end) & below_mask(end, e);
-	return (e - s) & ~below_mask(e, s);
+	return less_or_zero(at_most(e, last + 1), at_least(s, first));
 }
 
 #endif /* IOTRACE_MASKS_H */

@@ -307,10 +307,13 @@ static __always_inline long mark_one_chunk(struct mark_ctx *c, __u32 i)
 			return 1;
 		note_chunk(c->file, key.chunk);
 	}
-	lo = c->first > base ? c->first - base : 0;
-	hi = c->last - base;
-	if (hi > (1 << CHUNK_SHIFT) - 1)
-		hi = (1 << CHUNK_SHIFT) - 1;
+	/*
+	 * The range's bits in this chunk, by masks (bpf/masks.h): as branches, lo 0 and hi the
+	 * last bit were constants kept in the loop's context, and the verifier walked the
+	 * steps once per combination.
+	 */
+	lo = less_or_zero(c->first, base);
+	hi = at_most(c->last - base, (1 << CHUNK_SHIFT) - 1);
 	c->lo = lo;
 	c->hi = hi;
 	c->w0 = lo / 64;

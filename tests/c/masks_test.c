@@ -64,7 +64,7 @@ int main(void)
 	};
 	static const uint64_t sigreturns[] = { 15, 139, 0, 510, 511 };
 	const int n_edges = sizeof(edges) / sizeof(edges[0]);
-	long bad[5] = {}, tried[5] = {};
+	long bad[6] = {}, tried[6] = {};
 
 	srandom(4627);
 	for (long i = -n_edges; i < RANDOM_VALUES; i++) {
@@ -89,6 +89,12 @@ int main(void)
 		tried[3]++;
 		bad[4] += pages_within(s, e, first, last) != ref_pages(s, e, first, last);
 		tried[4]++;
+		if (!(a >> 63) && !(b >> 63)) {
+			bad[5] += less_or_zero(a, b) != (a > b ? a - b : 0) ||
+				  at_most(a, b) != (a < b ? a : b) ||
+				  at_least(a, b) != (a > b ? a : b);
+			tried[5]++;
+		}
 	}
 	for (int64_t ret = -5000; ret <= 5000; ret++) {
 		bad[3] += interrupted_ret(ret) != (uint64_t)ref_interrupted(ret);
@@ -99,5 +105,6 @@ int main(void)
 	check("syscall_row_of", bad[2], tried[2]);
 	check("interrupted_ret", bad[3], tried[3]);
 	check("pages_within", bad[4], tried[4]);
+	check("less_or_zero, at_most, at_least (below 2^63)", bad[5], tried[5]);
 	return failures ? 1 : 0;
 }
