@@ -211,8 +211,8 @@ static const struct {
 	const char *prog;
 	unsigned int cost;
 } verifier_costs[] = {
-	{ "handle_sys_exit", 9366 }, { "handle_sched_process_exec", 4701 },
-	{ "handle_sys_enter", 4049 }, { "handle_mm_filemap_get_pages", 4378 },
+	{ "handle_sys_exit", 9168 }, { "handle_sched_process_exec", 4519 },
+	{ "handle_sys_enter", 3867 }, { "handle_mm_filemap_get_pages", 4378 },
 	{ "handle_block_rq_complete", 2889 }, { "handle_mm_filemap_add_to_page_cache", 1959 },
 	{ "handle_mm_filemap_map_pages", 1950 }, { "handle_mm_filemap_fault", 1819 },
 	{ "handle_block_rq_insert", 2163 }, { "handle_block_rq_issue", 2145 },
