@@ -405,7 +405,7 @@ def test_folded_stacks_keep_their_format(tmp_path, files, helper):
         assert "Unrecognized format" not in dom
         missing = [value_of(n, CONTROLS | {ord(";")}) for n in frames
                    if value_of(n, CONTROLS | {ord(";")}) not in dom]
-        assert not missing, missing
+        assert not missing, (missing, len(dom), "Symbol Name" in dom, dom[-3000:])
 
 
 def speedscope_sandwich(tmp_path, profile):

@@ -354,21 +354,28 @@ def viewer_page(tmp_path, profile, view=None, height=800):
                f"http://127.0.0.1:{port}/data/profile.json")
         if view:
             url += f"&view={view}"
-        flags = ["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync",
-                 f"--user-data-dir={tmp_path / 'chromium'}", "--virtual-time-budget=15000",
-                 f"--window-size=1400,{height}"]
+        # Each Chromium its own profile directory: one still exiting holds its directory's
+        # lock, and another started on it hands the page over and exits with nothing.
+        def flags(run_name):
+            return ["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                    "--disable-quic", "--no-first-run", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync",
+                    f"--user-data-dir={tmp_path / ('chromium-' + run_name)}",
+                    "--virtual-time-budget=15000", f"--window-size=1400,{height}"]
         shot = tmp_path / "speedscope.png"
-        # A loaded profile names the page ("profile.json - speedscope"). Chromium's virtual
-        # time can run out before the profile's fetch and import end on a loaded host (the
-        # DOM then holds the empty start page): that is the browser's wait, so it is tried
-        # again, three times at most; the checks are the caller's.
-        for _ in range(3):
-            dom = run(flags + ["--dump-dom", url], timeout=120).stdout.decode(errors="replace")
-            if "<title>profile.json - speedscope</title>" in dom:
+        # A loaded profile names the page ("profile.json - speedscope"), and the sandwich
+        # view has its table ("Symbol Name"). On a loaded host the page was once dumped
+        # without the frames (a run of the whole suite): the dump is taken again, three
+        # times at most, until the page is ready; the checks are the caller's.
+        ready = ["<title>profile.json - speedscope</title>"]
+        if view == "sandwich":
+            ready.append(">Symbol Name<")
+        for attempt in range(3):
+            dom = run(flags(f"dom{attempt}") + ["--dump-dom", url],
+                      timeout=120).stdout.decode(errors="replace")
+            if all(r in dom for r in ready):
                 break
-        run(flags + [f"--screenshot={shot}", url], timeout=120)
+        run(flags("shot") + [f"--screenshot={shot}", url], timeout=120)
     finally:
         server.terminate()
         server.wait()
