@@ -98,6 +98,21 @@ MASKS_INLINE __u64 interrupted_ret(__s64 ret)
 	return m >> 63;
 }
 
+/* Largest syscall return value that is an error: the kernel's -MAX_ERRNO..-1 range. */
+#define MAX_ERRNO 4095
+
+/*
+ * 1 when a syscall's return value is an error (-MAX_ERRNO..-1), else 0: its sign bit, and
+ * not that of ret + MAX_ERRNO. A branch would narrow ret on each side, and the verifier
+ * would walk the rest of sys_exit once per side.
+ */
+MASKS_INLINE __u64 call_failed(__s64 ret)
+{
+	__u64 r = ret;
+
+	return (r >> 63) & (((r + MAX_ERRNO) >> 63) ^ 1);
+}
+
 /* The pages of [s, e) within [first, last], all below 2^63. */
 MASKS_INLINE __u64 pages_within(__u64 s, __u64 e, __u64 first, __u64 last)
 {

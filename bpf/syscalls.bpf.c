@@ -16,8 +16,6 @@
  * per-program "active" count of bpf_trace_run). A locked add costs ~20 cycles; a read
  * accounts up to seven of them.
  */
-/* Largest syscall return value that is an error: the kernel's -MAX_ERRNO..-1 range. */
-#define MAX_ERRNO 4095
 /* SIGKILL in a sigset_t's first word: a fatal signal pending (__fatal_signal_pending). */
 #define SIGKILL_BIT (1ULL << (9 - 1))
 /* iovec entries read to size a readv/writev request; longer arrays count as unknown. */
@@ -270,18 +268,6 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	ti->nr = id;
 	ti->start_ns = bpf_ktime_get_ns();
 	return 0;
-}
-
-/*
- * 1 when a syscall's return value is an error (-MAX_ERRNO..-1), else 0, computed without a
- * branch on ret: a branch would narrow ret on each side, and the verifier would walk the
- * rest of sys_exit once per side (docs/startup.md, "What the verifier walks more than once").
- */
-static __always_inline __u64 call_failed(long ret)
-{
-	__u64 r = ret;
-
-	return (r >> 63) & (((r + MAX_ERRNO) >> 63) ^ 1);
 }
 
 /* Requested bytes that could not be read (an iovec array too long, or unreadable). */

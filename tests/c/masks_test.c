@@ -45,6 +45,11 @@ static int ref_interrupted(int64_t ret)
 	return ret == -EINTR || (ret >= -ERESTART_RESTARTBLOCK && ret <= -ERESTARTSYS);
 }
 
+static int ref_failed(int64_t ret)
+{
+	return ret < 0 && ret >= -MAX_ERRNO;
+}
+
 static uint64_t ref_pages(uint64_t s, uint64_t e, uint64_t first, uint64_t last)
 {
 	if (s < first)
@@ -59,8 +64,8 @@ int main(void)
 	static const uint64_t edges[] = {
 		0, 1, 2, 3, 4, 5, 255, 256, 510, 511, 512, 513, 1023, 1024,
 		-1ULL, -2ULL, -4ULL, -5ULL, -511ULL, -512ULL, -513ULL, -516ULL, -517ULL,
-		-4095ULL, -4096ULL, 1ULL << 31, 1ULL << 32, (1ULL << 32) - 1, (1ULL << 32) + 1,
-		(1ULL << 63) - 1, 1ULL << 63, (1ULL << 63) + 1, -(1ULL << 32),
+		-4094ULL, -4095ULL, -4096ULL, -4097ULL, 1ULL << 31, 1ULL << 32, (1ULL << 32) - 1,
+		(1ULL << 32) + 1, (1ULL << 63) - 1, 1ULL << 63, (1ULL << 63) + 1, -(1ULL << 32),
 	};
 	static const uint64_t sigreturns[] = { 15, 139, 0, 510, 511 };
 	const int n_edges = sizeof(edges) / sizeof(edges[0]);
@@ -85,7 +90,8 @@ int main(void)
 		}
 		bad[2] += syscall_row_of(a, sig, ROWS) != ref_row(a, sig);
 		tried[2]++;
-		bad[3] += interrupted_ret((int64_t)a) != (uint64_t)ref_interrupted((int64_t)a);
+		bad[3] += interrupted_ret((int64_t)a) != (uint64_t)ref_interrupted((int64_t)a) ||
+			  call_failed((int64_t)a) != (uint64_t)ref_failed((int64_t)a);
 		tried[3]++;
 		bad[4] += pages_within(s, e, first, last) != ref_pages(s, e, first, last);
 		tried[4]++;
@@ -97,13 +103,14 @@ int main(void)
 		}
 	}
 	for (int64_t ret = -5000; ret <= 5000; ret++) {
-		bad[3] += interrupted_ret(ret) != (uint64_t)ref_interrupted(ret);
+		bad[3] += interrupted_ret(ret) != (uint64_t)ref_interrupted(ret) ||
+			  call_failed(ret) != (uint64_t)ref_failed(ret);
 		tried[3]++;
 	}
 	check("eq_mask, all_ones_if_zero", bad[0], tried[0]);
 	check("below_mask (both below 2^63)", bad[1], tried[1]);
 	check("syscall_row_of", bad[2], tried[2]);
-	check("interrupted_ret", bad[3], tried[3]);
+	check("interrupted_ret, call_failed", bad[3], tried[3]);
 	check("pages_within", bad[4], tried[4]);
 	check("less_or_zero, at_most, at_least (below 2^63)", bad[5], tried[5]);
 	return failures ? 1 : 0;

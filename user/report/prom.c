@@ -22,7 +22,6 @@
 #include "util/vec.h"
 #include "version.h" /* $(OUTPUT)'s: the Makefile writes it */
 
-
 static void family(FILE *out, const char *name, const char *type, const char *help)
 {
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
