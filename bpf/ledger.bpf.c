@@ -33,6 +33,14 @@ struct {
  */
 __u64 free_files[MAX_FILES / 64] = {};
 
+/*
+ * Each entry's owner (its key's), apart from the entry: the loader finds an exited
+ * process's entries in these 32 KiB rather than by reading the owner of every entry
+ * (984 bytes apart: 8 MiB once the table has filled, ~1,000 pages, read at every exit).
+ * Zeroed by the loader when it recycles the entry, before the entry is free.
+ */
+__u32 file_owners[MAX_FILES] = {};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
@@ -184,6 +192,7 @@ static __always_inline int new_entry(struct file_key *key)
 	st = bpf_map_lookup_elem(&file_stats, &idx);
 	if (st)
 		st->key = *key;
+	file_owners[idx & (MAX_FILES - 1)] = key->owner;
 	live = COUNT_ADD(&files_live, 1);
 	if (live == MAX_FILES / 2 || live == MAX_FILES / 4 * 3)
 		ledger_wake_loader();

@@ -1,6 +1,7 @@
 """Smoke test of `make bench`'s script: every tool runs and its counts are parsed (one small
 workload, one run). The overhead numbers themselves belong to docs/performance.md."""
 import json
+import resource
 import subprocess
 import sys
 
@@ -90,3 +91,16 @@ def test_process_program_time_is_the_runs_own():
     assert {"handle_sys_enter", "handle_sys_exit", "handle_sched_process_exec",
             "handle_sched_process_exit"} <= set(progs)
     assert all(progs[p] > 0 for p in ("handle_sys_exit", "handle_sched_process_exec"))
+
+
+def test_report_latency_gives_iotrace_own_cpu(tmp_path):
+    """bench_latency's run: the report's latency, and iotrace's own CPU per process (its
+    rusage less the command's, which the shell's `times` gives): more than nothing, and less
+    than all of it (the command's own share is out)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import bench_latency
+    ms, own_us = bench_latency.once(IOTRACE, [], 200, tmp_path)
+    whole = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert 0 < ms < 60_000
+    assert 0 < own_us * 200 / 1e6 < whole.ru_utime + whole.ru_stime
+    assert bench_latency.once(IOTRACE, ["--no-such-option"], 10, tmp_path) is None

@@ -2,18 +2,22 @@
 strace -ff -yy in the same run, fincore, /sys/block/*/stat and the workloads' arithmetic."""
 import collections
 import json
+import mmap
 import os
 import re
 import stat
+import struct
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from helpers import IOTRACE, MIB, iotrace_json, mkinput, real_processes, run, wl
+from helpers import IOTRACE, MIB, ROOT, iotrace_json, mkinput, real_processes, run, wl
 from ledger import differences, pre_exec, traced_by_both
 from test_block import disk_of, disk_stat
+from test_task_cache import BPF_MAP_GET_FD_BY_ID, bpf, bss_var_of
 
 
 @pytest.fixture(scope="module")
@@ -708,3 +712,53 @@ def test_text_table_sorts_lists_folds_and_details(tmp_path):
     assert times == sorted(times, reverse=True), rows
     assert fold and number(fold.group(1)) == total - 3, fold and fold[0]
     assert_fold_adds_up(sec, rows, fold)
+
+
+def test_an_exited_process_leaves_the_table(tmp_path):
+    """Each exited process's entries leave the kernel's table at its exit, found through the
+    owners' array beside it (file_owners): while the shell that ran 400 cats of two files
+    waits, the table holds its own entries only, every owner left in the array is alive, and
+    the report still has each cat's two files with their bytes."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"a" * 3000)
+    b.write_bytes(b"b" * 5000)
+    go = tmp_path / "go"
+    os.mkfifo(go)
+    out = tmp_path / "r.json"
+    n = 400
+    max_files = int(re.search(r"#define MAX_FILES (\d+)", (ROOT / "bpf/iotrace.h").read_text())[1])
+    proc = subprocess.Popen(
+        [str(IOTRACE), "--json", "-o", str(out), "--", "/bin/sh", "-c",
+         f"for i in $(seq {n}); do cat {a} {b} > /dev/null; done; read x < {go}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        live = owners = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            found = [bss_var_of(proc.pid, v) for v in ("files_live", "file_owners")]
+            if None in found:
+                time.sleep(0.1)
+                continue
+            fd = bpf(BPF_MAP_GET_FD_BY_ID, found[0][0].to_bytes(4, "little") + bytes(8))
+            size = (found[0][1] + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
+            with mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ) as mem:
+                live = struct.unpack_from("I", mem, found[0][2])[0]
+                owners = set(struct.unpack_from(f"{max_files}I", mem, found[1][2])) - {0}
+            os.close(fd)
+            if owners and all(Path(f"/proc/{o}").exists() for o in owners) and live < 40:
+                break
+            time.sleep(0.2)
+        assert live is not None and live < 40, live
+        assert owners and all(Path(f"/proc/{o}").exists() for o in owners), owners
+    finally:
+        with open(go, "w") as f:
+            f.write("\n")
+        assert proc.wait(timeout=120) == 0, proc.stderr.read()
+    report = json.loads(out.read_text())
+    assert report["drops"]["files"] == 0
+    cats = [p for p in real_processes(report) if p["comm"] == "cat"]
+    assert len(cats) == n
+    for p in cats:
+        read = {f["path"]: f["io"]["read"]["transferred_bytes"] for f in p["files"]
+                if f["path"] in (str(a), str(b))}
+        assert read == {str(a): 3000, str(b): 5000}, p["files"]

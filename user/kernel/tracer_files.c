@@ -236,6 +236,7 @@ static void recycle_entry(struct tracer *t, uint32_t i)
 	memset(st, 0, sizeof(*st));
 	memcpy(st->row, rows, sizeof(rows));
 	st->gen = gen;
+	__atomic_store_n(&t->skel->bss->file_owners[i], 0, __ATOMIC_RELAXED);
 	__atomic_fetch_or(&t->skel->bss->free_files[i / 64], 1ULL << (i % 64), __ATOMIC_SEQ_CST);
 	__atomic_sub_fetch(&t->skel->bss->files_live, 1, __ATOMIC_SEQ_CST);
 }
@@ -252,11 +253,17 @@ static void recycle_entry(struct tracer *t, uint32_t i)
 static int take_entries(struct tracer *t, const uint32_t *idx, size_t n, ledger_entry_fn fn,
 			void *ctx)
 {
-	const uint32_t room = 4 * TAKE_BATCH; /* chunk keys deleted in one batch */
-	struct ledger_entry *e = calloc(TAKE_BATCH, sizeof(*e));
-	struct chunk_key *gone = malloc(room * sizeof(*gone));
+	/* No more room than the entries need: a short process has a few (not 256 KiB zeroed). */
+	const size_t batch = n < TAKE_BATCH ? n : TAKE_BATCH;
+	const uint32_t room = 4 * batch; /* chunk keys deleted in one batch */
+	struct ledger_entry *e;
+	struct chunk_key *gone;
 	int err = 0;
 
+	if (!n)
+		return 0;
+	e = calloc(batch, sizeof(*e));
+	gone = malloc(room * sizeof(*gone));
 	for (size_t at = 0; e && gone && at < n; at += TAKE_BATCH) {
 		size_t m = n - at < TAKE_BATCH ? n - at : TAKE_BATCH;
 		uint32_t ngone = 0;
@@ -284,16 +291,25 @@ static int take_entries(struct tracer *t, const uint32_t *idx, size_t n, ledger_
 
 int tracer_take_files(struct tracer *t, uint32_t owner, ledger_entry_fn fn, void *ctx)
 {
-	uint32_t count = nr_entries(t), *idx = calloc(count + 1, sizeof(*idx));
-	size_t k = 0;
+	const __u32 *owners = t->skel->bss->file_owners;
+	uint32_t count = nr_entries(t), *idx = NULL;
+	size_t k = 0, cap = 0;
 	int err;
 
-	if (!idx)
-		return -ENOMEM;
-	/* The owner exited: none of its threads can find its entries any more. */
-	for (uint32_t i = 0; owner && i < count; i++)
-		if (t->files[i].key.owner == owner)
-			idx[k++] = i;
+	/*
+	 * The owner exited: none of its threads can find its entries any more. Found by the
+	 * dense owners' array; the entry's own key has the last word.
+	 */
+	for (uint32_t i = 0; owner && i < count; i++) {
+		if (__atomic_load_n(&owners[i], __ATOMIC_RELAXED) != owner ||
+		    t->files[i].key.owner != owner)
+			continue;
+		if (VEC_ROOM(idx, k, cap)) {
+			free(idx);
+			return -ENOMEM;
+		}
+		idx[k++] = i;
+	}
 	retire_entries(t, idx, k);
 	err = take_entries(t, idx, k, fn, ctx);
 	free(idx);
