@@ -212,9 +212,9 @@ static const struct {
 	unsigned int cost;
 } verifier_costs[] = {
 	{ "handle_sys_exit", 9168 }, { "handle_sched_process_exec", 4519 },
-	{ "handle_sys_enter", 3867 }, { "handle_mm_filemap_get_pages", 4378 },
-	{ "handle_block_rq_complete", 2889 }, { "handle_mm_filemap_add_to_page_cache", 1959 },
-	{ "handle_mm_filemap_map_pages", 1950 }, { "handle_mm_filemap_fault", 1819 },
+	{ "handle_sys_enter", 3867 }, { "handle_mm_filemap_get_pages", 4625 },
+	{ "handle_block_rq_complete", 2889 }, { "handle_mm_filemap_add_to_page_cache", 2192 },
+	{ "handle_mm_filemap_map_pages", 2183 }, { "handle_mm_filemap_fault", 2052 },
 	{ "handle_block_rq_insert", 2163 }, { "handle_block_rq_issue", 2145 },
 	{ "handle_block_io_start", 2108 }, { "handle_io_uring_complete", 1612 },
 	{ "handle_page_cache_ra_unbounded", 1514 }, { "handle_page_cache_ra_order", 1306 },
