@@ -1,11 +1,12 @@
 """Smoke test of `make bench`'s script: every tool runs and its counts are parsed (one small
 workload, one run). The overhead numbers themselves belong to docs/performance.md."""
 import json
+import re
 import resource
 import subprocess
 import sys
 
-from helpers import IOTRACE, ROOT
+from helpers import IOTRACE, ROOT, mkinput, wl
 
 
 def test_bench_script_runs_every_tool(tmp_path):
@@ -104,3 +105,31 @@ def test_report_latency_gives_iotrace_own_cpu(tmp_path):
     assert 0 < ms < 60_000
     assert 0 < own_us * 200 / 1e6 < whole.ru_utime + whole.ru_stime
     assert bench_latency.once(IOTRACE, ["--no-such-option"], 10, tmp_path) is None
+
+
+def test_bpf_profile_charges_samples_to_program_lines(tmp_path):
+    """scripts/bpf_profile.py on tr2u: its samples in BPF programs go to the syscall hooks'
+    source lines (a sample's innermost BPF frame), the per-call figures follow from the
+    counts, and the command's own output and exit status are left alone."""
+    n = 300_000
+    data = mkinput(tmp_path / "in", n)
+    with open(data, "rb") as stdin, open(tmp_path / "out", "wb") as out:
+        res = subprocess.run([sys.executable, ROOT / "scripts/bpf_profile.py", "--top", "40",
+                              "--per", str(2 * n + 1), "--", IOTRACE, "-o", "/dev/null", "--",
+                              wl("tr2u"), "a", "b"], stdin=stdin, stdout=out,
+                             stderr=subprocess.PIPE, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "out").stat().st_size == n  # tr2u's output, not the profile
+    head = re.match(r"(\d+) samples, (\d+) in BPF programs", res.stderr)
+    assert head and 0 < int(head[2]) < int(head[1]), res.stderr
+    progs = dict((m[2], int(m[1])) for m in
+                 re.finditer(r"^ +(\d+) +[\d.]+  (handle_\w+)$", res.stderr, re.M))
+    assert {"handle_sys_enter", "handle_sys_exit"} <= set(progs), res.stderr
+    assert sum(progs.values()) == int(head[2])
+    lines = re.findall(r"^ +(\d+) +([\d.]+)  \S+ +([\w.]+\.[ch]):(\d+) ", res.stderr, re.M)
+    assert any(f == "syscalls.bpf.c" for _, _, f, _ in lines), res.stderr
+    for count, ns, _, line in lines:  # ns per call: count x 100 us / calls
+        assert abs(float(ns) - int(count) * 1e5 / (2 * n + 1)) < 0.06 and int(line) > 0
+    bad = subprocess.run([sys.executable, ROOT / "scripts/bpf_profile.py"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "no iotrace command line" in bad.stderr
