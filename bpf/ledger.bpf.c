@@ -49,11 +49,20 @@ struct {
 	__type(value, struct file_row);
 } file_rows SEC(".maps");
 
+/*
+ * file_rows indexes the loader gave back with their entries, as free_files: the loader sets
+ * bits in place (a queue map took a syscall per row, a sixth of the loader's time while a
+ * shell ran short processes), programs take them with an atomic and. The compat build
+ * (no bpf_loop) takes them from a queue instead, which the loader fills a row a syscall;
+ * in the other builds the queue is made with room for one.
+ */
+__u64 free_rows[MAX_FILE_ROWS / 64] = {};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_QUEUE);
 	__uint(max_entries, MAX_FILE_ROWS);
 	__type(value, __u32);
-} free_rows SEC(".maps");
+} free_rows_queue SEC(".maps");
 
 __u32 nr_files = 0;
 /*
@@ -91,25 +100,36 @@ struct free_search {
 	__u32 start, idx;
 };
 
-/* One word of free_files (from the search's start): take its lowest set bit. */
-static long take_free_word(__u32 i, void *data)
+/* Word w of a bitmap of given-back indexes (free_files, free_rows): take its lowest set bit. */
+static __always_inline long take_free_bit(__u64 *word, __u32 w, struct free_search *s)
 {
-	struct free_search *s = data;
-	__u32 w = (s->start + i) & (MAX_FILES / 64 - 1);
-	__u64 bits = free_files[w], bit;
+	__u64 bits = *word, bit;
 
 	if (!bits)
 		return 0;
 	bit = bits & -bits;
-	if (FETCH_AND(&free_files[w], ~bit) & bit) {
+	if (FETCH_AND(word, ~bit) & bit) {
 		s->idx = w * 64 + bit_index(bit);
 		return 1;
 	}
 	return 0; /* another CPU took it: the next word */
 }
 
+/* One word of free_files (from the search's start). */
+static long take_free_word(__u32 i, void *data)
+{
+	struct free_search *s = data;
+	__u32 w = (s->start + i) & (MAX_FILES / 64 - 1);
+
+	return take_free_bit(&free_files[w], w, s);
+}
+
 #if HAVE_COMPAT
-/* compat: word i from start, a global function: the search unrolled is calls (compat.bpf.h). */
+/*
+ * compat: word i of free_files from start, a global function: the search unrolled is
+ * calls (compat.bpf.h). (Its rows come back through a queue: 512 words of rows unrolled
+ * added a tenth to that build's verification.)
+ */
 __noinline int take_free_word_at(__u32 start, __u32 i)
 {
 	struct free_search s = { .start = start, .idx = MAX_FILES };
@@ -119,7 +139,7 @@ __noinline int take_free_word_at(__u32 start, __u32 i)
 }
 #endif
 
-/* A given-back index from word start on, or MAX_FILES when none is free. */
+/* A given-back entry from word start on, or MAX_FILES when none is free. */
 COMPAT_GLOBAL(static __always_inline) __u32 search_free_entries(__u32 start)
 {
 	struct free_search s = { .start = start, .idx = MAX_FILES };
@@ -133,14 +153,15 @@ COMPAT_GLOBAL(static __always_inline) __u32 search_free_entries(__u32 start)
 	return s.idx;
 }
 
-/* A given-back index, or MAX_FILES when none is free (starts where the last one was). */
+/* A given-back entry, or MAX_FILES when none is free (starts where the last one was). */
 static __always_inline __u32 take_free_entry(void)
 {
 	static __u32 hint;
 	__u32 idx = search_free_entries(hint);
 
-	if (idx < MAX_FILES)
-		hint = idx / 64;
+	if (idx >= MAX_FILES)
+		return MAX_FILES;
+	hint = idx / 64;
 	return idx;
 }
 
@@ -280,6 +301,45 @@ __noinline int file_index_of_file(__u32 owner, __u64 file_addr)
 
 /* ---- rows ---- */
 
+#if !HAVE_COMPAT
+/* One word of free_rows (from the search's start). */
+static long take_free_row_word(__u32 i, void *data)
+{
+	struct free_search *s = data;
+	__u32 w = (s->start + i) & (MAX_FILE_ROWS / 64 - 1);
+
+	return take_free_bit(&free_rows[w], w, s);
+}
+#endif
+
+/* A given-back row, or MAX_FILE_ROWS when none is free (starts where the last one was). */
+static __always_inline __u32 take_free_row(void)
+{
+#if HAVE_COMPAT
+	__u32 row;
+
+	return bpf_map_pop_elem(&free_rows_queue, &row) ? MAX_FILE_ROWS : row;
+#else
+	static __u32 hint;
+	struct free_search s = { .start = hint, .idx = MAX_FILE_ROWS };
+
+	bpf_loop(MAX_FILE_ROWS / 64, take_free_row_word, &s, 0);
+	if (s.idx < MAX_FILE_ROWS)
+		hint = s.idx / 64;
+	return s.idx;
+#endif
+}
+
+/* Gives row back (a thread that lost the race for its entry's op). */
+static __always_inline void free_row(__u32 row)
+{
+#if HAVE_COMPAT
+	bpf_map_push_elem(&free_rows_queue, &row, 0);
+#else
+	ATOMIC_OR(&free_rows[(row / 64) & (MAX_FILE_ROWS / 64 - 1)], 1ULL << (row % 64));
+#endif
+}
+
 /* A new row for op on entry idx; 0 when the table is full, else its index + 1. */
 __noinline __u32 file_row_alloc(__u32 idx, __u32 op)
 {
@@ -289,8 +349,10 @@ __noinline __u32 file_row_alloc(__u32 idx, __u32 op)
 
 	if (!st)
 		return 0;
-	if (bpf_map_pop_elem(&free_rows, &row))
-		row = TAKE_NEXT(&nr_rows);
+	/* Fresh rows first, then the ones given back (as entries: new_entry). */
+	row = nr_rows < MAX_FILE_ROWS ? TAKE_NEXT(&nr_rows) : MAX_FILE_ROWS;
+	if (row >= MAX_FILE_ROWS)
+		row = take_free_row();
 	if (row >= MAX_FILE_ROWS) {
 		__sync_fetch_and_add(&drops[DROP_FILE_ROWS], 1);
 		return 0;
@@ -306,7 +368,7 @@ __noinline __u32 file_row_alloc(__u32 idx, __u32 op)
 	 */
 	old = CMPXCHG(&st->row[op & (FILE_OP_SLOTS - 1)], 0, row + 1);
 	if (old) {
-		bpf_map_push_elem(&free_rows, &row, 0);
+		free_row(row);
 		__sync_fetch_and_add(&rows_taken, -1);
 		if (old > MAX_FILE_ROWS) {
 			__sync_fetch_and_add(&drops[DROP_FILE_ROWS], 1);

@@ -103,6 +103,9 @@ void tracer_configure(struct tracer *t, const struct tracer_config *cfg)
 	bpf_map__set_max_entries(s->maps.io_cache, t->ncpus * IO_CACHE_ROWS);
 	bpf_map__set_max_entries(s->maps.cache_moves, t->ncpus);
 	bpf_map__set_max_entries(s->maps.inflight, inflight);
+	/* Rows come back as bits, but in the compat build through this queue (ledger.bpf.c). */
+	if (t->build != BUILD_COMPAT)
+		bpf_map__set_max_entries(s->maps.free_rows_queue, 1);
 	s->rodata->inflight_mask = inflight - 1;
 	s->rodata->nr_slots = t->nr_slots;
 	s->rodata->timing = cfg->timing;

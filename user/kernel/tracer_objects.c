@@ -211,16 +211,16 @@ static const struct {
 	const char *prog;
 	unsigned int cost;
 } verifier_costs[] = {
-	{ "handle_sys_exit", 9168 }, { "handle_sched_process_exec", 4519 },
-	{ "handle_sys_enter", 3867 }, { "handle_mm_filemap_get_pages", 4625 },
+	{ "handle_sys_exit", 9380 }, { "handle_sched_process_exec", 4516 },
+	{ "handle_sys_enter", 3856 }, { "handle_mm_filemap_get_pages", 4625 },
 	{ "handle_block_rq_complete", 2889 }, { "handle_mm_filemap_add_to_page_cache", 2192 },
 	{ "handle_mm_filemap_map_pages", 2183 }, { "handle_mm_filemap_fault", 2052 },
 	{ "handle_block_rq_insert", 2163 }, { "handle_block_rq_issue", 2145 },
-	{ "handle_block_io_start", 2108 }, { "handle_io_uring_complete", 1612 },
-	{ "handle_page_cache_ra_unbounded", 1514 }, { "handle_page_cache_ra_order", 1306 },
-	{ "sweep_block_inflight", 1156 }, { "handle_writeback_dirty_folio", 1063 },
-	{ "handle_sched_process_fork", 955 }, { "handle_iomap_dio_rw_begin", 935 },
-	{ "handle_page_cache_sync_ra", 885 }, { "handle_page_cache_async_ra", 885 },
+	{ "handle_block_io_start", 2108 }, { "handle_io_uring_complete", 1818 },
+	{ "handle_page_cache_ra_unbounded", 1511 }, { "handle_page_cache_ra_order", 1303 },
+	{ "sweep_block_inflight", 1156 }, { "handle_writeback_dirty_folio", 1060 },
+	{ "handle_sched_process_fork", 955 }, { "handle_iomap_dio_rw_begin", 932 },
+	{ "handle_page_cache_sync_ra", 882 }, { "handle_page_cache_async_ra", 882 },
 	{ "handle_sched_process_exit", 311 }, { "handle_task_rename", 174 },
 	{ "handle_inode_set_ctime_to_ts", 182 }, { "handle_ctime_ns_xchg", 182 },
 	{ "handle_ctime_xchg_skip", 182 }, { "handle_io_uring_submit_req", 188 },
