@@ -298,7 +298,12 @@ enum file_use {
 
 /* A file of the run: the processes' rows of one path (or file) in one, and who used it. */
 struct run_file {
-	struct file_record f; /* the rows summed (its own io, blocks: file_record_free) */
+	/*
+	 * Its row: the one process's own when a single process used it (a copy took 0.6 KiB
+	 * and its rows' histograms each: 45 MiB for tar's 50,000 files), else merged.
+	 */
+	const struct file_record *f;
+	struct file_record *merged; /* the rows summed, owned (file_record_free), or NULL */
 	enum file_use use;
 	bool system;          /* read only, a file of the system's (/usr, /etc ...): shown last */
 	struct file_user {

@@ -318,8 +318,15 @@ static int merge_group(struct run_file *rf, const struct file_ref *refs, size_t 
 					     m[i]->key.igen != m[i - 1]->key.igen))
 			files++;
 	}
-	err = files_merge(&rf->f, (struct file_record *const *)m, n);
-	rf->f.versions = files > 1 ? files : 0; /* story_free frees its names list */
+	if (n == 1 && !m[0]->versions) {
+		rf->f = m[0]; /* one process's row of one file: the run's row as it is */
+		err = 0;
+	} else {
+		rf->f = rf->merged = calloc(1, sizeof(*rf->merged));
+		err = !rf->merged || files_merge(rf->merged, (struct file_record *const *)m, n);
+		if (rf->merged) /* story_free frees its names list */
+			rf->merged->versions = files > 1 ? files : 0;
+	}
 	/* Faults on mappings no traced process was seen making: shown, not folded. */
 	rf->use = use == FU_INHERITED ? FU_DATA : use;
 	free(m);
@@ -334,8 +341,8 @@ static int merge_group(struct run_file *rf, const struct file_ref *refs, size_t 
  */
 static int cmp_files(const void *a, const void *b)
 {
-	const struct file_summary *x = &((const struct run_file *)a)->f.sum;
-	const struct file_summary *y = &((const struct run_file *)b)->f.sum;
+	const struct file_summary *x = &((const struct run_file *)a)->f->sum;
+	const struct file_summary *y = &((const struct run_file *)b)->f->sum;
 	uint64_t kx = x->read_bytes + x->write_bytes, ky = y->read_bytes + y->write_bytes;
 	uint64_t dx = x->block_read_bytes + x->block_write_bytes;
 	uint64_t dy = y->block_read_bytes + y->block_write_bytes;
@@ -397,10 +404,10 @@ static int sum_loaded(struct run_result *r)
 		if (rf->use == FU_DATA)
 			continue;
 		l->files++;
-		l->read_calls += rf->f.sum.read_calls;
-		l->read_bytes += rf->f.sum.read_bytes;
-		l->faults += rf->f.pc.faults;
-		l->block_read_bytes += rf->f.sum.block_read_bytes;
+		l->read_calls += rf->f->sum.read_calls;
+		l->read_bytes += rf->f->sum.read_bytes;
+		l->faults += rf->f->pc.faults;
+		l->block_read_bytes += rf->f->sum.block_read_bytes;
 		for (size_t k = 0; k < rf->nusers; k++)
 			pids[n++] = rf->users[k].pid;
 	}
@@ -429,16 +436,16 @@ static int first_screen_files(struct run_result *r)
 	}
 	for (size_t i = 0; i < r->nfiles; i++)
 		if (r->files[i].use == FU_CODE)
-			n += !!(prefixes[n] = file_install_prefix(&r->files[i].f));
+			n += !!(prefixes[n] = file_install_prefix(r->files[i].f));
 	for (size_t i = 0; i < r->nfiles; i++)
 		r->files[i].system = r->files[i].use == FU_DATA &&
-				     file_of_system(&r->files[i].f, r->cwd, prefixes, n);
+				     file_of_system(r->files[i].f, r->cwd, prefixes, n);
 	while (n--)
 		free(prefixes[n]);
 	free(prefixes);
 	for (int system = 0; system < 2; system++)
 		for (size_t i = 0; i < r->nfiles; i++)
-			if (r->files[i].f.kind != FK_METADATA && r->files[i].use == FU_DATA &&
+			if (r->files[i].f->kind != FK_METADATA && r->files[i].use == FU_DATA &&
 			    r->files[i].system == system)
 				r->worked[r->nworked++] = i;
 	return sum_loaded(r);
@@ -456,9 +463,13 @@ int story_derive(struct run_result *r)
 void story_free(struct run_result *r)
 {
 	for (size_t i = 0; i < r->nfiles; i++) {
-		if (!r->files[i].f.versions)
-			r->files[i].f.versions = 1; /* file_record_free: its name list is its own */
-		file_record_free(&r->files[i].f);
+		struct file_record *m = r->files[i].merged;
+
+		if (m && !m->versions)
+			m->versions = 1; /* file_record_free: its name list is its own */
+		if (m)
+			file_record_free(m);
+		free(m);
 		free(r->files[i].users);
 	}
 	free(r->files);

@@ -327,7 +327,7 @@ static const unsigned optional_columns[] = {
 static const char *run_row_name(const struct run_file *rf, const struct run_result *r,
 				char *buf, size_t len)
 {
-	const char *name = row_name(&rf->f, &r->disks, buf, len);
+	const char *name = row_name(rf->f, &r->disks, buf, len);
 	size_t n = r->cwd ? strlen(r->cwd) : 0;
 
 	if (n < 2 || strncmp(name, r->cwd, n) || (name[n] && name[n] != '/'))
@@ -340,7 +340,7 @@ static bool columns_empty(const struct run_result *r, size_t listed, unsigned co
 {
 	for (size_t i = 0; i < listed; i++)
 		for (int k = 0; k < COLUMNS; k++) {
-			uint64_t v = *(const uint64_t *)((const char *)&r->files[r->worked[i]].f.sum +
+			uint64_t v = *(const uint64_t *)((const char *)&r->files[r->worked[i]].f->sum +
 							 offsets[k]);
 
 			if ((columns & (1u << k)) && v && v != FILE_SUMMARY_NONE)
@@ -388,7 +388,7 @@ static void print_run_row(FILE *out, const struct run_file *rf, const struct run
 
 	put_padded(out, name_cell(run_row_name(rf, r, name, sizeof(name)), width, text,
 				  sizeof(text)), width);
-	put_summary(out, &rf->f.sum, false, shown);
+	put_summary(out, &rf->f->sum, false, shown);
 	fprintf(out, " %5zu\n", rf->nusers);
 }
 
@@ -433,7 +433,7 @@ void report_run_files(FILE *out, const struct run_result *r, size_t limit)
 		if (i < listed)
 			print_run_row(out, &r->files[r->worked[i]], r, width, shown);
 		else
-			rest[i - listed] = &r->files[r->worked[i]].f;
+			rest[i - listed] = r->files[r->worked[i]].f;
 	}
 	print_rest(out, rest, r->nworked - listed);
 	print_loaded(out, &r->loaded);

@@ -355,7 +355,7 @@ static cJSON *story_json(const struct io_story *s, const struct page_cache_view 
 /* A file of the run: a process's file row's members, and the pids that used it. */
 static cJSON *run_file_json(const struct run_file *rf, const struct run_result *r)
 {
-	cJSON *obj = file_json(&rf->f, r), *users;
+	cJSON *obj = file_json(rf->f, r), *users;
 
 	json_add(obj, "use", cJSON_CreateString(file_use_name(rf->use)));
 	users = cJSON_AddArrayToObject(obj, "processes");
