@@ -176,6 +176,17 @@ struct slot_marks {
 #define IO_TAG(slot, kind) ((((slot) << 4) | (kind)) + 1)
 #define TAG_SLOT_SC(tag) (((tag) - 1) >> 9)
 #define TAG_SLOT_IO(tag) (((tag) - 1) >> 4)
+/*
+ * The I/O cache's row of a tag: a slot's kinds in 13 consecutive rows (each its own), the
+ * next slot's 13 rows on. Slots are taken lowest first, so the few processes alive at once
+ * (a shell and the short processes it starts one after another) have near slots, whose
+ * first kinds (read, write, pread64, pwrite64) never share a row for slots up to 4 apart.
+ * Hashed (CACHE_ROW), a shell's and its children's tags met in one row once in two
+ * children, and each such move put a 2.8 KiB value in io_totals (docs/startup.md).
+ */
+#define IO_CACHE_ROW(cpu, tag) \
+	((cpu) * IO_CACHE_ROWS + (TAG_SLOT_IO(tag) * 13 + (((tag) - 1) & 15) + IO_CACHE_ROWS - 1) % \
+					 IO_CACHE_ROWS)
 
 struct io_stat {
 	__u64 requested;       /* bytes asked for by calls whose request could be read */
@@ -378,6 +389,7 @@ _Static_assert(sizeof(struct sc_cache_row) == 40, "sc_cache_row layout");
 _Static_assert(IO_GROUPS <= 32, "an io_cache_row's groups fit its used mask");
 _Static_assert(MAX_SLOTS == 1 << SLOT_BITS && SLOT_BITS + 9 < 32, "tags fit 32 bits");
 _Static_assert(IO_KINDS <= 16, "an I/O kind fits its tag's 4 bits");
+_Static_assert(IO_KINDS - 1 <= 13 && 13 <= IO_CACHE_ROWS, "a slot's I/O kinds each a row of their own");
 _Static_assert(sizeof(struct io_stat) == 8 * (7 + HIST_BUCKETS + FINE_BUCKETS), "io_stat layout");
 _Static_assert(sizeof(struct thread_io) == 192 + 32 * FD_CACHE, "thread_io layout");
 _Static_assert(sizeof(struct iot_proc_event) == 40 + COMM_LEN, "proc_event layout");

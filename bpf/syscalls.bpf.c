@@ -358,7 +358,7 @@ __noinline int io_count_totals(__u32 tag, __s64 ret, __u64 req, __u64 lat_ns, __
 
 static __always_inline void account_io(struct call *c, __u32 cpu, __u32 slot, __u32 kind)
 {
-	__u32 tag = IO_TAG(slot & (MAX_SLOTS - 1), kind), key = cache_row(cpu, tag, IO_CACHE_ROWS);
+	__u32 tag = IO_TAG(slot & (MAX_SLOTS - 1), kind), key = IO_CACHE_ROW(cpu, tag);
 	struct io_cache_row *row = bpf_map_lookup_elem(&io_cache, &key);
 	long ret = c->ret;
 	__u64 lat_ns = c->lat_ns, req = c->req;

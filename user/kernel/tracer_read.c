@@ -102,7 +102,7 @@ static void cache_key_rows(struct tracer *t, uint32_t slot, uint32_t id, bool io
 				row_free(&r->tag, &r->st, sizeof(r->st));
 		} else {
 			uint32_t key = IO_TAG(slot, id);
-			struct io_cache_row *r = &t->io[CACHE_ROW(cpu, key, IO_CACHE_ROWS)];
+			struct io_cache_row *r = &t->io[IO_CACHE_ROW(cpu, key)];
 
 			if (!row_holds(&r->tag, key, take))
 				continue;
