@@ -4,8 +4,9 @@
  *
  * Where a process's syscall and read/write-family counters are kept (iotrace.h, "per-CPU
  * caches"): each CPU has a small cache of rows tagged by (slot, syscall) or (slot, kind),
- * which only that CPU's sys_exit increments, plainly; a row is found by hashing its tag
- * (one inlined array lookup, as the [cpu][slot] regions before). A row wanted for another
+ * which only that CPU's sys_exit increments, plainly; a row is found from its tag (hashed,
+ * or for I/O rows laid out by slot: IO_CACHE_ROW), one inlined array lookup, as the
+ * [cpu][slot] regions before. A row wanted for another
  * tag is first moved into the totals (sc_totals, io_totals) with atomics. The loader takes
  * a dead slot's rows by swapping their tag to CACHE_CLAIMED; a CPU that finds its row so
  * claimed counts that call into the totals directly.
