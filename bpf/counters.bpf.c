@@ -6,10 +6,10 @@
  * caches"): each CPU has a small cache of rows tagged by (slot, syscall) or (slot, kind),
  * which only that CPU's sys_exit increments, plainly; a row is found from its tag (hashed,
  * or for I/O rows laid out by slot: IO_CACHE_ROW), one inlined array lookup, as the
- * [cpu][slot] regions before. A row wanted for another
- * tag is first moved into the totals (sc_totals, io_totals) with atomics. The loader takes
- * a dead slot's rows by swapping their tag to CACHE_CLAIMED; a CPU that finds its row so
- * claimed counts that call into the totals directly.
+ * [cpu][slot] regions before. A row wanted for another tag is first moved into the totals
+ * (sc_totals, io_totals) with atomics. The loader takes a dead slot's rows by swapping their
+ * tag to CACHE_CLAIMED; a CPU that finds its row so claimed counts that call into the
+ * totals directly.
  *
  * Memory: ncpus x (SC_CACHE_ROWS x 40 B + IO_CACHE_ROWS x 2.8 KiB), ~130 KiB a CPU, plus
  * totals for the rows moved out; none of it per slot, so every live process (up to

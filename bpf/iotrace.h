@@ -389,7 +389,8 @@ _Static_assert(sizeof(struct sc_cache_row) == 40, "sc_cache_row layout");
 _Static_assert(IO_GROUPS <= 32, "an io_cache_row's groups fit its used mask");
 _Static_assert(MAX_SLOTS == 1 << SLOT_BITS && SLOT_BITS + 9 < 32, "tags fit 32 bits");
 _Static_assert(IO_KINDS <= 16, "an I/O kind fits its tag's 4 bits");
-_Static_assert(IO_KINDS - 1 <= 13 && 13 <= IO_CACHE_ROWS, "a slot's I/O kinds each a row of their own");
+_Static_assert(IO_KINDS - 1 <= 13 && 13 <= IO_CACHE_ROWS,
+	       "a slot's I/O kinds each have a row of their own (IO_CACHE_ROW)");
 _Static_assert(sizeof(struct io_stat) == 8 * (7 + HIST_BUCKETS + FINE_BUCKETS), "io_stat layout");
 _Static_assert(sizeof(struct thread_io) == 192 + 32 * FD_CACHE, "thread_io layout");
 _Static_assert(sizeof(struct iot_proc_event) == 40 + COMM_LEN, "proc_event layout");

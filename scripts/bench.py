@@ -376,7 +376,7 @@ def issue41_lines(results, extra, command):
             (f"`--json` report out after a {latency.get('procs', 20000):,}-process run's end",
              LATENCY_MS, " ms", ".0f",
              latency_ms("iotrace", "json"), latency_ms("baseline iotrace", "json")),
-            (f"iotrace's own CPU per process of that run (text)", None, " µs", ".0f",
+            ("iotrace's own CPU per process of that run (text)", None, " µs", ".0f",
              latency_ms("iotrace", field="own_cpu_us_per_process"),
              latency_ms("baseline iotrace", field="own_cpu_us_per_process"))):
         x = "" if unit else "×"  # a ratio
