@@ -184,9 +184,10 @@ struct slot_marks {
  * Hashed (CACHE_ROW), a shell's and its children's tags met in one row once in two
  * children, and each such move put a 2.8 KiB value in io_totals (docs/startup.md).
  */
-#define IO_CACHE_ROW(cpu, tag) \
-	((cpu) * IO_CACHE_ROWS + (TAG_SLOT_IO(tag) * 13 + (((tag) - 1) & 15) + IO_CACHE_ROWS - 1) % \
-					 IO_CACHE_ROWS)
+#define IO_SLOT_ROWS 13 /* the read/write family's kinds: a row each */
+#define IO_CACHE_ROW(cpu, tag)                                                                      \
+	((cpu) * IO_CACHE_ROWS +                                                                   \
+	 (TAG_SLOT_IO(tag) * IO_SLOT_ROWS + (((tag) - 1) & 15) + IO_CACHE_ROWS - 1) % IO_CACHE_ROWS)
 
 struct io_stat {
 	__u64 requested;       /* bytes asked for by calls whose request could be read */
@@ -389,7 +390,7 @@ _Static_assert(sizeof(struct sc_cache_row) == 40, "sc_cache_row layout");
 _Static_assert(IO_GROUPS <= 32, "an io_cache_row's groups fit its used mask");
 _Static_assert(MAX_SLOTS == 1 << SLOT_BITS && SLOT_BITS + 9 < 32, "tags fit 32 bits");
 _Static_assert(IO_KINDS <= 16, "an I/O kind fits its tag's 4 bits");
-_Static_assert(IO_KINDS - 1 <= 13 && 13 <= IO_CACHE_ROWS,
+_Static_assert(IO_KINDS - 1 <= IO_SLOT_ROWS && IO_SLOT_ROWS <= IO_CACHE_ROWS,
 	       "a slot's I/O kinds each have a row of their own (IO_CACHE_ROW)");
 _Static_assert(sizeof(struct io_stat) == 8 * (7 + HIST_BUCKETS + FINE_BUCKETS), "io_stat layout");
 _Static_assert(sizeof(struct thread_io) == 192 + 32 * FD_CACHE, "thread_io layout");
