@@ -478,6 +478,15 @@ def test_syscalls_equal_strace(vm, case):
         if case == "pipeline":
             ours.pop(name, None)
             theirs.pop(name, None)
+    # The shell's clone of its second child, when the first child's SIGCHLD comes during it,
+    # returns ERESTARTNOINTR and is made again: an error call more in that run only, as
+    # strace's run is ~100x slower (seen once, noble's 6.8: clone 3 calls and 1 error under
+    # strace, 2 and 0 under iotrace). The calls that succeeded must be the same.
+    for name in ("clone", "clone3", "fork", "vfork"):
+        if case == "pipeline" and name in ours and name in theirs and \
+                ours[name][0] - ours[name][1] == theirs[name][0] - theirs[name][1]:
+            ours.pop(name)
+            theirs.pop(name)
     diff = {k: (ours.get(k), theirs.get(k)) for k in set(ours) | set(theirs)
             if ours.get(k) != theirs.get(k)}
     report = d / f"{'notime' if case == 'notime-tr2u' else case}.json"
