@@ -239,6 +239,7 @@ if mount -t ext4 /dev/vda /mnt; then
 		echo "GUEST-START $(uname -r)"
 		sh /mnt/scenario.sh > /mnt/out/console.txt 2>&1
 		echo "$?" > /mnt/out/status
+		dmesg > /mnt/out/dmesg.txt 2>&1  # a crash's "segfault at" line, an oops
 		echo "GUEST-END $(cat /mnt/out/status)"
 	fi
 	cd /

@@ -202,6 +202,37 @@ def test_escape_fuzzer_short_run(tmp_path):
     short_fuzz_run(tmp_path, "fuzz_escape", 25000, 256, "escape-seeds")
 
 
+def test_a_crash_prints_its_stack(tmp_path):
+    """A fatal signal in iotrace (here sent to it, while it follows a command) gives one
+    line naming it and iotrace's own frames, which addr2line turns into its functions;
+    then the signal's default action (status 128 + 11 to a shell, no report written)."""
+    mark, out, errf = tmp_path / "started", tmp_path / "r.json", tmp_path / "err"
+    with open(errf, "w") as err:
+        proc = subprocess.Popen([IOTRACE, "--json", "-o", out, "--", "sh", "-c",
+                                 f"echo $$ > {mark}; exec sleep 60"], stderr=err)
+    try:
+        deadline = time.monotonic() + 60
+        while not (mark.exists() and mark.read_text().strip()) and proc.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGSEGV)
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+        if mark.exists() and mark.read_text().strip():
+            os.kill(int(mark.read_text()), signal.SIGKILL)
+    err = errf.read_text()
+    assert proc.returncode == -signal.SIGSEGV, err
+    assert err.startswith("iotrace: crashed (SIGSEGV)"), err
+    offsets = re.findall(r"^iotrace\(\+(0x[0-9a-f]+)\)", err, re.M)
+    assert len(offsets) >= 3, err
+    # a return address points after its call: one byte back is inside the calling line
+    names = subprocess.run(["addr2line", "-f", "-e", IOTRACE,
+                            *(hex(int(o, 16) - 1) for o in offsets)], capture_output=True,
+                           text=True, check=True).stdout.split()[::2]
+    assert {"main", "event_loop"} <= set(names), names
+    assert not out.exists() or out.stat().st_size == 0
+
 def test_container_fuzzer_short_run(tmp_path):
     """The cgroup path parser's properties (tests/fuzz/fuzz_container.c); `make fuzz` runs
     it longer."""

@@ -18,6 +18,7 @@
 #include "info.h"
 #include "containers.h"
 #include "args.h"
+#include "util/crash.h"
 #include "util/output.h"
 #include "util/util.h"
 #include "compare.h"
@@ -321,6 +322,8 @@ int main(int argc, char **argv)
 	char exit[64];
 	char shown[NAME_TEXT_MAX];
 	int status, killed;
+
+	crash_report_install();
 
 	argp_err_exit_status = 1;
 	output_hold_std_fds();
