@@ -347,26 +347,16 @@ static void fill_records(struct collector *c)
 
 /*
  * Gives each process the entries still in the kernel (those of exited processes and idle
- * files were taken on the way), the last names and per-file block records, then resolves
- * every file's name and its residency now, at the end.
+ * files were taken on the way), the last names and per-file block records. Their names and
+ * residency come later (collect_resolve_files), once the programs' maps are gone.
  */
 static int attach_files(struct collector *c)
 {
-	struct residency_memo *memo = NULL;
-
 	if (tracer_read_files(c->tracer, give_entry, c))
 		return -ENOMEM;
 	if (tracer_take_file_blocks(c->tracer, true, give_file_block, c))
 		return -ENOMEM;
 	tracer_unseen_file_blocks(c->tracer, give_file_block, c);
-	for (size_t i = 0; i < procs_count(c->procs); i++) {
-		struct proc_record *p = procs_data(c->procs, procs_at(c->procs, i));
-
-		for (size_t j = 0; j < p->nfiles; j++)
-			if (collect_resolve_file(c->names, &memo, &p->files[j]))
-				c->error = -ENOMEM;
-	}
-	collect_residency_free(&memo);
 	return 0;
 }
 

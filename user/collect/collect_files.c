@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "collect.h"
 #include "collect_impl.h"
 #include "kernel/tracer.h"
 #include "model/files.h"
@@ -132,13 +133,18 @@ static void memo_free(struct residency_memo *m)
 	free(m);
 }
 
-void collect_residency_free(struct residency_memo **memo)
+static void collect_residency_free(struct residency_memo **memo)
 {
 	HASH_FREE_ALL(hh, *memo, memo_free);
 }
 
-int collect_resolve_file(struct names *names, struct residency_memo **memo,
-			 struct file_record *f)
+/*
+ * A file's name from the names the kernel recorded (or its inode), whether it was
+ * deleted, and its residency now (read once per file: *memo, NULL at first, keeps what was
+ * read); -ENOMEM when a name could not be kept.
+ */
+static int collect_resolve_file(struct names *names, struct residency_memo **memo,
+				struct file_record *f)
 {
 	struct name_ctx ctx = { names, { .dev = f->key.dev, .ino = f->key.ino,
 					 .igen = f->key.igen } };
@@ -181,5 +187,18 @@ int collect_resolve_file(struct names *names, struct residency_memo **memo,
 		.size_bytes = res.size_bytes,
 	};
 	f->residency_partial = res.partial;
+	return err;
+}
+
+int collect_resolve_files(struct run_result *r)
+{
+	struct residency_memo *memo = NULL;
+	int err = 0;
+
+	for (size_t i = 0; i < r->nprocs; i++)
+		for (size_t j = 0; j < r->procs[i].nfiles; j++)
+			if (collect_resolve_file(r->names, &memo, &r->procs[i].files[j]))
+				err = -ENOMEM;
+	collect_residency_free(&memo);
 	return err;
 }

@@ -58,7 +58,8 @@ void engine_command_exited(struct engine *e, int status);
 void engine_stopped(struct engine *e, int signo, bool partial);
 /*
  * The run is over: --sync, the last block requests, the programs detached, every record the
- * kernel still holds harvested, the timeline and the stacks finished, then model_derive once.
+ * kernel still holds harvested, the timeline and the stacks finished, the tracer closed, then
+ * the files' names and residency read (collect_resolve_files) and model_derive once.
  * When memory ran out one line says so, and the result shows what it holds.
  */
 void engine_finish(struct engine *e);

@@ -376,23 +376,37 @@ int tracer_for_each_label(struct tracer *t, tracer_label_fn fn, void *ctx)
 
 /* ---- block ---- */
 
+/* The records read, grown as found (a run has a few: not MAX_BLOCK_KEYS of 5.7 KB each). */
 struct block_walk {
 	struct block_record *recs;
-	size_t n;
+	size_t n, cap;
+	bool failed;
 };
+
+/* The next record of w, zeroed; NULL (and w->failed) when out of memory, or at the limit. */
+static struct block_record *next_block(struct block_walk *w)
+{
+	if (w->n == MAX_BLOCK_KEYS)
+		return NULL;
+	if (VEC_ROOM(w->recs, w->n, w->cap)) {
+		w->failed = true;
+		return NULL;
+	}
+	return memset(&w->recs[w->n++], 0, sizeof(*w->recs));
+}
 
 static bool visit_block(const void *key, const void *value, void *ctx)
 {
 	struct block_walk *w = ctx;
+	struct block_record *r;
 
-	if (w->n == MAX_BLOCK_KEYS)
-		return true;
 	/* Made when a request started (block.bpf.c, prepare_keys), none completed yet. */
 	if (!((const struct block_stat *)value)->requests)
 		return false;
-	memset(&w->recs[w->n], 0, sizeof(w->recs[w->n]));
-	w->recs[w->n].key = *(const struct block_key *)key;
-	w->recs[w->n++].st = *(const struct block_stat *)value;
+	if (!(r = next_block(w)))
+		return true;
+	r->key = *(const struct block_key *)key;
+	r->st = *(const struct block_stat *)value;
 	return false;
 }
 
@@ -401,27 +415,33 @@ static bool visit_charged(const struct block_rq_info *info, void *ctx)
 	struct block_walk *w = ctx;
 	struct block_record *r;
 
-	if (info->charge == CHARGE_NONE || w->n == MAX_BLOCK_KEYS)
+	if (info->charge == CHARGE_NONE || !(r = next_block(w)))
 		return false;
-	r = &w->recs[w->n++];
-	memset(r, 0, sizeof(*r));
 	r->key = (struct block_key){ .owner = info->tgid, .dev = info->dev, .op = info->op };
 	r->st.requests = 1;
 	r->st.bytes = info->bytes;
 	return false;
 }
 
+/* The walk's records to *out (the caller frees them), or -1 out of memory. */
+static int blocks_out(struct block_walk *w, struct block_record **out, size_t *n)
+{
+	*out = w->recs;
+	*n = w->n;
+	if (!w->failed)
+		return 0;
+	free(w->recs);
+	*out = NULL;
+	*n = 0;
+	return -1;
+}
+
 int tracer_read_blocks(struct tracer *t, struct block_record **out, size_t *n)
 {
-	struct block_walk w = { .recs = calloc(MAX_BLOCK_KEYS, sizeof(*w.recs)) };
+	struct block_walk w = {};
 
-	*out = w.recs;
-	*n = 0;
-	if (!w.recs)
-		return -1;
 	MAP_WALK(t, block_stats, visit_block, &w);
-	*n = w.n;
-	return 0;
+	return blocks_out(&w, out, n);
 }
 
 void tracer_forget_blocks(struct tracer *t, const struct block_key *keys, size_t n)
@@ -432,15 +452,10 @@ void tracer_forget_blocks(struct tracer *t, const struct block_key *keys, size_t
 
 int tracer_read_charged_inflight(struct tracer *t, struct block_record **out, size_t *n)
 {
-	struct block_walk w = { .recs = calloc(MAX_BLOCK_KEYS, sizeof(*w.recs)) };
+	struct block_walk w = {};
 
-	*out = w.recs;
-	*n = 0;
-	if (!w.recs)
-		return -1;
 	tracer_for_each_inflight(t, visit_charged, &w);
-	*n = w.n;
-	return 0;
+	return blocks_out(&w, out, n);
 }
 
 /* ---- io_uring ---- */

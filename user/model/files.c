@@ -197,7 +197,8 @@ int files_add_entry(struct proc_record *p, const struct ledger_entry *e)
 	f->chunks_lost |= e->chunks_lost;
 	for (int b = 0; b < HIST_BUCKETS; b++)
 		p->window_hist[b] += e->st.window_hist[b];
-	qsort(sorted.chunks, sorted.n, sizeof(*sorted.chunks), cmp_chunk);
+	if (sorted.n)
+		qsort(sorted.chunks, sorted.n, sizeof(*sorted.chunks), cmp_chunk);
 	if (sorted.n && bits_union(&f->bits, &sorted))
 		err = -1;
 	/* By name first: the rows so far were all made under the file's first name. */
