@@ -75,6 +75,18 @@ static int grow_batch(char **keys, char **values, uint32_t *cap, uint32_t ksize,
  * BPF_MAP_LOOKUP_BATCH (one syscall per batch instead of two per element). Elements added
  * or removed meanwhile may or may not be seen, as with any walk of a live map.
  */
+int map_take(int fd, const void *key, void *value)
+{
+	if (!bpf_map_lookup_and_delete_elem(fd, key, value))
+		return 0;
+	if (errno != EINVAL && errno != EOPNOTSUPP && errno != 524 /* ENOTSUPP */)
+		return -1;
+	if (bpf_map_lookup_elem(fd, key, value))
+		return -1;
+	bpf_map_delete_elem(fd, key);
+	return 0;
+}
+
 int map_walk(int fd, uint32_t ksize, uint32_t vsize, map_visit_fn visit, void *ctx)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);

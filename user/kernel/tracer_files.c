@@ -136,23 +136,6 @@ static void delete_keys(int fd, const void *keys, uint32_t n, size_t size)
 }
 
 /*
- * A chunk read and removed: in one call where the kernel takes it for a hash map (5.14), a
- * lookup and a delete before (5.10 refuses it, EINVAL: every chunk was lost there). The
- * entry is retired: no program writes its chunks between the two.
- */
-static int take_chunk(int fd, const struct chunk_key *ck, struct chunk_bits *bits)
-{
-	if (!bpf_map_lookup_and_delete_elem(fd, ck, bits))
-		return 0;
-	if (errno != EINVAL && errno != EOPNOTSUPP && errno != 524 /* ENOTSUPP */)
-		return -1;
-	if (bpf_map_lookup_elem(fd, ck, bits))
-		return -1;
-	bpf_map_delete_elem(fd, ck);
-	return 0;
-}
-
-/*
  * Entry i's page-bitmap chunks, read into e and removed from the kernel: the first from the
  * entry (recycling zeroes it), the others from page_bits. An entry that read nothing ahead
  * has no unused readahead to count: its chunks are only deleted (the caller's batch in
@@ -174,7 +157,7 @@ static void take_chunks(struct tracer *t, uint32_t i, struct ledger_entry *e,
 			gone[(*ngone)++] = ck;
 			continue;
 		}
-		if (take_chunk(fd, &ck, &bits))
+		if (map_take(fd, &ck, &bits)) /* the entry is retired: no program writes it */
 			continue;
 		if (add_chunk(&e->bits, c, &bits))
 			e->chunks_lost = true;

@@ -97,6 +97,12 @@ typedef bool (*map_visit_fn)(const void *key, const void *value, void *ctx);
  * meanwhile may or may not be seen, as with any walk of a live map.
  */
 int map_walk(int fd, uint32_t ksize, uint32_t vsize, map_visit_fn visit, void *ctx);
+/*
+ * A hash map's element read into value and removed: in one call where the kernel takes it
+ * for a hash map (5.14), a lookup and a delete before (5.10 refuses it: EINVAL or ENOTSUPP).
+ * 0, or -1 (no such key, or unreadable).
+ */
+int map_take(int fd, const void *key, void *value);
 #define MAP_WALK(t, map, visit, ctx)                                                          \
 	map_walk(bpf_map__fd((t)->skel->maps.map), bpf_map__key_size((t)->skel->maps.map),    \
 		 bpf_map__value_size((t)->skel->maps.map), visit, ctx)

@@ -138,14 +138,15 @@ static void total_of_key(struct tracer *t, uint32_t slot, uint32_t id, bool io,
 	struct syscall_stat st;
 	struct io_stat ios;
 
-	if (bpf_map_lookup_elem(fd, &key, io ? (void *)&ios : (void *)&st))
+	void *value = io ? (void *)&ios : (void *)&st;
+
+	/* take: one syscall where the kernel has lookup-and-delete for hash maps */
+	if (take ? map_take(fd, &key, value) : bpf_map_lookup_elem(fd, &key, value))
 		return;
 	if (io)
 		out->io(slot, id, &ios, out->ctx);
 	else
 		out->sc(slot, id, &st, out->ctx);
-	if (take)
-		bpf_map_delete_elem(fd, &key);
 }
 
 /* The slot's totals (rows moved out of the caches) to the sink; take: and deleted. */
