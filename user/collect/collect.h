@@ -44,15 +44,16 @@ void collector_for_each_live(struct collector *c, collector_live_fn fn, void *ct
 int collector_on_event(void *ctx, void *data, size_t size);
 /*
  * Harvests what is still in the kernel and moves every record into r, with each process's
- * container; nothing is resolved or derived (the run does it once the engine is closed:
- * collect_resolve_files, model_derive). The collector keeps nothing.
+ * container; nothing is resolved or derived (the engine does it once its sinks are done
+ * and the tracer is closed: collect_resolve_files, model_derive). The collector keeps
+ * nothing.
  */
 int collector_finish(struct collector *c, struct run_result *r);
 /*
- * Every process's files named (r->names) and their residency read, now, at the end: after
- * the tracer is closed, so that the programs' mapped maps (~30 MiB in a 50,000-file run)
- * are gone before the residency memo (~10 MB there) is made. -ENOMEM when a name could
- * not be kept.
+ * Every process's files named (r->names) and their residency read, now, at the end; the
+ * engine calls it after closing the tracer, so that the programs' mapped maps (~30 MiB in
+ * a 50,000-file run) are gone before the residency memo (~10 MB there) is made. -ENOMEM
+ * when a name could not be kept.
  */
 int collect_resolve_files(struct run_result *r);
 

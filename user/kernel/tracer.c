@@ -70,11 +70,6 @@ static int grow_batch(char **keys, char **values, uint32_t *cap, uint32_t ksize,
 	return 0;
 }
 
-/*
- * Calls visit on every element of a hash map, read WALK_BATCH at a time with
- * BPF_MAP_LOOKUP_BATCH (one syscall per batch instead of two per element). Elements added
- * or removed meanwhile may or may not be seen, as with any walk of a live map.
- */
 int map_take(int fd, const void *key, void *value)
 {
 	if (!bpf_map_lookup_and_delete_elem(fd, key, value))
@@ -87,6 +82,11 @@ int map_take(int fd, const void *key, void *value)
 	return 0;
 }
 
+/*
+ * Calls visit on every element of a hash map, read WALK_BATCH at a time with
+ * BPF_MAP_LOOKUP_BATCH (one syscall per batch instead of two per element). Elements added
+ * or removed meanwhile may or may not be seen, as with any walk of a live map.
+ */
 int map_walk(int fd, uint32_t ksize, uint32_t vsize, map_visit_fn visit, void *ctx)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);

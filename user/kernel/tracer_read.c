@@ -137,7 +137,6 @@ static void total_of_key(struct tracer *t, uint32_t slot, uint32_t id, bool io,
 	uint32_t key = io ? IO_TAG(slot, id) : SC_TAG(slot, id);
 	struct syscall_stat st;
 	struct io_stat ios;
-
 	void *value = io ? (void *)&ios : (void *)&st;
 
 	/* take: one syscall where the kernel has lookup-and-delete for hash maps */
