@@ -235,6 +235,7 @@ def test_a_crash_prints_its_stack(tmp_path):
     assert {"main", "run_trace"} <= set(names), names
     assert not out.exists() or out.stat().st_size == 0
 
+
 def test_container_fuzzer_short_run(tmp_path):
     """The cgroup path parser's properties (tests/fuzz/fuzz_container.c); `make fuzz` runs
     it longer."""
