@@ -130,8 +130,12 @@ $(OUTPUT)/iotrace.bpf.o: $(TRACER_BPF_OBJS)
 # and globals: the loader opens the build this kernel can load with iotrace.skel.h.
 # And for kernels without bpf_loop, atomic fetch operations or task BTF helpers (5.10-5.16:
 # bpf/compat.bpf.h).
-BPF_VARIANTS := iotrace_noiter iotrace_nokfunc iotrace_compat
+# And the full build once more with its kfuncs called by number (KFUNC_BY_ID), for the kernel
+# it was built on: the loader gives their ids and the attach targets' from the minimal BTF,
+# and libbpf parses no kernel BTF (user/kernel/by_id.c).
+BPF_VARIANTS := iotrace_noiter iotrace_nokfunc iotrace_compat iotrace_byid
 BPF_DEFS_noiter := -DHAVE_VMA_ITER=0
+BPF_DEFS_byid := -DKFUNC_BY_ID=1
 BPF_DEFS_nokfunc := -DHAVE_RDONLY_CAST=0 -DHAVE_VMA_ITER=0
 BPF_DEFS_compat := -DHAVE_RDONLY_CAST=0 -DHAVE_VMA_ITER=0 -DHAVE_COMPAT=1
 $(BPF_VARIANTS:%=$(OUTPUT)/bpf/%.bpf.o): $(OUTPUT)/bpf/iotrace_%.bpf.o: bpf/iotrace.bpf.c \

@@ -56,6 +56,18 @@
 #define KT_ENUM_ENTRY(name) KT_##name,
 enum kernel_cast_type { KERNEL_CAST_STRUCTS(KT_ENUM_ENTRY) KERNEL_CAST_TYPES };
 
+/*
+ * The kfuncs the full build calls. The "by id" build of it (KFUNC_BY_ID, bpf/maps.bpf.h)
+ * calls them as if they were helpers numbered KFUNC_CALL_BASE + KFN_name, and the loader
+ * turns each such call into a call of the kfunc's id in the kernel's BTF, recorded at build
+ * time (user/kernel/by_id.c): libbpf then has no extern to look up in the kernel's BTF.
+ */
+#define KFUNCS(X) X(bpf_rdonly_cast) X(bpf_iter_task_vma_new) X(bpf_iter_task_vma_next)           \
+	X(bpf_iter_task_vma_destroy)
+#define KFN_ENUM_ENTRY(name) KFN_##name,
+enum kfunc_number { KFUNCS(KFN_ENUM_ENTRY) NR_KFUNCS };
+#define KFUNC_CALL_BASE 0x7f1b0000
+
 #define COMM_LEN 16
 
 /* serve: what a slot stands for; comm is all zeros unless --comm. */

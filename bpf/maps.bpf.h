@@ -187,6 +187,17 @@ __u64 drops[DROP_COUNTERS] = {};
 
 const volatile __u32 kernel_type_id[KERNEL_CAST_TYPES] = {};
 
+/*
+ * A kfunc's declaration: an extern libbpf finds in the kernel's BTF, or in the by-id build
+ * a helper-like call of a number the loader rewrites (KFUNCS in bpf/iotrace.h).
+ */
+#if KFUNC_BY_ID
+#define KFUNC(ret, name, ...)                                                                    \
+	static ret (*const name)(__VA_ARGS__) = (void *)(KFUNC_CALL_BASE + KFN_##name)
+#else
+#define KFUNC(ret, name, ...) extern ret name(__VA_ARGS__) __ksym
+#endif
+
 #if HAVE_RDONLY_CAST
 /*
  * A kernel pointer re-typed as "untrusted": loads through it (and through the pointers read
@@ -201,7 +212,7 @@ const volatile __u32 kernel_type_id[KERNEL_CAST_TYPES] = {};
  * the loader passes the kernel's ids in kernel_type_id instead. Either way the verifier sees
  * a constant (read-only data is frozen) and drops the branch not taken.
  */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+KFUNC(void *, bpf_rdonly_cast, const void *obj, __u32 btf_id);
 #define UNTRUSTED(name, p)                                                                  \
 	((struct name *)bpf_rdonly_cast((p), kernel_type_id[KT_##name] ?:                   \
 						     bpf_core_type_id_kernel(struct name)))

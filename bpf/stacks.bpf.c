@@ -83,10 +83,10 @@ struct {
 static const struct stack_val zero_stack_val;
 
 #if HAVE_VMA_ITER
-extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
-				 __u64 addr) __ksym;
-extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym;
-extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym;
+KFUNC(int, bpf_iter_task_vma_new, struct bpf_iter_task_vma *it, struct task_struct *task,
+      __u64 addr);
+KFUNC(struct vm_area_struct *, bpf_iter_task_vma_next, struct bpf_iter_task_vma *it);
+KFUNC(void, bpf_iter_task_vma_destroy, struct bpf_iter_task_vma *it);
 
 /* The process's executable file mappings, to user space (global: verified once). */
 __noinline int stack_send_maps(void)

@@ -12,7 +12,10 @@ NOTES, /sys/kernel/notes) and the size of its BTF; the loader uses the minimal B
 when both match the running kernel, and relocates against the full BTF otherwise.
 
 The minimal BTF renumbers types, so the kernel's own ids of the TYPEs the programs pass
-to bpf_rdonly_cast (which must be kernel ids) are recorded too.
+to bpf_rdonly_cast (which must be kernel ids) are recorded too; and, for the by-id build
+(user/kernel/by_id.c), those of the tracepoints and iterators the programs attach to and of
+the kfuncs they call, so that libbpf need not parse the kernel's BTF at all. One that the
+build kernel lacks is left out: the loader then loads as it would without them.
 
 Without a readable kernel BTF (a build machine without CONFIG_DEBUG_INFO_BTF, or VMLINUX_BTF
 "-": a cross-build), OUT.c holds an empty BTF and the reason, and the loader always uses the running kernel's BTF.
@@ -46,13 +49,50 @@ def build_id(notes: bytes) -> bytes:
 
 
 def kernel_type_ids(vmlinux: str, names: list) -> dict:
+    """The kernel's ids of names: a struct's by its name, a typedef's or a function's as
+    "typedef:NAME" and "func:NAME" (the first of each, as libbpf finds them)."""
     dump = subprocess.run([BPFTOOL, "btf", "dump", "file", vmlinux], check=True,
                           capture_output=True, text=True).stdout
     ids = {}
-    for m in re.finditer(r"^\[(\d+)\] STRUCT '(\w+)'", dump, re.M):
-        if m.group(2) in names and m.group(2) not in ids:
-            ids[m.group(2)] = int(m.group(1))
+    for m in re.finditer(r"^\[(\d+)\] (STRUCT|TYPEDEF|FUNC) '(\w+)'", dump, re.M):
+        kind, name = m.group(2), m.group(3)
+        key = name if kind == "STRUCT" else f"{kind.lower()}:{name}"
+        if key in names and key not in ids:
+            ids[key] = int(m.group(1))
     return ids
+
+
+def section_names(path: str) -> list:
+    """The section names of a 64-bit little-endian ELF object (a BPF object)."""
+    with open(path, "rb") as f:
+        elf = f.read()
+    shoff, = struct.unpack_from("<Q", elf, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3a)
+    str_off, = struct.unpack_from("<Q", elf, shoff + shstrndx * shentsize + 0x18)
+    names = []
+    for i in range(shnum):
+        name, = struct.unpack_from("<I", elf, shoff + i * shentsize)
+        end = elf.index(b"\0", str_off + name)
+        names.append(elf[str_off + name:end].decode())
+    return names
+
+
+def by_id_names(obj: str) -> list:
+    """What the by-id build needs the kernel's ids of (user/kernel/by_id.c): each tp_btf/TP
+    section's "typedef:btf_trace_TP", each iter/X's "func:bpf_iter_X", and each kfunc the
+    object calls (its extern functions, in the object's own BTF)."""
+    names = []
+    for sec in section_names(obj):
+        kind, _, target = sec.partition("/")
+        if kind == "tp_btf" and target:
+            names.append(f"typedef:btf_trace_{target}")
+        elif kind == "iter" and target:
+            names.append(f"func:bpf_iter_{target}")
+    dump = subprocess.run([BPFTOOL, "btf", "dump", "file", obj], check=True,
+                          capture_output=True, text=True).stdout
+    names += [f"func:{m.group(1)}" for m in
+              re.finditer(r"^\[\d+\] FUNC '(\w+)' type_id=\d+ linkage=extern", dump, re.M)]
+    return sorted(set(names))
 
 
 def c_bytes(data: bytes) -> str:
@@ -116,7 +156,7 @@ def main() -> int:
             return 0
         with open(path, "rb") as f:
             btf = f.read()
-    ids = kernel_type_ids(vmlinux, names)
+    ids = kernel_type_ids(vmlinux, names + by_id_names(obj.split(",")[0]))
     missing = [n for n in names if n not in ids]
     if missing:
         write(out, b"", b"", 0, {}, "struct " + ", ".join(missing) + " not in the build kernel")

@@ -109,6 +109,18 @@ def loaded_programs(log):
         r"(\(second thread\))?$", log, re.M)}
 
 
+def counts_equal_strace(tmp_path, envs):
+    """tr2u traced under each environment counts every syscall as strace -f -c does."""
+    stdin = mkinput(tmp_path / "in.bin", 20000, "-r")
+    args = [wl("tr2u"), "abc", "xyz"]
+    for env in envs:
+        report, res = iotrace_json(args, tmp_path, stdin, env=env)
+        ref, sres = strace_counts(args, tmp_path, stdin)
+        assert res.returncode == sres.returncode == 0, (res.stderr, sres.stderr)
+        iot = {name: (v["calls"], v["errors"]) for name, v in report["totals"]["syscalls"].items()}
+        assert iot == ref, (env is TWO, iot, ref)
+
+
 def test_two_loader_threads_load_every_program_once(tmp_path):
     """With two CPUs (and one idle, or IOTRACE_LOAD_THREADS=2) the programs are verified in two threads, split by the verifier's work
     (tracer_objects.c, "Loading in two threads"): the same programs as the one-thread load
@@ -123,14 +135,7 @@ def test_two_loader_threads_load_every_program_once(tmp_path):
     assert not any(second for _, second in one.values())
     share = sum(n for n, second in two.values() if second) / sum(n for n, _ in two.values())
     assert 0.25 < share < 0.75, two
-    stdin = mkinput(tmp_path / "in.bin", 20000, "-r")
-    args = [wl("tr2u"), "abc", "xyz"]
-    for env in (TWO, SERIAL):
-        report, res = iotrace_json(args, tmp_path, stdin, env=env)
-        ref, sres = strace_counts(args, tmp_path, stdin)
-        assert res.returncode == sres.returncode == 0, (res.stderr, sres.stderr)
-        iot = {name: (v["calls"], v["errors"]) for name, v in report["totals"]["syscalls"].items()}
-        assert iot == ref, (env is TWO, iot, ref)
+    counts_equal_strace(tmp_path, (TWO, SERIAL))
 
 
 def test_verifier_walk_log_and_its_reader(tmp_path):
@@ -170,3 +175,50 @@ def test_masks_equal_the_branches_they_replace():
     assert res.returncode == 0, res.stdout + res.stderr
     lines = res.stdout.splitlines()
     assert len(lines) == 6 and all(re.match(r".*: 0 of \d{6,} differ$", l) for l in lines), lines
+
+
+NO_BY_ID = {**os.environ, "IOTRACE_BY_ID": "0"}
+
+
+def opens_kernel_btf(env, tmp_path):
+    """Whether a traced `true` opened /sys/kernel/btf/vmlinux (strace -f of iotrace's openat)."""
+    out = tmp_path / "openat.st"
+    res = run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", str(out), IOTRACE, "-o",
+               "/dev/null", "--", "true"], env=env)
+    assert res.returncode == 0, res.stderr
+    return "/sys/kernel/btf/vmlinux" in out.read_text()
+
+
+def test_by_id_build_needs_no_kernel_btf(tmp_path):
+    """On the build kernel the full build loads as its by-id build (user/kernel/by_id.c): no
+    read of the kernel's BTF at all, the same programs verified with the same instructions
+    processed as the usual load (kfunc calls and attach targets as libbpf would set them),
+    and counts equal to strace -f -c, in one thread and in two."""
+    assert "libbpf parses no kernel BTF" in verbose_load()
+    assert "libbpf parses no kernel BTF" not in verbose_load(NO_BY_ID)
+    assert not opens_kernel_btf(None, tmp_path)
+    assert opens_kernel_btf(NO_BY_ID, tmp_path)  # the check above can fail
+    for env in (SERIAL, TWO):
+        by_id = loaded_programs(verbose_load(env))
+        usual = loaded_programs(verbose_load({**env, "IOTRACE_BY_ID": "0"}))
+        assert by_id and {p: n for p, (n, _) in by_id.items()} == \
+            {p: n for p, (n, _) in usual.items()}
+    counts_equal_strace(tmp_path, (SERIAL, TWO))
+
+
+def test_by_id_ids_are_the_kernels():
+    """The ids the build recorded for the by-id build (.output/min_btf.c) are the running
+    kernel's, by bpftool: every tracepoint the programs attach to, the map iterator and
+    every kfunc they call."""
+    table = dict(re.findall(r'\{ "((?:typedef|func):\w+)", (\d+) \}',
+                            (ROOT / ".output/min_btf.c").read_text()))
+    dump = subprocess.run(["bpftool", "btf", "dump", "file", "/sys/kernel/btf/vmlinux"],
+                          capture_output=True, text=True, check=True).stdout
+    ref = {}
+    for m in re.finditer(r"^\[(\d+)\] (TYPEDEF|FUNC) '(\w+)'", dump, re.M):
+        ref.setdefault(f"{m.group(2).lower()}:{m.group(3)}", m.group(1))
+    assert {"func:bpf_rdonly_cast", "func:bpf_iter_bpf_map_elem",
+            "typedef:btf_trace_sys_enter", "typedef:btf_trace_sys_exit"} <= table.keys()
+    assert all(ref.get(k) == v for k, v in table.items()), \
+        {k: (v, ref.get(k)) for k, v in table.items() if ref.get(k) != v}
+

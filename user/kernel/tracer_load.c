@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <bpf/libbpf.h>
+#include "by_id.h"
 #include "kbtf.h"
 #include "model/syscall_table.h"
 #include "tracer_impl.h"
@@ -247,6 +248,28 @@ static int refuse_stacks(const struct tracer *t, const struct tracer_config *cfg
 }
 
 /*
+ * On the kernel it was built on (the minimal BTF fits and nothing was probed), the full
+ * build loads as its by-id build (by_id.h): libbpf then parses no kernel BTF.
+ * IOTRACE_FULL_BTF=1 (CO-RE against the kernel's BTF) or IOTRACE_BY_ID=0 turns it off.
+ * With may false, or when libbpf refuses the handlers, the usual way (again).
+ */
+static void use_by_id(struct tracer *t, const struct tracer_config *cfg, bool may)
+{
+	const char *env = getenv("IOTRACE_BY_ID");
+
+	may = may && t->build == BUILD_FULL && !(env && !strcmp(env, "0"));
+	if (!may || !by_id_begin(&kbtf_cut)) {
+		by_id_end();
+		return;
+	}
+	snprintf(t->core + strlen(t->core), sizeof(t->core) - strlen(t->core),
+		 "; attach targets and kfuncs by their ids recorded then");
+	if (cfg->verbose)
+		fprintf(stderr, "iotrace: attach targets and kfuncs by the ids recorded at build "
+			"time: libbpf parses no kernel BTF\n");
+}
+
+/*
  * Asks the kernel's BTF what it has (~10 ms to parse), picks the build and every event's way,
  * and loads: the kernel it was built on skips the asking and takes the full build and every
  * tracepoint, unless that load fails.
@@ -267,12 +290,14 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 		t->probed = ix != NULL;
 	}
 	t->build = choose_build(ix, &t->build_why);
+	use_by_id(t, cfg, btf_fd >= 0 && !ix);
 	err = refuse_stacks(t, cfg) ?: tracer_load_objects(t, cfg, btf_path, ids, ix, forget_warnings);
 	if (err && err != -ECANCELED && !ix && err != -EPERM && err != -EACCES && err != -ENOTSUP) {
 		/* Not quite the kernel it was built on: ask its BTF, choose again, retry. */
 		iotrace_bpf__destroy(t->skel2);
 		iotrace_bpf__destroy(t->skel);
 		t->skel = t->skel2 = NULL;
+		use_by_id(t, cfg, false);
 		forget_warnings();
 		btf = btf__load_vmlinux_btf();
 		ix = btf_index_new(btf);

@@ -16,6 +16,8 @@
 #include "iotrace_noiter.skel.h"
 #include "iotrace_nokfunc.skel.h"
 #include "iotrace_compat.skel.h"
+#include "iotrace_byid.skel.h"
+#include "by_id.h"
 
 /*
  * -v: each program's verifier statistics (log level 4), into one buffer per program. Newer
@@ -154,7 +156,9 @@ static struct iotrace_bpf *open_build(enum tracer_build b, const struct bpf_obje
 		return NULL;
 	}
 	err = iotrace_bpf__create_skeleton(s);
-	if (!err && b == BUILD_NOITER)
+	if (!err && b == BUILD_FULL && by_id_on())
+		s->skeleton->data = iotrace_byid_bpf__elf_bytes(&s->skeleton->data_sz);
+	else if (!err && b == BUILD_NOITER)
 		s->skeleton->data = iotrace_noiter_bpf__elf_bytes(&s->skeleton->data_sz);
 	else if (!err && b == BUILD_NOKFUNC)
 		s->skeleton->data = iotrace_nokfunc_bpf__elf_bytes(&s->skeleton->data_sz);
@@ -383,8 +387,9 @@ static void *load_second_half(void *arg)
 		h->logs = verifier_stats(h->s);
 	t1 = tracer_now_ms();
 	/* The kernel's BTF (its tracepoints' ids, the kfuncs), parsed now by setting a
-	 * program's own target, while the first instance creates the maps. */
-	for (int i = 0; i < sk->prog_cnt; i++) {
+	 * program's own target, while the first instance creates the maps; not needed by
+	 * the by-id build. */
+	for (int i = 0; i < sk->prog_cnt && !by_id_on(); i++) {
 		const char *sec = bpf_program__section_name(*sk->progs[i].prog);
 
 		if (h->mine[i] && !strncmp(sec, "tp_btf/", 7)) {
