@@ -3,9 +3,12 @@
 The minimal BTF must relocate every program exactly as the kernel's full BTF does, be used
 only on the kernel it was cut from, and hand bpf_rdonly_cast the kernel's own type ids.
 """
+import json
 import os
 import re
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
@@ -222,3 +225,51 @@ def test_by_id_ids_are_the_kernels():
     assert all(ref.get(k) == v for k, v in table.items()), \
         {k: (v, ref.get(k)) for k, v in table.items() if ref.get(k) != v}
 
+
+def held_maps(env, tmp_path):
+    """{name: fdinfo fields} of the maps a running iotrace holds (its command waits on a
+    FIFO meanwhile): what the kernel made of each map's definition."""
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    ready.unlink(missing_ok=True)
+    go.unlink(missing_ok=True)
+    os.mkfifo(go)
+    proc = subprocess.Popen([IOTRACE, "-o", "/dev/null", "--", "sh", "-c",
+                             f"touch {ready}; read x < {go}"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            if ready.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        fields = {}
+        for info in Path(f"/proc/{proc.pid}/fdinfo").glob("*"):
+            kv = dict(line.split(":\t", 1) for line in info.read_text().splitlines()
+                      if ":\t" in line)
+            if "map_type" in kv:
+                fields[int(kv["map_id"])] = {k: kv[k].strip() for k in
+                                             ("map_type", "key_size", "value_size",
+                                              "max_entries", "map_flags", "memlock")}
+                if int(kv["map_flags"], 16) & 1:  # BPF_F_NO_PREALLOC: grows with use
+                    del fields[int(kv["map_id"])]["memlock"]
+        names = {m["id"]: m.get("name", "") for m in json.loads(subprocess.run(
+            ["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout)}
+    finally:
+        with open(go, "w") as f:
+            f.write("\n")
+        proc.wait(timeout=60)
+    assert proc.returncode == 0
+    return {names[i]: v for i, v in fields.items() if i in names}
+
+
+def test_maps_made_beforehand_are_libbpfs(tmp_path):
+    """With two loader threads the largest maps are made beforehand in two threads
+    (user/kernel/tracer_premake.c): each the same map as libbpf makes in one thread (type,
+    sizes, entries, flags, and the memory of those allocated whole), none missing; -v says
+    how many."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: iotrace loads in one thread")
+    m = re.search(r"; (\d+) maps made beforehand", verbose_load(TWO))
+    assert m and int(m.group(1)) >= 5, m
+    two, one = held_maps(TWO, tmp_path), held_maps(SERIAL, tmp_path)
+    assert len(one) > 30 and two == one, {k: (two.get(k), one.get(k)) for k in one.keys()
+                                          | two.keys() if two.get(k) != one.get(k)}

@@ -76,6 +76,11 @@ struct btf_index;
 int tracer_load_objects(struct tracer *t, const struct tracer_config *cfg, const char *btf_path,
 			const uint32_t *ids, const struct btf_index *btf, void (*forget_warnings)(void));
 double tracer_now_ms(void); /* CLOCK_MONOTONIC */
+/*
+ * The configured obj's largest maps made in two threads, for libbpf to reuse; how many
+ * (tracer_premake.c).
+ */
+int tracer_premake_maps(struct bpf_object *obj);
 int probe_hooks(struct tracer *t, const struct btf_index *btf);
 /* After loading: attaches each hook's first way that attaches (tracer_hooks.c). */
 int attach_hooks(struct tracer *t);

@@ -433,7 +433,7 @@ static int load_in_two(struct tracer *t, const struct tracer_config *cfg,
 	struct second_half h = { .build = t->build, .opts = opts, .verbose = cfg->verbose };
 	char (*logs)[STATS_LOG_SIZE] = NULL;
 	pthread_t thread;
-	int err = open_configured(t, cfg, opts, ids, btf), n, given;
+	int err = open_configured(t, cfg, opts, ids, btf), n, given, premade = 0;
 
 	if (err)
 		return err;
@@ -454,6 +454,7 @@ static int load_in_two(struct tracer *t, const struct tracer_config *cfg,
 		logs = verifier_stats(t->skel);
 	err = -pthread_create(&thread, NULL, load_second_half, &h);
 	if (!err) {
+		premade = tracer_premake_maps(t->skel->obj); /* while the second opens its own */
 		err = iotrace_bpf__load(t->skel);
 		set_maps_state(err ? -1 : 1); /* failed before the maps, or loaded: let it go on */
 		pthread_join(thread, NULL);
@@ -463,8 +464,9 @@ static int load_in_two(struct tracer *t, const struct tracer_config *cfg,
 	if (!err && cfg->verbose) {
 		print_verifier_stats(t->skel, logs, t->skel2, h.logs);
 		fprintf(stderr, "iotrace: second thread: %d of %d programs; open %.1f ms, kernel BTF "
-			"%.1f ms, waited for the maps %.1f ms, load %.1f ms\n", given,
-			given + loaded_by(t->skel), h.open_ms, h.btf_ms, h.wait_ms, h.load_ms);
+			"%.1f ms, waited for the maps %.1f ms, load %.1f ms; %d maps made beforehand\n",
+			given, given + loaded_by(t->skel), h.open_ms, h.btf_ms, h.wait_ms, h.load_ms,
+			premade);
 	}
 	free(logs);
 	free(h.logs);
