@@ -48,7 +48,7 @@ CFLAGS += $(if $(BIN),-Wno-missing-field-initializers)
 USER_CFLAGS := $(CPPFLAGS) $(CFLAGS) -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX_H)) -Ibpf \
 	-Wall -Wno-unused-function $(WERROR) -MMD -MP
-LIBS = -lbpf -ldw -lelf -lz -lcjson -lseccomp -lmicrohttpd -lm $(shell $(PKG_CONFIG) --libs ncursesw)
+LIBS = -lbpf -ldw -lelf -lz -lcjson -lseccomp -lm $(shell $(PKG_CONFIG) --libs ncursesw)
 
 # The tracer's kernel programs: one file per concern, compiled as one unit (bpf/iotrace.bpf.c
 # includes the others; -MMD tracks them).

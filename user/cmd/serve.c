@@ -23,8 +23,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/signalfd.h>
-#include <microhttpd.h>
 #include "filters.h"
+#include "mhd.h"
 #include "util/cgroup.h"
 #include "util/container.h"
 #include "privdrop.h"
@@ -189,7 +189,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 {
 	struct serve_ctx *c = cls;
 	const union MHD_ConnectionInfo *fd =
-		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 
 	pthread_mutex_lock(&c->clients_lock);
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
@@ -210,7 +210,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 static void answered(struct serve_ctx *c, struct MHD_Connection *conn)
 {
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
 	pthread_mutex_lock(&c->clients_lock);
 	if (ci && ci->socket_context)
@@ -243,17 +243,17 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code, con
 			     const char *type)
 {
 	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+		mhd.create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
 	enum MHD_Result ret;
 
 	if (!resp)
 		return MHD_NO;
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	mhd.add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	ret = MHD_queue_response(conn, code, resp);
-	MHD_destroy_response(resp);
+		mhd.add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = mhd.queue_response(conn, code, resp);
+	mhd.destroy_response(resp);
 	return ret;
 }
 
@@ -291,15 +291,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	body = render(c, &len);
 	if (!body)
 		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n", "text/plain");
-	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	resp = mhd.create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
 		free(body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-	ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
-	MHD_destroy_response(resp);
+	mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
+	mhd.add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	ret = mhd.queue_response(conn, MHD_HTTP_OK, resp);
+	mhd.destroy_response(resp);
 	return ret;
 }
 
@@ -374,7 +374,7 @@ static struct MHD_Daemon *serve_unprivileged(struct serve_ctx *c, int lfd, int f
 		close(lfd);
 		return NULL;
 	}
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+	d = mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 				     (family == AF_INET6 ? MHD_USE_IPv6 : 0),
 			     0, NULL, NULL, handle, c,
 			     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd,
@@ -391,7 +391,7 @@ static struct MHD_Daemon *serve_unprivileged(struct serve_ctx *c, int lfd, int f
 	}
 	if (privdrop_confine(why, sizeof(why))) {
 		fprintf(stderr, "iotrace serve: dropping privileges: %s\n", why);
-		MHD_stop_daemon(d);
+		mhd.stop_daemon(d);
 		return NULL;
 	}
 	if (kept)
@@ -408,11 +408,16 @@ int serve_main(int argc, char **argv)
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *d;
 	int status, lfd;
+	char why[256];
 	socklen_t sslen;
 	sigset_t mask;
 	int sfd;
 
 	subcommand_parse(&cmd, argc, argv, &o);
+	if (mhd_open(why, sizeof(why))) {
+		fprintf(stderr, "iotrace serve: %s\n", why);
+		return 1;
+	}
 	if (parse_listen(o.listen, &ss, &sslen)) {
 		fprintf(stderr, "iotrace serve: invalid --listen '%s': expected ADDR:PORT or "
 				"[ADDR]:PORT with a numeric address\n", o.listen);
@@ -447,7 +452,7 @@ int serve_main(int argc, char **argv)
 	}
 	fprintf(stderr, "iotrace serve: metrics on http://%s/metrics\n", o.listen);
 	status = wait_loop(&c, sfd);
-	MHD_stop_daemon(d);
+	mhd.stop_daemon(d);
 	engine_close(c.e);
 	close(sfd);
 	return status;
