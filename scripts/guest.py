@@ -263,6 +263,14 @@ def shared_libs(binary):
     return libs
 
 
+def opened_libs(binary):
+    """Libraries binary opens itself, which neither ldd nor DT_NEEDED lists: iotrace's
+    serve opens libmicrohttpd (user/cmd/mhd.c, MHD_SONAME)."""
+    if Path(binary).name != "iotrace":
+        return []
+    return re.findall(r'#define MHD_SONAME "([^"]+)"', (ROOT / "user/cmd/mhd.c").read_text())
+
+
 class Userland:
     """Where a guest's programs come from: this host's for its own architecture; for
     another, Debian's packages unpacked into a sysroot (scripts/debian.py), their libraries
@@ -284,8 +292,20 @@ class Userland:
     def libs(self, binary):
         """(path in the guest, file here) of binary's libraries and loader."""
         if self.root is None:
-            return [(lib, os.path.realpath(lib)) for lib in shared_libs(binary)]
+            libs = shared_libs(binary)
+            for name in opened_libs(binary):
+                path = self.find_lib(name)
+                if path is None:
+                    raise RuntimeError(f"{Path(binary).name} opens {name}: not installed")
+                libs += [path] + shared_libs(path)
+            return [(lib, os.path.realpath(lib)) for lib in dict.fromkeys(libs)]
         found, todo = {}, [Path(binary)]
+        for name in opened_libs(binary):
+            path = self.find_lib(name)
+            if path is None:
+                raise RuntimeError(f"{Path(binary).name} opens {name}: not in {self.root}")
+            found[path] = self.root / path.lstrip("/")
+            todo.append(found[path])
         while todo:
             elf = todo.pop()
             dyn = subprocess.run(["readelf", "-d", "-l", str(elf)], capture_output=True,
@@ -302,10 +322,11 @@ class Userland:
 
     def find_lib(self, name):
         triplet = ARCHES[self.arch]["triplet"]
+        root = self.root or Path("/")
         if name.startswith("/"):
-            return name if (self.root / name.lstrip("/")).exists() else None
+            return name if (root / name.lstrip("/")).exists() else None
         for d in (f"/lib/{triplet}", f"/usr/lib/{triplet}", "/lib", "/usr/lib"):
-            if (self.root / d.lstrip("/") / name).exists():
+            if (root / d.lstrip("/") / name).exists():
                 return f"{d}/{name}"
         return None
 
