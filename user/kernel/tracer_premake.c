@@ -32,6 +32,8 @@ struct premake {
 
 static size_t map_bytes(const struct bpf_map *m)
 {
+	if (bpf_map__type(m) == BPF_MAP_TYPE_RINGBUF) /* its entries are its bytes */
+		return bpf_map__max_entries(m);
 	return ((size_t)bpf_map__key_size(m) + bpf_map__value_size(m)) * bpf_map__max_entries(m);
 }
 
