@@ -183,6 +183,20 @@ def test_report_file_is_kept_when_the_command_cannot_run(tmp_path):
     assert res.returncode == 1 and b"block device" in res.stderr
 
 
+def test_dash_is_standard_output(tmp_path):
+    """-o - writes the report to standard output (as tar, perf and curl read "-"), after
+    what the command wrote there, and makes no file named "-"; ./- is that file."""
+    res = subprocess.run([IOTRACE, "--json", "-o", "-", "--", "/bin/echo", "hello"],
+                         capture_output=True, cwd=tmp_path, timeout=60)
+    assert res.returncode == 0, res.stderr
+    first, rest = res.stdout.split(b"\n", 1)
+    assert first == b"hello" and json.loads(rest)["command"] == ["/bin/echo", "hello"]
+    assert b'"command"' not in res.stderr and not (tmp_path / "-").exists()
+    res = subprocess.run([IOTRACE, "-o", "./-", "--", "true"], capture_output=True,
+                         cwd=tmp_path, timeout=60)
+    assert res.returncode == 0 and (tmp_path / "-").read_text().startswith("iotrace: 1 process")
+
+
 def test_a_script_without_its_interpreter_says_so(tmp_path):
     script = tmp_path / "script.sh"
     script.write_text("#!/nonexistent/interpreter-iotrace\necho hi\n")

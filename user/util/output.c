@@ -33,6 +33,9 @@ int output_open(struct output *o, const char *path)
 	struct stat st;
 	int fd;
 
+	/* "-": standard output, as tar, perf and curl read it (./- for a file of that name). */
+	if (path && !strcmp(path, "-"))
+		path = NULL;
 	*o = (struct output){ .path = path, .f = stdout };
 	if (!path)
 		return 0;

@@ -21,7 +21,7 @@ struct output {
 /*
  * Opens path for a report (close-on-exec, nothing truncated yet): a regular file, new or
  * not, a terminal, a pipe, a character device; a block device or a directory is refused.
- * path NULL: standard output. -1 after one line on stderr.
+ * path NULL or "-": standard output. -1 after one line on stderr.
  */
 int output_open(struct output *o, const char *path);
 /* The report starts: a regular file that was there is emptied now. */
