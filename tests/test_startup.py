@@ -201,6 +201,10 @@ def test_by_id_build_needs_no_kernel_btf(tmp_path):
     assert "libbpf parses no kernel BTF" not in verbose_load(NO_BY_ID)
     assert not opens_kernel_btf(None, tmp_path)
     assert opens_kernel_btf(NO_BY_ID, tmp_path)  # the check above can fail
+    for env, said in ((None, True), (NO_BY_ID, False)):  # the report says how it loaded
+        report, res = iotrace_json(["true"], tmp_path, env=env)
+        assert res.returncode == 0, res.stderr
+        assert ("kfuncs by their ids" in report["kernel"]["btf"]["core"]) == said
     for env in (SERIAL, TWO):
         by_id = loaded_programs(verbose_load(env))
         usual = loaded_programs(verbose_load({**env, "IOTRACE_BY_ID": "0"}))

@@ -10,8 +10,10 @@
 #include <stdint.h>
 
 struct kbtf_type {
-	const char *name; /* a struct passed to bpf_rdonly_cast */
-	uint32_t id;      /* its id in the build kernel's BTF */
+	/* a struct passed to bpf_rdonly_cast; or, for the by-id build (by_id.c),
+	 * "typedef:btf_trace_<tracepoint>" or "func:<name>" (a kfunc, an iterator) */
+	const char *name;
+	uint32_t id; /* its id in the build kernel's BTF */
 };
 
 struct kbtf_cut {

@@ -262,8 +262,6 @@ static void use_by_id(struct tracer *t, const struct tracer_config *cfg, bool ma
 		by_id_end();
 		return;
 	}
-	snprintf(t->core + strlen(t->core), sizeof(t->core) - strlen(t->core),
-		 "; attach targets and kfuncs by their ids recorded then");
 	if (cfg->verbose)
 		fprintf(stderr, "iotrace: attach targets and kfuncs by the ids recorded at build "
 			"time: libbpf parses no kernel BTF\n");
@@ -305,6 +303,9 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 		t->build = choose_build(ix, &t->build_why);
 		err = refuse_stacks(t, cfg) ?: tracer_load_objects(t, cfg, btf_path, ids, ix, forget_warnings);
 	}
+	if (!err && by_id_on()) /* said once it loaded so (not after a retry the usual way) */
+		snprintf(t->core + strlen(t->core), sizeof(t->core) - strlen(t->core),
+			 "; attach targets and kfuncs by their ids recorded then");
 	btf_index_free(ix);
 	btf__free(btf);
 	if (btf_fd >= 0)

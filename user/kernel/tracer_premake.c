@@ -75,7 +75,7 @@ int tracer_premake_maps(struct bpf_object *obj)
 {
 	struct premake half[2] = { { .n = 0 }, { .n = 0 } };
 	size_t bytes[2] = { 0, 0 };
-	struct bpf_map *m, *order[2 * PREMAKE_MAX];
+	struct bpf_map *m, *order[PREMAKE_MAX]; /* so that either half holds them all */
 	int n = 0, made = 0, helper;
 	pthread_t thread;
 
@@ -83,7 +83,7 @@ int tracer_premake_maps(struct bpf_object *obj)
 	bpf_object__for_each_map(m, obj) {
 		int j = n;
 
-		if (!premakeable(m) || n == 2 * PREMAKE_MAX)
+		if (!premakeable(m) || n == PREMAKE_MAX)
 			continue;
 		for (; j > 0 && map_bytes(order[j - 1]) < map_bytes(m); j--)
 			order[j] = order[j - 1];
