@@ -3,6 +3,7 @@
 The minimal BTF must relocate every program exactly as the kernel's full BTF does, be used
 only on the kernel it was cut from, and hand bpf_rdonly_cast the kernel's own type ids.
 """
+import contextlib
 import json
 import os
 import re
@@ -125,7 +126,8 @@ def counts_equal_strace(tmp_path, envs):
 
 
 def test_two_loader_threads_load_every_program_once(tmp_path):
-    """With two CPUs (and one idle, or IOTRACE_LOAD_THREADS=2) the programs are verified in two threads, split by the verifier's work
+    """With two CPUs (whatever the load, or IOTRACE_LOAD_THREADS=2) the programs are verified
+    in two threads, split by the verifier's work
     (tracer_objects.c, "Loading in two threads"): the same programs as the one-thread load
     (IOTRACE_LOAD_THREADS=1), each once, with the same instructions processed (the second
     instance reuses the first's frozen .rodata: the verifier sees the same constants), each
@@ -230,38 +232,54 @@ def test_by_id_ids_are_the_kernels():
         {k: (v, ref.get(k)) for k, v in table.items() if ref.get(k) != v}
 
 
-def held_maps(env, tmp_path):
-    """{name: fdinfo fields} of the maps a running iotrace holds (its command waits on a
-    FIFO meanwhile): what the kernel made of each map's definition."""
+@contextlib.contextmanager
+def waiting_iotrace(env, tmp_path):
+    """A running iotrace, its programs loaded and attached, whose command waits on a FIFO
+    until the block ends; it must then exit 0."""
     ready, go = tmp_path / "ready", tmp_path / "go"
     ready.unlink(missing_ok=True)
     go.unlink(missing_ok=True)
     os.mkfifo(go)
     proc = subprocess.Popen([IOTRACE, "-o", "/dev/null", "--", "sh", "-c",
                              f"touch {ready}; read x < {go}"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         for _ in range(600):
             if ready.exists() or proc.poll() is not None:
                 break
             time.sleep(0.05)
-        fields = {}
-        for info in Path(f"/proc/{proc.pid}/fdinfo").glob("*"):
-            kv = dict(line.split(":\t", 1) for line in info.read_text().splitlines()
-                      if ":\t" in line)
+        assert ready.exists(), proc.stderr.read()
+        yield proc
+    finally:
+        with open(go, "w") as f:
+            f.write("\n")
+        proc.wait(timeout=60)
+    assert proc.returncode == 0
+
+
+def fdinfo(pid):
+    """{fd: {field: value}} of process pid's file descriptors."""
+    out = {}
+    for info in Path(f"/proc/{pid}/fdinfo").glob("*"):
+        out[int(info.name)] = {k: v.strip() for k, v in (
+            line.split(":\t", 1) for line in info.read_text().splitlines() if ":\t" in line)}
+    return out
+
+
+def held_maps(env, tmp_path):
+    """{name: fdinfo fields} of the maps a running iotrace holds: what the kernel made of
+    each map's definition."""
+    fields = {}
+    with waiting_iotrace(env, tmp_path) as proc:
+        for kv in fdinfo(proc.pid).values():
             if "map_type" in kv:
-                fields[int(kv["map_id"])] = {k: kv[k].strip() for k in
+                fields[int(kv["map_id"])] = {k: kv[k] for k in
                                              ("map_type", "key_size", "value_size",
                                               "max_entries", "map_flags", "memlock")}
                 if int(kv["map_flags"], 16) & 1:  # BPF_F_NO_PREALLOC: grows with use
                     del fields[int(kv["map_id"])]["memlock"]
         names = {m["id"]: m.get("name", "") for m in json.loads(subprocess.run(
             ["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout)}
-    finally:
-        with open(go, "w") as f:
-            f.write("\n")
-        proc.wait(timeout=60)
-    assert proc.returncode == 0
     return {names[i]: v for i, v in fields.items() if i in names}
 
 
@@ -277,3 +295,56 @@ def test_maps_made_beforehand_are_libbpfs(tmp_path):
     two, one = held_maps(TWO, tmp_path), held_maps(SERIAL, tmp_path)
     assert len(one) > 30 and two == one, {k: (two.get(k), one.get(k)) for k in one.keys()
                                           | two.keys() if two.get(k) != one.get(k)}
+
+
+def attached_programs(env, tmp_path):
+    """{program name: links} of a running iotrace (the links among its fds), and the hooks
+    `info --json` reports under the same environment."""
+    links = {}
+    with waiting_iotrace(env, tmp_path) as proc:
+        linked = [int(kv["prog_id"]) for kv in fdinfo(proc.pid).values() if "link_id" in kv]
+        names = {p["id"]: p.get("name") for p in json.loads(subprocess.run(
+            ["bpftool", "-j", "prog", "show"], capture_output=True, text=True).stdout)}
+        for prog in linked:
+            links[names[prog]] = links.get(names[prog], 0) + 1
+    info = run([IOTRACE, "info", "--json"], env=env)
+    assert info.returncode == 0, info.stderr
+    return links, json.loads(info.stdout)["hooks"]
+
+
+@pytest.mark.parametrize("disabled", ["", "mm_filemap_get_pages"])
+def test_hooks_attached_alike_by_one_or_two_threads(tmp_path, disabled):
+    """With two loader threads each attaches the hooks of the programs it loaded as soon as
+    it has, beside the other's load (attach_own_hooks), and the rest are attached after
+    both: the same programs end up attached, each once (bpftool's links of the running
+    iotrace), and every event has the same way, kind and target, as when one thread loads
+    and attaches them all; so too when a page-cache hook is missing and its group's other
+    hooks are detached after they were attached."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: iotrace loads in one thread")
+    off = {"IOTRACE_DISABLE_TRACEPOINTS": disabled} if disabled else {}
+    two_links, two_hooks = attached_programs({**TWO, **off}, tmp_path)
+    one_links, one_hooks = attached_programs({**SERIAL, **off}, tmp_path)
+    assert two_links == one_links and set(two_links.values()) == {1}, (two_links, one_links)
+    assert two_hooks == one_hooks
+    page_cache = [h for h in one_hooks if h["event"].startswith("mm_filemap")]
+    assert page_cache and all((h["way"] < 0) == bool(disabled) for h in page_cache), page_cache
+    assert ("handle_mm_filemap_fault" in one_links) != bool(disabled)
+
+
+def test_command_never_runs_when_tracing_cannot_start(tmp_path):
+    """CMD's process is forked before the programs load (a small process forks and execs
+    faster than one with the counters mapped) and waits to be let go: when tracing cannot
+    start (a required tracepoint disabled) CMD never runs, iotrace says one line, exits 1 and
+    reaps the waiting process, which ends without an exec (strace -f)."""
+    mark, log = tmp_path / "ran", tmp_path / "strace.txt"
+    res = run(["strace", "-f", "-q", "-e", "trace=execve,wait4", "-o", log, IOTRACE, "-o",
+               "/dev/null", "--", "sh", "-c", f"touch {mark}"],
+              env={**os.environ, "IOTRACE_DISABLE_TRACEPOINTS": "sys_enter"})
+    lines = res.stderr.decode().splitlines()
+    assert res.returncode == 1 and len(lines) == 1 and "sys_enter" in lines[0], lines
+    assert not mark.exists()
+    trace = log.read_text()
+    assert trace.count("execve(") == 1, trace  # iotrace's own
+    child = re.search(r"^(\d+)\s+\+\+\+ exited with 127 \+\+\+$", trace, re.M)
+    assert child and re.search(rf"wait4\({child.group(1)},", trace), trace

@@ -135,17 +135,26 @@ static int event_loop(struct session *s)
 	return 0;
 }
 
-/* Starts CMD so that tracing begins exactly at its execve. Returns 0 or an exit status. */
-static int start_command(struct session *s)
+/*
+ * Forks CMD's process before the programs load: it waits for start_command. A process of a
+ * few MiB forks and later execs faster than one with the tens of MiB of counters mapped
+ * (their page tables are copied, then torn down): ~1.5 ms of the start-up. Returns 0 or 1.
+ */
+static int fork_command(struct session *s)
 {
-	const struct options *o = s->opt;
-	char shown[NAME_TEXT_MAX], why[NAME_TEXT_MAX + 64];
-	int err;
-
-	if (spawn_prepare(&s->child, o->command, &s->old_mask)) {
+	if (spawn_prepare(&s->child, s->opt->command, &s->old_mask)) {
 		fprintf(stderr, "iotrace: fork: %s\n", strerror(errno));
 		return 1;
 	}
+	return 0;
+}
+
+/* Starts CMD so that tracing begins exactly at its execve. Returns 0 or an exit status. */
+static int start_command(struct session *s)
+{
+	char shown[NAME_TEXT_MAX], why[NAME_TEXT_MAX + 64];
+	int err;
+
 	s->root = s->child.pid;
 	if (engine_add_root(s->engine, s->root, getpid(), basename(s->child.path), NULL, true)) {
 		fprintf(stderr, "iotrace: cannot register pid %d for tracing\n", s->root);
@@ -231,7 +240,8 @@ int run_trace(const struct options *o, struct run_result *r)
 		spawn_cleanup(&s.child);
 		return 1;
 	}
-	if (setup_signals(&s) || !(s.engine = engine_open(o, r))) {
+	if (setup_signals(&s) || (o->command && fork_command(&s)) ||
+	    !(s.engine = engine_open(o, r))) {
 		close_session(&s);
 		return 1;
 	}

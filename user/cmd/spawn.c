@@ -199,8 +199,12 @@ int spawn_release(struct child *c)
 
 void spawn_cleanup(struct child *c)
 {
-	if (c->go_fd >= 0)
+	if (c->go_fd >= 0) {
 		close(c->go_fd);
+		/* Never released: it exits at the pipe's end of file (child_main). */
+		if (c->pid > 0)
+			waitpid(c->pid, NULL, 0);
+	}
 	if (c->error_fd >= 0)
 		close(c->error_fd);
 	c->go_fd = c->error_fd = -1;

@@ -413,13 +413,17 @@ struct bpf_program *tracer_prog(struct tracer *t, struct bpf_program *prog)
 	return prog;
 }
 
+struct bpf_link **skel_link_slot(struct iotrace_bpf *s, const struct bpf_program *prog)
+{
+	for (int i = 0; i < s->skeleton->prog_cnt; i++)
+		if (*s->skeleton->progs[i].prog == prog)
+			return s->skeleton->progs[i].link;
+	return NULL;
+}
+
 struct bpf_link **tracer_link_slot(struct tracer *t, const struct bpf_program *prog)
 {
-	struct iotrace_bpf *skels[2] = { t->skel, t->skel2 };
+	struct bpf_link **slot = skel_link_slot(t->skel, prog);
 
-	for (int k = 0; k < 2 && skels[k]; k++)
-		for (int i = 0; i < skels[k]->skeleton->prog_cnt; i++)
-			if (*skels[k]->skeleton->progs[i].prog == prog)
-				return skels[k]->skeleton->progs[i].link;
-	return NULL;
+	return slot || !t->skel2 ? slot : skel_link_slot(t->skel2, prog);
 }

@@ -125,89 +125,6 @@ static bool disabled_by_env(const char *event)
 	return false;
 }
 
-/* ---- what the kernel has ---- */
-
-/*
- * The kernel's functions and typedefs (btf_trace_X: its tracepoints) by name, indexed in one
- * pass: btf__find_by_name_kind walks every type for each name asked, and the ~60 questions
- * took seconds on a kernel booted under emulation.
- */
-struct btf_index {
-	const struct btf *btf;
-	uint32_t mask;
-	uint32_t *ids; /* open addressing by the name's hash; 0: empty */
-};
-
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
-/* An index of btf's functions and typedefs, or NULL (no BTF, or no memory). */
-struct btf_index *btf_index_new(const struct btf *btf)
-{
-	uint32_t n = btf ? btf__type_cnt(btf) : 0, size = 1;
-	struct btf_index *ix;
-
-	if (!btf)
-		return NULL;
-	while (size < 2 * n)
-		size <<= 1;
-	ix = calloc(1, sizeof(*ix));
-	if (ix)
-		ix->ids = calloc(size, sizeof(*ix->ids));
-	if (!ix || !ix->ids) {
-		free(ix);
-		return NULL;
-	}
-	ix->btf = btf;
-	ix->mask = size - 1;
-	for (uint32_t id = 1; id < n; id++) {
-		const struct btf_type *t = btf__type_by_id(btf, id);
-		uint32_t h;
-
-		if (!btf_is_func(t) && !btf_is_typedef(t))
-			continue;
-		h = name_hash(btf__name_by_offset(btf, t->name_off)) & ix->mask;
-		while (ix->ids[h])
-			h = (h + 1) & ix->mask;
-		ix->ids[h] = id;
-	}
-	return ix;
-}
-
-void btf_index_free(struct btf_index *ix)
-{
-	if (ix)
-		free(ix->ids);
-	free(ix);
-}
-
-/* The id of the function or typedef named name, or -1. */
-static int btf_index_find(const struct btf_index *ix, const char *name, bool func)
-{
-	for (uint32_t h = name_hash(name) & ix->mask; ix->ids[h]; h = (h + 1) & ix->mask) {
-		const struct btf_type *t = btf__type_by_id(ix->btf, ix->ids[h]);
-
-		if (btf_is_func(t) == func && !strcmp(btf__name_by_offset(ix->btf, t->name_off), name))
-			return ix->ids[h];
-	}
-	return -1;
-}
-
-/* The id of tracepoint tp's btf_trace_TP typedef, or -1. */
-static int tracepoint_id(const struct btf_index *ix, const char *tp)
-{
-	char name[128];
-
-	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	return btf_index_find(ix, name, false);
-}
-
 /* ---- ways ---- */
 
 /* The hook section of a program: "fentry/page_cache_sync_ra" -> kind and target. */
@@ -242,7 +159,7 @@ static bool prog_available(struct bpf_program *prog, const struct btf_index *btf
 	id = tp ? tracepoint_id(btf, target) : btf_index_find(btf, target, true);
 	/* A tracepoint's prototype starts with its data pointer: not an argument. */
 	if (id >= 0 && args)
-		ok = btf_args_match(btf->btf, id, tp, args, diff, sizeof(diff));
+		ok = btf_args_match(btf_index_btf(btf), id, tp, args, diff, sizeof(diff));
 	if (id < 0 && tp)
 		snprintf(why, len, "tracepoint %s not in this kernel", target);
 	else if (id < 0)
@@ -304,14 +221,17 @@ static void find_ways(struct tracer *t, const struct hook_def *h, const struct b
 	}
 }
 
-/* Names what way w of h is, e.g. "fentry page_cache_sync_ra" (for `info` and JSON). */
+/*
+ * Names what way w of h is, e.g. "fentry page_cache_sync_ra" (for `info` and JSON): from
+ * the first instance's program, whichever loaded it (the sections are the same).
+ */
 static void describe_way(struct tracer *t, const struct hook_def *h, int w, struct hook_choice *c)
 {
 	const char *target;
 	char kind[16];
 
-	split_section(bpf_program__section_name(prog_of(t, h->ways[w].progs[0])), kind,
-		      sizeof(kind), &target);
+	split_section(bpf_program__section_name(bpf_object__find_program_by_name(
+			      t->skel->obj, h->ways[w].progs[0])), kind, sizeof(kind), &target);
 	snprintf(c->kind, sizeof(c->kind), "%s", kind);
 	snprintf(c->target, sizeof(c->target), "%s", target);
 }
@@ -396,6 +316,7 @@ int probe_hooks(struct tracer *t, const struct btf_index *btf)
 		if (c->wanted)
 			find_ways(t, h, btf, c);
 		c->way = c->ncands ? c->cands[0] : -1;
+		c->linked = false;
 		set_loading(t, h, c);
 		if (c->wanted && !c->ncands)
 			note_missing(t, h->group, c->why);
@@ -409,10 +330,26 @@ int probe_hooks(struct tracer *t, const struct btf_index *btf)
 	return 0;
 }
 
-static void unlink_way(struct tracer *t, const struct way *w)
+/*
+ * A way's program and its link's place: in instance `in` when one thread attaches what it
+ * loaded (attach_own_hooks, beside the other thread's load: nothing of the other instance
+ * is read), else in whichever instance loaded it.
+ */
+static struct bpf_program *way_prog(struct tracer *t, struct iotrace_bpf *in, const char *name)
+{
+	return in ? bpf_object__find_program_by_name(in->obj, name) : prog_of(t, name);
+}
+
+static struct bpf_link **way_slot(struct tracer *t, struct iotrace_bpf *in,
+				  const struct bpf_program *prog)
+{
+	return in ? skel_link_slot(in, prog) : tracer_link_slot(t, prog);
+}
+
+static void unlink_way(struct tracer *t, const struct way *w, struct iotrace_bpf *in)
 {
 	for (int p = 0; p < 2 && w->progs[p]; p++) {
-		struct bpf_link **slot = tracer_link_slot(t, prog_of(t, w->progs[p]));
+		struct bpf_link **slot = way_slot(t, in, way_prog(t, in, w->progs[p]));
 
 		if (slot && *slot) {
 			bpf_link__destroy(*slot);
@@ -422,11 +359,12 @@ static void unlink_way(struct tracer *t, const struct way *w)
 }
 
 /* Attaches every program of way w of h; 0, or the error (nothing left attached). */
-static int link_way(struct tracer *t, const struct hook_def *h, int w, struct hook_choice *c)
+static int link_way(struct tracer *t, const struct hook_def *h, int w, struct hook_choice *c,
+		    struct iotrace_bpf *in)
 {
 	for (int p = 0; p < 2 && h->ways[w].progs[p]; p++) {
-		struct bpf_program *prog = prog_of(t, h->ways[w].progs[p]);
-		struct bpf_link **slot = tracer_link_slot(t, prog);
+		struct bpf_program *prog = way_prog(t, in, h->ways[w].progs[p]);
+		struct bpf_link **slot = way_slot(t, in, prog);
 		struct bpf_link *link = bpf_program__attach(prog);
 		char why[160];
 
@@ -434,7 +372,7 @@ static int link_way(struct tracer *t, const struct hook_def *h, int w, struct ho
 			int err = -errno;
 
 			bpf_link__destroy(link);
-			unlink_way(t, &h->ways[w]);
+			unlink_way(t, &h->ways[w], in);
 			/* 524: the kernel's own ENOTSUPP, which strerror does not know. */
 			snprintf(why, sizeof(why), "%s: %s", bpf_program__section_name(prog),
 				 err == -524 ? "not supported by this kernel (ENOTSUPP)"
@@ -447,11 +385,59 @@ static int link_way(struct tracer *t, const struct hook_def *h, int w, struct ho
 	return 0;
 }
 
+/* Hook h's first way that attaches, in c->way (-1: none); 0 or the last way's error. */
+static int link_hook(struct tracer *t, const struct hook_def *h, struct hook_choice *c,
+		     struct iotrace_bpf *in)
+{
+	int err = -ENOENT;
+
+	for (int k = 0; k < c->ncands && err; k++)
+		if (!(err = link_way(t, h, c->cands[k], c, in)))
+			c->way = c->cands[k];
+	if (err)
+		c->way = -1;
+	else
+		describe_way(t, h, c->way, c);
+	return err;
+}
+
+/* Whether instance s loaded every program of every way hook h may take. */
+static bool loaded_all(struct iotrace_bpf *s, const struct hook_def *h, const struct hook_choice *c)
+{
+	for (int k = 0; k < c->ncands; k++)
+		for (int p = 0; p < 2 && h->ways[c->cands[k]].progs[p]; p++) {
+			struct bpf_program *prog =
+				bpf_object__find_program_by_name(s->obj, h->ways[c->cands[k]].progs[p]);
+
+			if (!prog || !bpf_program__autoload(prog))
+				return false;
+		}
+	return c->ncands > 0;
+}
+
+/*
+ * With two loader threads, each attaches the hooks whose programs it loaded as soon as it
+ * has, beside the other's load (tracer_objects.c); attach_hooks then takes the rest and
+ * settles the groups. Each touches only its own hooks' choices and its own instance.
+ */
+void attach_own_hooks(struct tracer *t, struct iotrace_bpf *in)
+{
+	for (int i = 0; i < NR_HOOKS; i++) {
+		const struct hook_def *h = &hook_defs[i];
+		struct hook_choice *c = &t->hooks[i];
+
+		if (!c->wanted || !c->ncands || t->missing[h->group] || !loaded_all(in, h, c))
+			continue;
+		c->link_err = link_hook(t, h, c, in);
+		c->linked = true;
+	}
+}
+
 /*
  * Attaches each hook's first way that attaches (a fentry the kernel refuses gives its place
- * to the kprobe after it). Returns 0, or the first error when syscalls, processes or block
- * I/O could not be attached; a page-cache, O_DIRECT or io_uring hook that cannot makes its
- * group n/a and detaches the group's other hooks.
+ * to the kprobe after it), those attach_own_hooks did not. Returns 0, or the first error
+ * when syscalls, processes or block I/O could not be attached; a page-cache, O_DIRECT or
+ * io_uring hook that cannot makes its group n/a and detaches the group's other hooks.
  */
 int attach_hooks(struct tracer *t)
 {
@@ -460,24 +446,20 @@ int attach_hooks(struct tracer *t)
 	for (int i = 0; i < NR_HOOKS; i++) {
 		const struct hook_def *h = &hook_defs[i];
 		struct hook_choice *c = &t->hooks[i];
-		int err = -ENOENT;
+		int err;
 
 		if (!c->wanted || !c->ncands || t->missing[h->group])
 			continue;
-		for (int k = 0; k < c->ncands && err; k++)
-			if (!(err = link_way(t, h, c->cands[k], c)))
-				c->way = c->cands[k];
-		if (!err) {
-			describe_way(t, h, c->way, c);
+		err = c->linked ? c->link_err : link_hook(t, h, c, NULL);
+		c->linked = false;
+		if (!err)
 			continue;
-		}
-		c->way = -1;
 		first_err = first_err ?: err;
 		note_missing(t, h->group, c->why);
 	}
 	for (int i = 0; i < NR_HOOKS; i++)
 		if (t->hooks[i].way >= 0 && t->missing[hook_defs[i].group]) {
-			unlink_way(t, &hook_defs[i].ways[t->hooks[i].way]);
+			unlink_way(t, &hook_defs[i].ways[t->hooks[i].way], NULL);
 			t->hooks[i].way = -1;
 		}
 	return required_missing(t) ? first_err : 0;

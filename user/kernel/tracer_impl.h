@@ -22,6 +22,8 @@ struct hook_choice {
 	char kind[16]; /* the way's program kind: tp_btf, fentry, fexit, kprobe, kretprobe */
 	char target[64];
 	char why[HOOK_WHY_LEN]; /* why the better ways (or all) could not be taken */
+	bool linked;   /* attach_own_hooks attached it (or tried): link_err says how it went */
+	int link_err;
 };
 
 struct tracer {
@@ -32,6 +34,7 @@ struct tracer {
 	enum tracer_build build;
 	const char *build_why;
 	bool probed;  /* the kernel's BTF was asked (not the build kernel's defaults) */
+	bool mapped;  /* map_counters did (tracer_load.c) */
 	char core[160]; /* what CO-RE relocated against, and why */
 	double load_ms, attach_ms;
 	struct hook_choice hooks[NR_HOOKS];
@@ -67,28 +70,55 @@ struct tracer {
  */
 struct bpf_program *tracer_prog(struct tracer *t, struct bpf_program *prog);
 struct bpf_link **tracer_link_slot(struct tracer *t, const struct bpf_program *prog);
+struct bpf_link **skel_link_slot(struct iotrace_bpf *s, const struct bpf_program *prog);
 
 struct btf_index;
-/*
- * Opens t->skel (and t->skel2) of t->build configured and loads them (tracer_objects.c);
- * forget_warnings drops the warnings of a failed load before loading again.
- */
+/* What loading does beside loading (tracer_load.c's). */
+struct load_steps {
+	void (*forget_warnings)(void); /* the warnings of a failed load, before loading again */
+	/* Maps what user space reads in place (t->mapped), with two loader threads by the
+	 * first done, beside the other's load; 0 or -errno, nothing left mapped then. */
+	int (*map)(struct tracer *t, void *arg);
+	void (*unmap)(struct tracer *t);
+	void *arg;
+};
+
+/* Opens t->skel (and t->skel2) of t->build configured and loads them (tracer_objects.c). */
 int tracer_load_objects(struct tracer *t, const struct tracer_config *cfg, const char *btf_path,
-			const uint32_t *ids, const struct btf_index *btf, void (*forget_warnings)(void));
+			const uint32_t *ids, const struct btf_index *btf,
+			const struct load_steps *steps);
 double tracer_now_ms(void); /* CLOCK_MONOTONIC */
 /*
- * The configured obj's largest maps made in two threads, for libbpf to reuse; how many
- * (tracer_premake.c).
+ * The configured object's largest maps, made beforehand in two halves for libbpf to reuse
+ * (tracer_premake.c): plan splits them, each loader thread makes one half, adopt hands
+ * what was made to libbpf and says how many.
  */
-int tracer_premake_maps(struct bpf_object *obj);
+#define PREMAKE_MAX 64
+struct premake {
+	struct premake_half {
+		struct bpf_map *maps[PREMAKE_MAX];
+		int fds[PREMAKE_MAX];
+		int n;
+	} half[2];
+};
+void tracer_premake_plan(struct bpf_object *obj, struct premake *p);
+void tracer_premake_half(struct premake *p, int side);
+int tracer_premake_adopt(struct premake *p);
 int probe_hooks(struct tracer *t, const struct btf_index *btf);
 /* After loading: attaches each hook's first way that attaches (tracer_hooks.c). */
 int attach_hooks(struct tracer *t);
+/* In a loader thread: the hooks whose programs instance `in` loaded, attached now. */
+void attach_own_hooks(struct tracer *t, struct iotrace_bpf *in);
 /* The build of the programs this kernel can load (btf NULL: the full one), and why. */
 enum tracer_build choose_build(const struct btf_index *btf, const char **why);
 /* The kernel's functions and tracepoints by name (btf NULL or no memory: NULL). */
 struct btf_index *btf_index_new(const struct btf *btf);
 void btf_index_free(struct btf_index *ix);
+const struct btf *btf_index_btf(const struct btf_index *ix); /* the BTF it indexes */
+/* The id of the function (func) or typedef named name, or -1 (btf_index.c). */
+int btf_index_find(const struct btf_index *ix, const char *name, bool func);
+/* The id of tracepoint tp's btf_trace_TP typedef, or -1. */
+int tracepoint_id(const struct btf_index *ix, const char *tp);
 /* An mmapable array map's values mapped (len: its length, whole pages); NULL, errno set. */
 void *map_mmap(struct bpf_map *map, size_t *len);
 /* What map_mmap mapped (p, len) unmapped; p may be NULL (never mapped). */

@@ -272,7 +272,7 @@ static void use_by_id(struct tracer *t, const struct tracer_config *cfg, bool ma
  * and loads: the kernel it was built on skips the asking and takes the full build and every
  * tracepoint, unless that load fails.
  */
-static int load(struct tracer *t, const struct tracer_config *cfg)
+static int load(struct tracer *t, const struct tracer_config *cfg, const struct load_steps *steps)
 {
 	uint32_t ids[KERNEL_CAST_TYPES] = { 0 };
 	char path[64];
@@ -289,9 +289,10 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 	}
 	t->build = choose_build(ix, &t->build_why);
 	use_by_id(t, cfg, btf_fd >= 0 && !ix);
-	err = refuse_stacks(t, cfg) ?: tracer_load_objects(t, cfg, btf_path, ids, ix, forget_warnings);
+	err = refuse_stacks(t, cfg) ?: tracer_load_objects(t, cfg, btf_path, ids, ix, steps);
 	if (err && err != -ECANCELED && !ix && err != -EPERM && err != -EACCES && err != -ENOTSUP) {
 		/* Not quite the kernel it was built on: ask its BTF, choose again, retry. */
+		steps->unmap(t);
 		iotrace_bpf__destroy(t->skel2);
 		iotrace_bpf__destroy(t->skel);
 		t->skel = t->skel2 = NULL;
@@ -301,7 +302,7 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 		ix = btf_index_new(btf);
 		t->probed = ix != NULL;
 		t->build = choose_build(ix, &t->build_why);
-		err = refuse_stacks(t, cfg) ?: tracer_load_objects(t, cfg, btf_path, ids, ix, forget_warnings);
+		err = refuse_stacks(t, cfg) ?: tracer_load_objects(t, cfg, btf_path, ids, ix, steps);
 	}
 	if (!err && by_id_on()) /* said once it loaded so (not after a retry the usual way) */
 		snprintf(t->core + strlen(t->core), sizeof(t->core) - strlen(t->core),
@@ -324,10 +325,40 @@ static int load(struct tracer *t, const struct tracer_config *cfg)
 	return err;
 }
 
-/* The counters user space reads in place, and the ring buffer of events. */
-static int map_counters(struct tracer *t, const struct tracer_config *cfg,
-			tracer_event_fn on_event, void *ctx)
+/* What map_counters maps; everything it set undone (tracer_close, a load retried). */
+static void unmap_counters(struct tracer *t)
 {
+	ring_buffer__free(t->events);
+	t->events = NULL;
+	map_munmap(t->proc_slot, t->proc_slot_len);
+	map_munmap(t->sc, t->sc_len);
+	map_munmap(t->io, t->io_len);
+	map_munmap(t->moves, t->moves_len);
+	map_munmap(t->marks, t->marks_len);
+	map_munmap(t->files, t->files_len);
+	map_munmap(t->rows, t->rows_len);
+	map_munmap(t->slot_rows, t->slot_rows_len);
+	t->proc_slot = NULL;
+	t->sc = NULL;
+	t->io = NULL;
+	t->moves = NULL;
+	t->marks = NULL;
+	t->files = NULL;
+	t->rows = NULL;
+	t->slot_rows = NULL;
+	unmap_trace(t);
+	t->mapped = false;
+}
+
+/*
+ * The counters user space reads in place, and the ring buffer of events: 0, or what failed
+ * in *what (nothing is left mapped then).
+ */
+static int map_counters(struct tracer *t, const struct tracer_config *cfg,
+			tracer_event_fn on_event, void *ctx, const char **what)
+{
+	int err;
+
 	t->proc_slot = map_mmap(t->skel->maps.proc_slot, &t->proc_slot_len);
 	t->sc = map_mmap(t->skel->maps.sc_cache, &t->sc_len);
 	t->io = map_mmap(t->skel->maps.io_cache, &t->io_len);
@@ -337,28 +368,48 @@ static int map_counters(struct tracer *t, const struct tracer_config *cfg,
 	t->rows = map_mmap(t->skel->maps.file_rows, &t->rows_len);
 	if (!cfg->serve && !cfg->snoop)
 		t->slot_rows = map_mmap(t->skel->maps.slot_procs, &t->slot_rows_len);
+	*what = "map the BPF counters";
 	if (!t->proc_slot || !t->sc || !t->io || !t->moves || !t->marks || !t->files || !t->rows ||
-	    (!cfg->serve && !cfg->snoop && !t->slot_rows)) {
-		report_failure("map the BPF counters", -errno);
-		return -1;
-	}
+	    (!cfg->serve && !cfg->snoop && !t->slot_rows))
+		goto fail;
+	*what = "create the event ring buffer";
 	t->events = ring_buffer__new(bpf_map__fd(cfg->snoop ? t->skel->maps.block_events
 						       : t->skel->maps.proc_events),
 				     on_event, ctx, NULL);
 	if (!t->events || (cfg->on_name && ring_buffer__add(t->events,
 							    bpf_map__fd(t->skel->maps.name_events),
 							    cfg->on_name, ctx)) ||
-	    map_trace(t, cfg, ctx) || map_stacks(t, cfg, ctx)) {
-		report_failure("create the event ring buffer", -errno);
-		return -1;
-	}
+	    map_trace(t, cfg, ctx) || map_stacks(t, cfg, ctx))
+		goto fail;
+	t->mapped = true;
 	return 0;
+fail:
+	err = errno ? -errno : -ENOMEM;
+	unmap_counters(t);
+	return err;
+}
+
+/* map_counters as a step of loading: by the first loader thread done (tracer_objects.c). */
+struct map_args {
+	const struct tracer_config *cfg;
+	tracer_event_fn on_event;
+	void *ctx;
+};
+
+static int map_step(struct tracer *t, void *arg)
+{
+	const struct map_args *a = arg;
+	const char *what;
+
+	return map_counters(t, a->cfg, a->on_event, a->ctx, &what);
 }
 
 struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_event, void *ctx)
 {
 	struct tracer *t = calloc(1, sizeof(*t));
+	struct map_args args = { cfg, on_event, ctx };
 	double t_load, t_attach;
+	const char *what;
 	int err;
 
 	if (!t) {
@@ -370,8 +421,12 @@ struct tracer *tracer_open(const struct tracer_config *cfg, tracer_event_fn on_e
 	if (size_tracer(t, cfg))
 		goto fail;
 	t_load = tracer_now_ms();
-	if (load(t, cfg) || map_counters(t, cfg, on_event, ctx))
+	if (load(t, cfg, &(struct load_steps){ forget_warnings, map_step, unmap_counters, &args }))
 		goto fail;
+	if (!t->mapped && (err = map_counters(t, cfg, on_event, ctx, &what))) {
+		report_failure(what, err);
+		goto fail;
+	}
 	if (cfg->serve || cfg->top)
 		/* serve's and top's own syscalls are not the machine's workload. */
 		tracer_exclude(t, getpid());
@@ -408,18 +463,9 @@ void tracer_close(struct tracer *t)
 {
 	if (!t)
 		return;
-	ring_buffer__free(t->events);
-	map_munmap(t->proc_slot, t->proc_slot_len);
-	map_munmap(t->sc, t->sc_len);
-	map_munmap(t->io, t->io_len);
-	map_munmap(t->moves, t->moves_len);
-	map_munmap(t->marks, t->marks_len);
+	unmap_counters(t);
 	free(t->scratch);
 	tracer_free_live_rows(t);
-	map_munmap(t->files, t->files_len);
-	map_munmap(t->rows, t->rows_len);
-	map_munmap(t->slot_rows, t->slot_rows_len);
-	unmap_trace(t);
 	iotrace_bpf__destroy(t->skel2);
 	iotrace_bpf__destroy(t->skel);
 	free(t);

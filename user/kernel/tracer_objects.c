@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sched.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,47 +279,105 @@ static int split_programs(struct iotrace_bpf *s, bool *to_b)
 	return given;
 }
 
-/* Whether the maps exist (1), or the first instance failed before they did (-1). */
+/*
+ * Whether the maps exist (state 1), or the first instance failed before they did (-1);
+ * whether the second thread made its half of the maps made beforehand (premade).
+ */
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	int state;
-} maps_sync = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+	int state, premade, second_done;
+	int mapping; /* a thread took the mapping of the counters (load_steps.map) */
+	const struct bpf_map *exclude; /* serve, top: proc_slot, where iotrace is left out */
+} maps_sync = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, NULL };
 
 static void set_maps_state(int state)
 {
 	pthread_mutex_lock(&maps_sync.lock);
 	if (!maps_sync.state)
-		maps_sync.state = state;
+		__atomic_store_n(&maps_sync.state, state, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&maps_sync.cond);
 	pthread_mutex_unlock(&maps_sync.lock);
+}
+
+static void set_premade(void)
+{
+	pthread_mutex_lock(&maps_sync.lock);
+	__atomic_store_n(&maps_sync.premade, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&maps_sync.cond);
+	pthread_mutex_unlock(&maps_sync.lock);
+}
+
+/*
+ * Until *flag is set, spinning (20 ms at most, yielding to anything else that would run):
+ * a thread asleep on a condition or in a join took 1-3 ms to run again once woken on this
+ * VM's idle CPU, each time ~2% of the start-up.
+ */
+static void spin_until(const int *flag)
+{
+	double until = tracer_now_ms() + 20;
+
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE) && tracer_now_ms() < until)
+		sched_yield();
+}
+
+/* Until the maps exist or cannot (maps), or the second half is made; the maps' state. */
+static int wait_sync(bool maps)
+{
+	const int *flag = maps ? &maps_sync.state : &maps_sync.premade;
+
+	spin_until(flag);
+	pthread_mutex_lock(&maps_sync.lock);
+	while (!*flag)
+		pthread_cond_wait(&maps_sync.cond, &maps_sync.lock);
+	pthread_mutex_unlock(&maps_sync.lock);
+	return maps_sync.state;
+}
+
+/*
+ * After a thread's load: the hooks of the programs it loaded attached, and the counters
+ * mapped by whichever thread gets here first (a failure there is left to tracer_open,
+ * which maps them again and says why).
+ */
+static void after_load(struct tracer *t, struct iotrace_bpf *s, const struct load_steps *steps)
+{
+	attach_own_hooks(t, s);
+	if (!__atomic_exchange_n(&maps_sync.mapping, 1, __ATOMIC_ACQ_REL))
+		steps->map(t, steps->arg);
 }
 
 /* libbpf calls it right before loading maps_ready: after creating and filling every map. */
 static int on_maps_ready(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
 {
-	if (!strcmp(bpf_program__name(prog), "maps_ready"))
-		set_maps_state(1);
+	if (strcmp(bpf_program__name(prog), "maps_ready"))
+		return 0;
+	if (maps_sync.exclude) {
+		/* serve's and top's own calls left out before any program is attached (each
+		 * thread attaches its own as soon as loaded): tracer_exclude, by the map. */
+		uint16_t word[4] = { 0 };
+		uint32_t pid = getpid(), key = pid / 4;
+
+		word[pid % 4] = SLOT_NONE;
+		bpf_map_update_elem(bpf_map__fd(maps_sync.exclude), &key, word, BPF_ANY);
+	}
+	set_maps_state(1);
 	return 0;
 }
 
 /*
- * Whether to load in two threads: a handler for maps_ready, two CPUs to run on, and one of
- * them idle on the whole (the last minute's load average below the CPUs less one: paired
- * runs on a 2-CPU host, two threads against one, x0.78 of the wall time at a load of 0.7,
- * x1.07 at 3.4-4.5): the second instance costs CPU time of its own (its open and
- * its parse of the kernel's BTF, ~15 ms), which is a loss when its thread only waits for a
- * CPU that others hold. Not the count of runnable tasks of the moment: on an idle host of
- * two CPUs it read 2 or 3 (a kworker, the shell that started iotrace) one time in two.
- * IOTRACE_LOAD_THREADS=1 or 2 decides instead. Says why not with -v.
+ * Whether to load in two threads: a handler for maps_ready and two CPUs to run on. Not
+ * gated on the machine's load: the second instance parses no kernel BTF and creates no map
+ * (by_id.c, tracer_premake.c), so its own cost is its open (~4 ms), and paired runs on a
+ * 2-CPU host (2026-11-28, 21 each) gave two threads against one x0.68 of the start-up idle,
+ * x1.01-1.08 beside one or two CPU hogs, x0.73 beside four. The last minute's load average,
+ * used before, kept one thread for minutes after any work had ended. IOTRACE_LOAD_THREADS=1
+ * or 2 decides instead. Says why not with -v.
  */
 static bool two_threads(const struct tracer_config *cfg)
 {
 	static int handler = -2;
 	const char *forced = getenv("IOTRACE_LOAD_THREADS"), *why = NULL;
-	double load = 0;
 	cpu_set_t cpus;
-	FILE *f;
 
 	if (forced && strcmp(forced, "2"))
 		why = "IOTRACE_LOAD_THREADS is not 2";
@@ -325,11 +385,6 @@ static bool two_threads(const struct tracer_config *cfg)
 		why = "IOTRACE_VERIFIER_LOG is set";
 	else if (sched_getaffinity(0, sizeof(cpus), &cpus) || CPU_COUNT(&cpus) < 2)
 		why = "one CPU to run on";
-	if (!why && !forced && (f = fopen("/proc/loadavg", "r"))) {
-		if (fscanf(f, "%lf", &load) == 1 && load + 1 >= CPU_COUNT(&cpus))
-			why = "no idle CPU (/proc/loadavg: the last minute's load)";
-		fclose(f);
-	}
 	if (!why && handler == -2) {
 		LIBBPF_OPTS(libbpf_prog_handler_opts, hopts, .prog_prepare_load_fn = on_maps_ready);
 
@@ -357,8 +412,10 @@ static int loaded_by(struct iotrace_bpf *s)
 struct second_half {
 	enum tracer_build build;
 	const struct bpf_object_open_opts *opts;
-	struct iotrace_bpf *first;
+	struct tracer *t;
+	const struct load_steps *steps;
 	const bool *mine, *attach;
+	struct premake *premake;
 	bool verbose;
 	struct iotrace_bpf *s;
 	char (*logs)[STATS_LOG_SIZE];
@@ -366,17 +423,21 @@ struct second_half {
 	double open_ms, btf_ms, wait_ms, load_ms; /* its steps, for -v */
 };
 
-static void *load_second_half(void *arg)
+static void load_second(struct second_half *h)
 {
-	struct second_half *h = arg;
 	struct bpf_object_skeleton *sk;
 	struct bpf_map *mine, *theirs;
-	double t0 = tracer_now_ms(), t1, t2, t3;
+	double t0, t1, t2, t3;
+	int err;
 
+	/* Its half of the largest maps first, while the first thread makes the other half. */
+	tracer_premake_half(h->premake, 1);
+	set_premade();
+	t0 = tracer_now_ms();
 	h->s = open_build(h->build, h->opts);
 	if (!h->s) {
 		h->err = -errno;
-		return NULL;
+		return;
 	}
 	sk = h->s->skeleton;
 	for (int i = 0; i < sk->prog_cnt; i++) {
@@ -398,27 +459,32 @@ static void *load_second_half(void *arg)
 		}
 	}
 	t2 = tracer_now_ms();
-	pthread_mutex_lock(&maps_sync.lock);
-	while (!maps_sync.state)
-		pthread_cond_wait(&maps_sync.cond, &maps_sync.lock);
-	pthread_mutex_unlock(&maps_sync.lock);
+	err = wait_sync(true);
 	t3 = tracer_now_ms();
 	h->open_ms = t1 - t0;
 	h->btf_ms = t2 - t1;
 	h->wait_ms = t3 - t2;
-	if (maps_sync.state < 0) {
+	if (err < 0) {
 		h->err = -ECANCELED;
-		return NULL;
+		return;
 	}
 	/* Same object, same maps in the same order. */
 	for (mine = bpf_object__next_map(h->s->obj, NULL),
-	     theirs = bpf_object__next_map(h->first->obj, NULL);
+	     theirs = bpf_object__next_map(h->t->skel->obj, NULL);
 	     mine && theirs && !h->err; mine = bpf_object__next_map(h->s->obj, mine),
-	     theirs = bpf_object__next_map(h->first->obj, theirs))
+	     theirs = bpf_object__next_map(h->t->skel->obj, theirs))
 		h->err = bpf_map__fd(theirs) >= 0 ? bpf_map__reuse_fd(mine, bpf_map__fd(theirs))
 						  : bpf_map__set_autocreate(mine, false);
 	h->err = h->err ?: iotrace_bpf__load(h->s);
 	h->load_ms = tracer_now_ms() - t3;
+	if (!h->err)
+		after_load(h->t, h->s, h->steps);
+}
+
+static void *load_second_half(void *arg)
+{
+	load_second(arg);
+	__atomic_store_n(&maps_sync.second_done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -428,9 +494,11 @@ static void *load_second_half(void *arg)
  */
 static int load_in_two(struct tracer *t, const struct tracer_config *cfg,
 		       const struct bpf_object_open_opts *opts, const uint32_t *ids,
-		       const struct btf_index *btf)
+		       const struct btf_index *btf, const struct load_steps *steps)
 {
-	struct second_half h = { .build = t->build, .opts = opts, .verbose = cfg->verbose };
+	struct premake premake;
+	struct second_half h = { .build = t->build, .opts = opts, .verbose = cfg->verbose,
+				 .premake = &premake };
 	char (*logs)[STATS_LOG_SIZE] = NULL;
 	pthread_t thread;
 	int err = open_configured(t, cfg, opts, ids, btf), n, given, premade = 0;
@@ -445,18 +513,27 @@ static int load_in_two(struct tracer *t, const struct tracer_config *cfg,
 	given = split_programs(t->skel, to_b);
 	if (!given)
 		return 1;
-	h.first = t->skel;
+	h.t = t;
+	h.steps = steps;
 	h.mine = to_b;
 	h.attach = attach;
 	maps_sync.state = 0;
+	maps_sync.premade = maps_sync.second_done = maps_sync.mapping = 0;
+	maps_sync.exclude = cfg->serve || cfg->top ? t->skel->maps.proc_slot : NULL;
 	bpf_program__set_autoload(t->skel->progs.maps_ready, true);
 	if (cfg->verbose)
 		logs = verifier_stats(t->skel);
+	tracer_premake_plan(t->skel->obj, &premake);
 	err = -pthread_create(&thread, NULL, load_second_half, &h);
 	if (!err) {
-		premade = tracer_premake_maps(t->skel->obj); /* while the second opens its own */
+		tracer_premake_half(&premake, 0); /* the second thread makes the other */
+		wait_sync(false);
+		premade = tracer_premake_adopt(&premake);
 		err = iotrace_bpf__load(t->skel);
 		set_maps_state(err ? -1 : 1); /* failed before the maps, or loaded: let it go on */
+		if (!err)
+			after_load(t, t->skel, steps);
+		spin_until(&maps_sync.second_done); /* woken from a join, ~1 ms later here */
 		pthread_join(thread, NULL);
 		t->skel2 = h.s;
 		err = err ?: h.err;
@@ -474,23 +551,25 @@ static int load_in_two(struct tracer *t, const struct tracer_config *cfg,
 }
 
 int tracer_load_objects(struct tracer *t, const struct tracer_config *cfg, const char *btf_path,
-			const uint32_t *ids, const struct btf_index *btf, void (*forget_warnings)(void))
+			const uint32_t *ids, const struct btf_index *btf,
+			const struct load_steps *steps)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_path);
 	char (*logs)[STATS_LOG_SIZE];
 	int err;
 
 	if (two_threads(cfg)) {
-		err = load_in_two(t, cfg, &opts, ids, btf);
+		err = load_in_two(t, cfg, &opts, ids, btf, steps);
 		if (!err)
 			return 0;
 		if (err < 0 && cfg->verbose)
 			fprintf(stderr, "iotrace: loading in two threads failed (%s); again in one\n",
 				strerror(-err));
+		steps->unmap(t);
 		iotrace_bpf__destroy(t->skel2);
 		iotrace_bpf__destroy(t->skel);
 		t->skel = t->skel2 = NULL;
-		forget_warnings();
+		steps->forget_warnings();
 	}
 	err = open_configured(t, cfg, &opts, ids, btf);
 	if (!err && getenv("IOTRACE_VERIFIER_LOG")) {

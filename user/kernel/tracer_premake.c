@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The largest maps created in two threads before libbpf creates the rest.
+ * The largest maps created in the two loader threads before libbpf creates the rest.
  *
  * libbpf creates an object's maps one after the other when it loads it, and with two
  * loader threads (tracer_objects.c) the second waits for them: ~12 ms of the start-up here,
  * most of it the kernel allocating and zeroing the large arrays and preallocated hashes
  * (tens of MiB) while the other CPU idles. So the maps of PREMAKE_MIN bytes or more are
- * made beforehand, split by size between this thread and a helper, from the configured
- * object's own definitions, and handed to libbpf (bpf_map__reuse_fd), which then creates
- * only the small ones and the internal ones it fills (.rodata, .bss). They are made without
- * BTF (libbpf would give them the object's, loaded only later): nothing reads it, no value
- * holds a lock, timer or kernel pointer. A map that fails to be made here is left to
- * libbpf, which then says why.
+ * made beforehand, from the configured object's own definitions, split by size in two
+ * halves: the first loader thread makes one, the second makes the other before it opens
+ * its own instance, and the first hands them all to libbpf (bpf_map__reuse_fd), which then
+ * creates only the small ones and the internal ones it fills (.rodata, .bss). They are made
+ * without BTF (libbpf would give them the object's, loaded only later): nothing reads it,
+ * no value holds a lock, timer or kernel pointer. A map that fails to be made here is left
+ * to libbpf, which then says why.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -22,19 +22,38 @@
 #include "tracer_impl.h"
 
 #define PREMAKE_MIN (256 << 10)
-#define PREMAKE_MAX 64
 
-struct premake {
-	struct bpf_map *maps[PREMAKE_MAX];
-	int fds[PREMAKE_MAX];
-	int n;
-};
-
-static size_t map_bytes(const struct bpf_map *m)
+static size_t round8(size_t n)
 {
-	if (bpf_map__type(m) == BPF_MAP_TYPE_RINGBUF) /* its entries are its bytes */
-		return bpf_map__max_entries(m);
-	return ((size_t)bpf_map__key_size(m) + bpf_map__value_size(m)) * bpf_map__max_entries(m);
+	return (n + 7) & ~(size_t)7;
+}
+
+/*
+ * What making m costs the kernel, in bytes of zeroed memory: an array's values, a ring's
+ * pages, a preallocated hash's elements (~48 bytes of header each) zeroed at ~0.19 ms per
+ * MiB here; a hash's buckets (16 bytes, a power of two of them), each also initialised
+ * one by one, ~0.7 ms per MiB, so counted four times (bpf_map_create of each map alone,
+ * 2026-11-28: a hash of 131,072 entries unallocated costs more than an array of 7 MiB).
+ */
+static size_t map_cost(const struct bpf_map *m)
+{
+	size_t n = bpf_map__max_entries(m), buckets = 1;
+
+	switch (bpf_map__type(m)) {
+	case BPF_MAP_TYPE_RINGBUF: /* its entries are its bytes */
+		return n;
+	case BPF_MAP_TYPE_ARRAY:
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+		return round8(bpf_map__value_size(m)) * n;
+	default:
+		while (buckets < n)
+			buckets <<= 1;
+		if (bpf_map__type(m) == BPF_MAP_TYPE_HASH &&
+		    (bpf_map__map_flags(m) & BPF_F_NO_PREALLOC))
+			n = 0; /* elements come with their updates */
+		return 4 * 16 * buckets +
+		       n * (48 + round8(bpf_map__key_size(m)) + round8(bpf_map__value_size(m)));
+	}
 }
 
 /* Maps libbpf would make plainly, by one call: no inner map, nothing to fill. */
@@ -48,66 +67,69 @@ static bool premakeable(const struct bpf_map *m)
 	case BPF_MAP_TYPE_PERCPU_HASH:
 	case BPF_MAP_TYPE_RINGBUF:
 		return !bpf_map__is_internal(m) && bpf_map__autocreate(m) && bpf_map__fd(m) < 0 &&
-		       !bpf_map__ifindex(m) && map_bytes(m) >= PREMAKE_MIN;
+		       !bpf_map__ifindex(m) && map_cost(m) >= PREMAKE_MIN;
 	default:
 		return false;
 	}
 }
 
-static void *make_maps(void *arg)
+void tracer_premake_half(struct premake *p, int side)
 {
-	struct premake *p = arg;
+	struct premake_half *h = &p->half[side];
 
-	for (int i = 0; i < p->n; i++) {
-		const struct bpf_map *m = p->maps[i];
+	for (int i = 0; i < h->n; i++) {
+		const struct bpf_map *m = h->maps[i];
 		LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(m),
 			    .numa_node = bpf_map__numa_node(m), .map_extra = bpf_map__map_extra(m));
 		char name[BPF_OBJ_NAME_LEN];
 
 		snprintf(name, sizeof(name), "%s", bpf_map__name(m));
-		p->fds[i] = bpf_map_create(bpf_map__type(m), name, bpf_map__key_size(m),
+		h->fds[i] = bpf_map_create(bpf_map__type(m), name, bpf_map__key_size(m),
 					   bpf_map__value_size(m), bpf_map__max_entries(m), &opts);
 	}
-	return NULL;
 }
 
-int tracer_premake_maps(struct bpf_object *obj)
+void tracer_premake_plan(struct bpf_object *obj, struct premake *p)
 {
-	struct premake half[2] = { { .n = 0 }, { .n = 0 } };
-	size_t bytes[2] = { 0, 0 };
+	size_t cost[2] = { 0, 0 };
 	struct bpf_map *m, *order[PREMAKE_MAX]; /* so that either half holds them all */
-	int n = 0, made = 0, helper;
-	pthread_t thread;
+	int n = 0;
 
-	/* Largest first, each to the lighter half. */
+	/*
+	 * Costliest first, each to the lighter half: the two are made at the same time, and
+	 * libbpf goes on once both are.
+	 */
+	p->half[0].n = p->half[1].n = 0;
 	bpf_object__for_each_map(m, obj) {
 		int j = n;
 
 		if (!premakeable(m) || n == PREMAKE_MAX)
 			continue;
-		for (; j > 0 && map_bytes(order[j - 1]) < map_bytes(m); j--)
+		for (; j > 0 && map_cost(order[j - 1]) < map_cost(m); j--)
 			order[j] = order[j - 1];
 		order[j] = m;
 		n++;
 	}
 	for (int i = 0; i < n; i++) {
-		int side = bytes[1] < bytes[0];
+		int side = cost[1] < cost[0];
 
-		bytes[side] += map_bytes(order[i]);
-		half[side].maps[half[side].n++] = order[i];
+		cost[side] += map_cost(order[i]);
+		p->half[side].maps[p->half[side].n] = order[i];
+		p->half[side].fds[p->half[side].n++] = -1;
 	}
-	helper = !pthread_create(&thread, NULL, make_maps, &half[1]);
-	make_maps(&half[0]);
-	if (helper)
-		pthread_join(thread, NULL);
-	else
-		make_maps(&half[1]);
+}
+
+int tracer_premake_adopt(struct premake *p)
+{
+	int made = 0;
+
 	for (int s = 0; s < 2; s++)
-		for (int i = 0; i < half[s].n; i++) {
-			if (half[s].fds[i] < 0)
+		for (int i = 0; i < p->half[s].n; i++) {
+			if (p->half[s].fds[i] < 0)
 				continue;
-			made += !bpf_map__reuse_fd(half[s].maps[i], half[s].fds[i]); /* dups it */
-			close(half[s].fds[i]);
+			made += !bpf_map__reuse_fd(p->half[s].maps[i], p->half[s].fds[i]); /* dups */
+			close(p->half[s].fds[i]);
+			p->half[s].fds[i] = -1;
 		}
 	return made;
 }
