@@ -289,23 +289,26 @@ class Userland:
                 return str(self.root / d / tool)
         return None
 
+    def opened(self, binary):
+        """Paths in the guest of the libraries binary opens itself (opened_libs)."""
+        paths = []
+        for name in opened_libs(binary):
+            path = self.find_lib(name)
+            if path is None:
+                raise RuntimeError(f"{Path(binary).name} opens {name}: not in "
+                                   f"{self.root or 'this system'}")
+            paths.append(path)
+        return paths
+
     def libs(self, binary):
         """(path in the guest, file here) of binary's libraries and loader."""
         if self.root is None:
             libs = shared_libs(binary)
-            for name in opened_libs(binary):
-                path = self.find_lib(name)
-                if path is None:
-                    raise RuntimeError(f"{Path(binary).name} opens {name}: not installed")
+            for path in self.opened(binary):
                 libs += [path] + shared_libs(path)
             return [(lib, os.path.realpath(lib)) for lib in dict.fromkeys(libs)]
-        found, todo = {}, [Path(binary)]
-        for name in opened_libs(binary):
-            path = self.find_lib(name)
-            if path is None:
-                raise RuntimeError(f"{Path(binary).name} opens {name}: not in {self.root}")
-            found[path] = self.root / path.lstrip("/")
-            todo.append(found[path])
+        found = {path: self.root / path.lstrip("/") for path in self.opened(binary)}
+        todo = [Path(binary)] + list(found.values())
         while todo:
             elf = todo.pop()
             dyn = subprocess.run(["readelf", "-d", "-l", str(elf)], capture_output=True,

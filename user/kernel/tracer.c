@@ -392,6 +392,30 @@ int tracer_poll_events(struct tracer *t)
 	return n;
 }
 
+void split_by_cost(const unsigned long *cost, int n, int *side)
+{
+	int order[n > 0 ? n : 1], m = 0;
+	unsigned long sum[2] = { 0, 0 };
+
+	for (int i = 0; i < n; i++) {
+		int j = m;
+
+		side[i] = -1;
+		if (!cost[i])
+			continue;
+		for (; j > 0 && cost[order[j - 1]] < cost[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+		m++;
+	}
+	for (int k = 0; k < m; k++) {
+		int half = sum[1] < sum[0];
+
+		sum[half] += cost[order[k]];
+		side[order[k]] = half;
+	}
+}
+
 double tracer_now_ms(void)
 {
 	struct timespec ts;

@@ -89,6 +89,12 @@ int tracer_load_objects(struct tracer *t, const struct tracer_config *cfg, const
 			const struct load_steps *steps);
 double tracer_now_ms(void); /* CLOCK_MONOTONIC */
 /*
+ * Splits n items in two halves of about equal cost, costliest first each to the half with
+ * less so far: side[i] is 0 or 1, -1 for an item of cost 0 (left out). The programs between
+ * the loader threads (tracer_objects.c), the maps made beforehand (tracer_premake.c).
+ */
+void split_by_cost(const unsigned long *cost, int n, int *side);
+/*
  * The configured object's largest maps, made beforehand in two halves for libbpf to reuse
  * (tracer_premake.c): plan splits them, each loader thread makes one half, adopt hands
  * what was made to libbpf and says how many.

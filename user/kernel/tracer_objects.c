@@ -249,30 +249,17 @@ static unsigned int verifier_cost(const struct bpf_program *prog)
 static int split_programs(struct iotrace_bpf *s, bool *to_b)
 {
 	struct bpf_object_skeleton *sk = s->skeleton;
-	int order[sk->prog_cnt], n = 0, given = 0;
-	unsigned long load[2] = { 0, 0 };
+	unsigned long cost[sk->prog_cnt];
+	int side[sk->prog_cnt], given = 0;
 
+	for (int i = 0; i < sk->prog_cnt; i++)
+		cost[i] = bpf_program__autoload(*sk->progs[i].prog)
+				  ? verifier_cost(*sk->progs[i].prog) : 0;
+	split_by_cost(cost, sk->prog_cnt, side);
 	for (int i = 0; i < sk->prog_cnt; i++) {
-		struct bpf_program *prog = *sk->progs[i].prog;
-		int j = n++;
-
-		to_b[i] = false;
-		if (!bpf_program__autoload(prog)) {
-			n--;
-			continue;
-		}
-		for (; j > 0 && verifier_cost(*sk->progs[order[j - 1]].prog) <
-				verifier_cost(prog); j--)
-			order[j] = order[j - 1];
-		order[j] = i;
-	}
-	for (int k = 0; k < n; k++) {
-		int side = load[1] < load[0];
-
-		load[side] += verifier_cost(*sk->progs[order[k]].prog);
-		if (side) {
-			to_b[order[k]] = true;
-			bpf_program__set_autoload(*sk->progs[order[k]].prog, false);
+		to_b[i] = side[i] == 1;
+		if (to_b[i]) {
+			bpf_program__set_autoload(*sk->progs[i].prog, false);
 			given++;
 		}
 	}

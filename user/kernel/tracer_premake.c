@@ -91,31 +91,24 @@ void tracer_premake_half(struct premake *p, int side)
 
 void tracer_premake_plan(struct bpf_object *obj, struct premake *p)
 {
-	size_t cost[2] = { 0, 0 };
-	struct bpf_map *m, *order[PREMAKE_MAX]; /* so that either half holds them all */
-	int n = 0;
+	struct bpf_map *m, *maps[PREMAKE_MAX];
+	unsigned long cost[PREMAKE_MAX];
+	int side[PREMAKE_MAX], n = 0;
 
-	/*
-	 * Costliest first, each to the lighter half: the two are made at the same time, and
-	 * libbpf goes on once both are.
-	 */
+	/* Two halves of about equal cost: they are made at the same time, and libbpf goes
+	 * on once both are. */
 	p->half[0].n = p->half[1].n = 0;
-	bpf_object__for_each_map(m, obj) {
-		int j = n;
-
-		if (!premakeable(m) || n == PREMAKE_MAX)
-			continue;
-		for (; j > 0 && map_cost(order[j - 1]) < map_cost(m); j--)
-			order[j] = order[j - 1];
-		order[j] = m;
-		n++;
-	}
+	bpf_object__for_each_map(m, obj)
+		if (premakeable(m) && n < PREMAKE_MAX) {
+			maps[n] = m;
+			cost[n++] = map_cost(m);
+		}
+	split_by_cost(cost, n, side);
 	for (int i = 0; i < n; i++) {
-		int side = cost[1] < cost[0];
+		struct premake_half *h = &p->half[side[i] > 0];
 
-		cost[side] += map_cost(order[i]);
-		p->half[side].maps[p->half[side].n] = order[i];
-		p->half[side].fds[p->half[side].n++] = -1;
+		h->maps[h->n] = maps[i];
+		h->fds[h->n++] = -1;
 	}
 }
 
