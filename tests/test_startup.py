@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import IOTRACE, ROOT, iotrace_json, mkinput, run, strace_counts, wl
+from helpers import IOTRACE, ROOT, iotrace_json, mkinput, run, run_stdin, strace_counts, wl
 from test_pagecache import drop_cache, file_entry, settled_fincore
 
 FULL = {**os.environ, "IOTRACE_FULL_BTF": "1"}
@@ -215,6 +215,40 @@ def test_by_id_build_needs_no_kernel_btf(tmp_path):
     counts_equal_strace(tmp_path, (SERIAL, TWO))
 
 
+def test_by_id_falls_back_when_an_id_is_missing(tmp_path):
+    """A program whose attach target the build did not record fails its by-id load, and the
+    loader loads the usual way (tracer_load.c): here a copy of iotrace whose record of
+    sys_enter's tracepoint is renamed. Loaded so, one thread or two (the second thread's
+    load fails after the first's attached its hooks and mapped the counters: all undone),
+    it holds the same maps mapped as iotrace does, its report does not say the ids were
+    used, and it counts tr2u's calls as strace -f -c does."""
+    data = IOTRACE.read_bytes()
+    old = b"typedef:btf_trace_sys_enter\0"
+    assert data.count(old) == 1
+    patched = tmp_path / "iotrace"
+    patched.write_bytes(data.replace(old, b"typedef:btf_trace_sys_entex\0"))
+    patched.chmod(0o755)
+
+    def mapped(binary):
+        with waiting_iotrace(TWO, tmp_path, binary) as proc:
+            return sum("bpf-map" in line
+                       for line in Path(f"/proc/{proc.pid}/maps").read_text().splitlines())
+
+    assert mapped(patched) == mapped(IOTRACE) > 5
+    stdin = mkinput(tmp_path / "in.bin", 20000, "-r")
+    args = [wl("tr2u"), "abc", "xyz"]
+    ref, sres = strace_counts(args, tmp_path, stdin)
+    assert sres.returncode == 0, sres.stderr
+    for env in (SERIAL, TWO):
+        out = tmp_path / "report.json"
+        res = run_stdin([patched, "--json", "-o", out, "--", *args], stdin, env=env)
+        assert res.returncode == 0, res.stderr
+        report = json.loads(out.read_text())
+        assert "by their ids" not in report["kernel"]["btf"]["core"]
+        iot = {name: (v["calls"], v["errors"]) for name, v in report["totals"]["syscalls"].items()}
+        assert iot == ref, (env is TWO, iot, ref)
+
+
 def test_by_id_ids_are_the_kernels():
     """The ids the build recorded for the by-id build (.output/min_btf.c) are the running
     kernel's, by bpftool: every tracepoint the programs attach to, the map iterator and
@@ -233,14 +267,14 @@ def test_by_id_ids_are_the_kernels():
 
 
 @contextlib.contextmanager
-def waiting_iotrace(env, tmp_path):
+def waiting_iotrace(env, tmp_path, binary=IOTRACE):
     """A running iotrace, its programs loaded and attached, whose command waits on a FIFO
     until the block ends; it must then exit 0."""
     ready, go = tmp_path / "ready", tmp_path / "go"
     ready.unlink(missing_ok=True)
     go.unlink(missing_ok=True)
     os.mkfifo(go)
-    proc = subprocess.Popen([IOTRACE, "-o", "/dev/null", "--", "sh", "-c",
+    proc = subprocess.Popen([binary, "-o", "/dev/null", "--", "sh", "-c",
                              f"touch {ready}; read x < {go}"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
