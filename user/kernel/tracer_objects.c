@@ -547,16 +547,22 @@ int tracer_load_objects(struct tracer *t, const struct tracer_config *cfg, const
 
 	if (two_threads(cfg)) {
 		err = load_in_two(t, cfg, &opts, ids, btf, steps);
+		/* An id the by-id build did not record (by_id.c) fails the same way in one
+		 * thread: the caller loads the usual way instead (tracer_load.c). */
+		bool unrecorded = err == -ESRCH && by_id_on();
+
 		if (!err)
 			return 0;
 		if (err < 0 && cfg->verbose)
-			fprintf(stderr, "iotrace: loading in two threads failed (%s); again in one\n",
-				strerror(-err));
+			fprintf(stderr, "iotrace: loading in two threads failed (%s); %s\n",
+				strerror(-err), unrecorded ? "not by ids again" : "again in one");
 		steps->unmap(t);
 		iotrace_bpf__destroy(t->skel2);
 		iotrace_bpf__destroy(t->skel);
 		t->skel = t->skel2 = NULL;
 		steps->forget_warnings();
+		if (unrecorded)
+			return err;
 	}
 	err = open_configured(t, cfg, &opts, ids, btf);
 	if (!err && getenv("IOTRACE_VERIFIER_LOG")) {
