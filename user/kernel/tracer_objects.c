@@ -204,8 +204,8 @@ static int open_configured(struct tracer *t, const struct tracer_config *cfg,
  * rest. It may reuse them only once they exist: t->skel loads maps_ready (bpf/iotrace.bpf.c)
  * first, right after creating them, and a handler of its section tells the second thread.
  * Each program is attached from the instance that loaded it (tracer_prog). Any failure
- * loads again in one thread, for the one-line error and -v's log. Only when a CPU is idle
- * (two_threads).
+ * loads again in one thread, for the one-line error and -v's log. Only with two CPUs to
+ * run on (two_threads).
  */
 
 /*
