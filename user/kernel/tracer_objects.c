@@ -296,13 +296,16 @@ static void set_premade(void)
 }
 
 /*
- * Until *flag is set, spinning (20 ms at most, yielding to anything else that would run):
+ * Until *flag is set, spinning (SPIN_MS at most, yielding to anything else that would run):
  * a thread asleep on a condition or in a join took 1-3 ms to run again once woken on this
- * VM's idle CPU, each time ~2% of the start-up.
+ * VM's idle CPU, each time ~2% of the start-up. Not longer: under a CPU quota (a
+ * container's cpu.max) the spinning would take the other thread's time.
  */
+#define SPIN_MS 5
+
 static void spin_until(const int *flag)
 {
-	double until = tracer_now_ms() + 20;
+	double until = tracer_now_ms() + SPIN_MS;
 
 	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE) && tracer_now_ms() < until)
 		sched_yield();
