@@ -83,6 +83,8 @@ struct load_steps {
 	void *arg;
 };
 
+/* Undoes a load that failed, for the next try: mappings, both instances, warnings. */
+void tracer_unload_objects(struct tracer *t, const struct load_steps *steps);
 /* Opens t->skel (and t->skel2) of t->build configured and loads them (tracer_objects.c). */
 int tracer_load_objects(struct tracer *t, const struct tracer_config *cfg, const char *btf_path,
 			const uint32_t *ids, const struct btf_index *btf,

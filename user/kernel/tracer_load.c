@@ -292,12 +292,8 @@ static int load(struct tracer *t, const struct tracer_config *cfg, const struct 
 	err = refuse_stacks(t, cfg) ?: tracer_load_objects(t, cfg, btf_path, ids, ix, steps);
 	if (err && err != -ECANCELED && !ix && err != -EPERM && err != -EACCES && err != -ENOTSUP) {
 		/* Not quite the kernel it was built on: ask its BTF, choose again, retry. */
-		steps->unmap(t);
-		iotrace_bpf__destroy(t->skel2);
-		iotrace_bpf__destroy(t->skel);
-		t->skel = t->skel2 = NULL;
+		tracer_unload_objects(t, steps);
 		use_by_id(t, cfg, false);
-		forget_warnings();
 		btf = btf__load_vmlinux_btf();
 		ix = btf_index_new(btf);
 		t->probed = ix != NULL;

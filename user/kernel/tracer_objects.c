@@ -540,6 +540,15 @@ static int load_in_two(struct tracer *t, const struct tracer_config *cfg,
 	return err;
 }
 
+void tracer_unload_objects(struct tracer *t, const struct load_steps *steps)
+{
+	steps->unmap(t);
+	iotrace_bpf__destroy(t->skel2);
+	iotrace_bpf__destroy(t->skel);
+	t->skel = t->skel2 = NULL;
+	steps->forget_warnings();
+}
+
 int tracer_load_objects(struct tracer *t, const struct tracer_config *cfg, const char *btf_path,
 			const uint32_t *ids, const struct btf_index *btf,
 			const struct load_steps *steps)
@@ -559,11 +568,7 @@ int tracer_load_objects(struct tracer *t, const struct tracer_config *cfg, const
 		if (err < 0 && cfg->verbose)
 			fprintf(stderr, "iotrace: loading in two threads failed (%s); %s\n",
 				strerror(-err), unrecorded ? "not by ids again" : "again in one");
-		steps->unmap(t);
-		iotrace_bpf__destroy(t->skel2);
-		iotrace_bpf__destroy(t->skel);
-		t->skel = t->skel2 = NULL;
-		steps->forget_warnings();
+		tracer_unload_objects(t, steps);
 		if (unrecorded)
 			return err;
 	}

@@ -5,11 +5,12 @@
  * libbpf creates an object's maps one after the other when it loads it, and with two
  * loader threads (tracer_objects.c) the second waits for them: ~12 ms of the start-up here,
  * most of it the kernel allocating and zeroing the large arrays and preallocated hashes
- * (tens of MiB) while the other CPU idles. So the maps of PREMAKE_MIN bytes or more are
- * made beforehand, from the configured object's own definitions, split by size in two
- * halves: the first loader thread makes one, the second makes the other before it opens
- * its own instance, and the first hands them all to libbpf (bpf_map__reuse_fd), which then
- * creates only the small ones and the internal ones it fills (.rodata, .bss). They are made
+ * (tens of MiB) while the other CPU idles. So the maps that cost the kernel PREMAKE_MIN
+ * bytes or more to make (map_cost) are made beforehand, from the configured object's own
+ * definitions, split by that cost in two halves: the first loader thread makes one, the
+ * second makes the other before it opens its own instance, and the first hands them all
+ * to libbpf (bpf_map__reuse_fd), which then creates only the small ones and the internal
+ * ones it fills (.rodata, .bss). They are made
  * without BTF (libbpf would give them the object's, loaded only later): nothing reads it,
  * no value holds a lock, timer or kernel pointer. A map that fails to be made here is left
  * to libbpf, which then says why.
