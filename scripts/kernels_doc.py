@@ -145,8 +145,9 @@ Ubuntu's `kernel.unprivileged_bpf_disabled = 2` refuses a map read without CAP_B
 so serve keeps CAP_BPF alone as nobody and says so (docs/prometheus.md, "Privileges").
 They are fetched with `apt-get download` through an apt configuration of the project's own (scripts/debian.py: lists, cache and sources under `.output/apt/`, the
 system's sources never read or changed) into `.output/kernels/`, and booted under
-`qemu-system-x86_64 -accel tcg` or `qemu-system-aarch64 -M virt -cpu max` (these hosts are
-VMs: no KVM), two at a time from the start of `make test`, QEMU at nice 19 beside the
+`qemu-system-x86_64 -accel tcg,thread=single` (one host thread for the vCPUs: with one each, a
+vCPU ran a stale int3 of a static branch the other had patched, and the guest died) or
+`qemu-system-aarch64 -M virt -cpu max` (these hosts are VMs: no KVM), two at a time from the start of `make test`, QEMU at nice 19 beside the
 host's tests (their checks run last), with an initramfs holding busybox, iotrace, the workloads and
 the reference tools (scripts/guest.py; arm64's from Debian's arm64 packages, unpacked into
 the sysroot `make ARCH=arm64` builds against), and checks every feature against
