@@ -144,9 +144,9 @@ static __always_inline void count_dirtied(struct task_struct *task, struct inode
  * A folio (NULL: one base page) of mapping dirtied by the current task: its ledger entry
  * counts its pages, and the file's writeback is charged to it (the file's last dirtier).
  */
-static __always_inline int dirtied(struct address_space *mapping, struct folio *folio)
+static __always_inline int dirtied(void *ctx, struct address_space *mapping, struct folio *folio)
 {
-	struct task_struct *task = current_task();
+	struct task_struct *task = hook_task(ctx);
 	struct inode *host = mapping_host(mapping);
 	struct dirtier_info *known, who = { .tgid = chargeable_tgid(task) };
 	struct path_key key;
@@ -170,7 +170,7 @@ static __always_inline int dirtied(struct address_space *mapping, struct folio *
 SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(handle_writeback_dirty_folio, struct folio *folio, struct address_space *mapping)
 {
-	return dirtied(UNTRUSTED(address_space, mapping), UNTRUSTED(folio, folio));
+	return dirtied(ctx, UNTRUSTED(address_space, mapping), UNTRUSTED(folio, folio));
 }
 
 #if HAVE_COMPAT
@@ -398,9 +398,9 @@ static __always_inline void charge_file(struct task_struct *task, struct block_r
  * I/O of bio started now by the current task: who it is charged to and its file (that of
  * the first page, or of the O_DIRECT call in progress).
  */
-static __always_inline void charge_start(struct block_rq_info *info, struct bio *bio)
+static __always_inline void charge_start(struct task_struct *task, struct block_rq_info *info,
+					 struct bio *bio)
 {
-	struct task_struct *task = current_task();
 	struct path_key file = first_page_file(bio);
 
 	direct_io_file(task, &file);
@@ -497,7 +497,7 @@ static __noinline void begin_request(struct request *rq, __u64 rqk, __u64 bio,
 		info = *noted;
 		bpf_map_delete_elem(&block_starts, &bio);
 	} else {
-		charge_start(&info, (struct bio *)BPF_CORE_READ(rq, bio));
+		charge_start(current_task(), &info, (struct bio *)BPF_CORE_READ(rq, bio));
 	}
 	info.io_started = io_started;
 	info.flags = rq->cmd_flags;

@@ -20,7 +20,7 @@
 SEC("tp_btf/writeback_dirty_page")
 int BPF_PROG(handle_writeback_dirty_page, struct page *page, struct address_space *mapping)
 {
-	return dirtied(mapping, NULL);
+	return dirtied(ctx, mapping, NULL);
 }
 
 SEC("fentry/page_cache_sync_ra")
@@ -28,7 +28,7 @@ int BPF_PROG(handle_page_cache_sync_ra_fn, struct readahead_control *ractl,
 	     unsigned long req_count)
 {
 	ractl = UNTRUSTED(readahead_control, ractl);
-	announce(ractl->mapping->host, ractl->ra, RA_SYNC);
+	announce(ctx, ractl->mapping->host, ractl->ra, RA_SYNC);
 	return 0;
 }
 
@@ -44,7 +44,7 @@ int BPF_PROG(handle_page_cache_async_ra_fn, struct readahead_control *ractl,
 	ractl = UNTRUSTED(readahead_control, ractl);
 	if (!ractl->ra->ra_pages || (flags & (1UL << PG_WRITEBACK_BIT)))
 		return 0;
-	announce(ractl->mapping->host, ractl->ra, RA_ASYNC);
+	announce(ctx, ractl->mapping->host, ractl->ra, RA_ASYNC);
 	return 0;
 }
 
@@ -53,7 +53,7 @@ int BPF_PROG(handle_page_cache_ra_order_fn, struct readahead_control *ractl,
 	     struct file_ra_state *ra)
 {
 	ractl = UNTRUSTED(readahead_control, ractl);
-	ra_order(ractl->mapping->host, ractl->_index, ractl->ra->size);
+	ra_order(ctx, ractl->mapping->host, ractl->_index, ractl->ra->size);
 	return 0;
 }
 
@@ -62,7 +62,7 @@ int BPF_PROG(handle_page_cache_ra_unbounded_fn, struct readahead_control *ractl,
 	     unsigned long nr_to_read, unsigned long lookahead_size)
 {
 	ractl = UNTRUSTED(readahead_control, ractl);
-	ra_unbounded(ractl->mapping->host, ractl->_index, nr_to_read, lookahead_size);
+	ra_unbounded(ctx, ractl->mapping->host, ractl->_index, nr_to_read, lookahead_size);
 	return 0;
 }
 
@@ -77,7 +77,7 @@ int BPF_PROG(handle_page_cache_sync_ra_state_fn, struct readahead_control *ractl
 	     struct file_ra_state *ra, unsigned long req_count)
 {
 	ractl = UNTRUSTED(readahead_control, ractl);
-	announce(ractl->mapping->host, ra, RA_SYNC);
+	announce(ctx, ractl->mapping->host, ra, RA_SYNC);
 	return 0;
 }
 
@@ -98,7 +98,7 @@ int BPF_PROG(handle_page_cache_async_ra_state_fn, struct readahead_control *ract
 	if (!ra->ra_pages || (p->flags & (1UL << PG_WRITEBACK_BIT)))
 		return 0;
 	ractl = UNTRUSTED(readahead_control, ractl);
-	announce(ractl->mapping->host, ra, RA_ASYNC);
+	announce(ctx, ractl->mapping->host, ra, RA_ASYNC);
 	return 0;
 }
 
@@ -115,7 +115,7 @@ int BPF_PROG(handle_page_cache_async_ra_page_fn, struct readahead_control *ractl
 	ractl = UNTRUSTED(readahead_control, ractl);
 	if (!ractl->ra->ra_pages || (p->flags & (1UL << PG_WRITEBACK_BIT)))
 		return 0;
-	announce(ractl->mapping->host, ractl->ra, RA_ASYNC);
+	announce(ctx, ractl->mapping->host, ractl->ra, RA_ASYNC);
 	return 0;
 }
 
@@ -123,9 +123,9 @@ int BPF_PROG(handle_page_cache_async_ra_page_fn, struct readahead_control *ractl
  * The read's window logic starts: the window page_cache_ra_unbounded opens next for this
  * file is this read's (windows_in_unbounded), of the kind announced.
  */
-static __always_inline void ondemand_starts(struct readahead_control *ractl)
+static __always_inline void ondemand_starts(void *ctx, struct readahead_control *ractl)
 {
-	struct task_struct *task = traced_task();
+	struct task_struct *task = traced_task(ctx);
 	struct thread_state *t = task ? thread_state(task) : NULL;
 
 	if (t)
@@ -136,7 +136,7 @@ SEC("fentry/ondemand_readahead")
 int BPF_PROG(handle_ondemand_readahead_fn, struct readahead_control *ractl,
 	     struct file_ra_state *ra, bool hit_readahead_marker, unsigned long req_size)
 {
-	ondemand_starts(ractl);
+	ondemand_starts(ctx, ractl);
 	return 0;
 }
 
@@ -145,7 +145,7 @@ SEC("fentry/ondemand_readahead")
 int BPF_PROG(handle_ondemand_readahead_bool_fn, struct readahead_control *ractl,
 	     bool hit_readahead_marker, unsigned long req_size)
 {
-	ondemand_starts(ractl);
+	ondemand_starts(ctx, ractl);
 	return 0;
 }
 
@@ -153,7 +153,7 @@ int BPF_PROG(handle_ondemand_readahead_bool_fn, struct readahead_control *ractl,
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(handle_mm_filemap_add_to_page_cache_page, struct page *page)
 {
-	struct task_struct *task = traced_task();
+	struct task_struct *task = traced_task(ctx);
 	struct page___plain *p = (void *)page;
 
 	if (task)
@@ -168,14 +168,14 @@ int BPF_PROG(handle_mm_filemap_add_to_page_cache_page, struct page *page)
  * last page (not clamped to the file); the fexit also counts the two other ways it returns
  * 0 (a partial batch, a page it created itself), which the tracepoint skips.
  */
-static __always_inline void get_pages_returned(struct kiocb *iocb, __u64 count, int ret)
+static __always_inline void get_pages_returned(void *ctx, struct kiocb *iocb, __u64 count, int ret)
 {
 	__u64 pos;
 
 	iocb = UNTRUSTED(kiocb, iocb);
 	pos = iocb->ki_pos;
 	if (!ret && count)
-		get_pages(iocb->ki_filp->f_mapping, pos >> PAGE_SHIFT,
+		get_pages(ctx, iocb->ki_filp->f_mapping, pos >> PAGE_SHIFT,
 			  (pos + count - 1) >> PAGE_SHIFT);
 }
 
@@ -184,7 +184,7 @@ SEC("fexit/filemap_get_pages")
 int BPF_PROG(handle_filemap_get_pages_fn, struct kiocb *iocb, struct iov_iter *iter,
 	     struct folio_batch *fbatch, int ret)
 {
-	get_pages_returned(iocb, iter->count, ret);
+	get_pages_returned(ctx, iocb, iter->count, ret);
 	return 0;
 }
 
@@ -193,7 +193,7 @@ SEC("fexit/filemap_get_pages")
 int BPF_PROG(handle_filemap_get_pages_count_fn, struct kiocb *iocb, size_t count,
 	     struct folio_batch *fbatch, bool need_uptodate, int ret)
 {
-	get_pages_returned(iocb, count, ret);
+	get_pages_returned(ctx, iocb, count, ret);
 	return 0;
 }
 
@@ -212,7 +212,7 @@ int BPF_PROG(handle_generic_file_buffered_read_fn, struct kiocb *iocb, struct io
 		return 0;
 	iocb = UNTRUSTED(kiocb, iocb);
 	end = iocb->ki_pos;
-	get_pages(iocb->ki_filp->f_mapping, (end - (ret - written)) >> PAGE_SHIFT,
+	get_pages(ctx, iocb->ki_filp->f_mapping, (end - (ret - written)) >> PAGE_SHIFT,
 		  (end - 1) >> PAGE_SHIFT);
 	return 0;
 }
@@ -229,7 +229,7 @@ int BPF_PROG(handle_filemap_fault_fn, struct vm_fault *vmf)
 	/* The tracepoint comes after the check for a fault past the end of the file. */
 	if (index > last_page(mapping->host))
 		return 0;
-	filemap_fault(mapping, index);
+	filemap_fault(ctx, mapping, index);
 	return 0;
 }
 
@@ -239,7 +239,7 @@ int BPF_PROG(handle_filemap_map_pages_fn, struct vm_fault *vmf, unsigned long st
 	     unsigned long end)
 {
 	vmf = UNTRUSTED(vm_fault, vmf);
-	map_pages(vmf->vma->vm_file->f_mapping, start, end);
+	map_pages(ctx, vmf->vma->vm_file->f_mapping, start, end);
 	return 0;
 }
 
@@ -273,9 +273,9 @@ int BPF_PROG(handle_iomap_dio_rw_fn, struct kiocb *iocb, struct iov_iter *iter)
 	id = (struct inode_ids){ .addr = (__u64)inode, .ino = inode->i_ino,
 				 .dev = inode->i_sb->s_dev, .igen = inode->i_generation };
 #if HAVE_COMPAT
-	dio_begin(&id, inode->i_size, iter->count, ITER_DATA_SOURCE(iter), iocb);
+	dio_begin(ctx, &id, inode->i_size, iter->count, ITER_DATA_SOURCE(iter), iocb);
 #else
-	dio_begin(&id, inode->i_size, iter->count, iter->data_source, iocb);
+	dio_begin(ctx, &id, inode->i_size, iter->count, iter->data_source, iocb);
 #endif
 	return 0;
 }
@@ -304,7 +304,7 @@ int BPF_KPROBE(handle_iomap_dio_rw_kprobe, struct kiocb *iocb, struct iov_iter *
 	id = (struct inode_ids){ .addr = (__u64)inode, .ino = BPF_CORE_READ(inode, i_ino),
 				 .dev = BPF_CORE_READ(inode, i_sb, s_dev),
 				 .igen = BPF_CORE_READ(inode, i_generation) };
-	dio_begin(&id, BPF_CORE_READ(inode, i_size), BPF_CORE_READ(iter, count),
+	dio_begin(ctx, &id, BPF_CORE_READ(inode, i_size), BPF_CORE_READ(iter, count),
 		  ITER_DATA_SOURCE(iter), iocb);
 	return 0;
 }
@@ -322,12 +322,12 @@ int BPF_KRETPROBE(handle_iomap_dio_rw_kretprobe)
  * block_getrq: a new request for bio, in the submitting task, just before the kernel fills
  * the request from the bio and accounts its start (where block_io_start fires since).
  */
-static __always_inline int getrq_start(struct bio *bio)
+static __always_inline int getrq_start(void *ctx, struct bio *bio)
 {
 	struct block_rq_info info = { .start_ns = bpf_ktime_get_ns() };
 	__u64 key = (__u64)bio;
 
-	charge_start(&info, bio);
+	charge_start(hook_task(ctx), &info, bio);
 	bpf_map_update_elem(&block_starts, &key, &info, BPF_ANY);
 	return 0;
 }
@@ -335,14 +335,14 @@ static __always_inline int getrq_start(struct bio *bio)
 SEC("tp_btf/block_getrq")
 int BPF_PROG(handle_block_getrq, struct bio *bio)
 {
-	return getrq_start(bio);
+	return getrq_start(ctx, bio);
 }
 
 /* Before 5.11 block_getrq took the queue and the operation too. */
 SEC("tp_btf/block_getrq")
 int BPF_PROG(handle_block_getrq_queue, struct request_queue *q, struct bio *bio, int rw)
 {
-	return getrq_start(bio);
+	return getrq_start(ctx, bio);
 }
 
 /* ---- io_uring (the older tracepoints' arguments) ---- */
@@ -351,7 +351,7 @@ int BPF_PROG(handle_block_getrq_queue, struct request_queue *q, struct bio *bio,
 SEC("tp_btf/io_uring_submit_sqe")
 int BPF_PROG(handle_io_uring_submit_sqe, struct io_kiocb *req, bool force_nonblock)
 {
-	uring_submit(req);
+	uring_submit(ctx, req);
 	return 0;
 }
 
@@ -360,7 +360,7 @@ SEC("tp_btf/io_uring_complete")
 int BPF_PROG(handle_io_uring_complete_fields, void *ctx_, void *req, __u64 user_data, int res,
 	     unsigned int cflags)
 {
-	uring_complete(ctx_, req, user_data, res, cflags);
+	uring_complete(ctx, ctx_, req, user_data, res, cflags);
 	return 0;
 }
 

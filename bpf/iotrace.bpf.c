@@ -26,6 +26,7 @@ int maps_ready(void *ctx)
 	return 0;
 }
 
+#include "task.bpf.c"      /* the current task, found without a helper call */
 #include "proc.bpf.c"      /* process tree, slots, serve's labels */
 #include "trace.bpf.c"     /* --trace: the timeline's events */
 #include "names.bpf.c"     /* what a file is and is called; renames followed */

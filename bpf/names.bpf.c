@@ -676,11 +676,11 @@ static __always_inline bool naming_syscall(__u64 nr)
  * changes. The syscall's number is the one its registers hold (SC_NR): sys_enter has no
  * program with --no-time.
  */
-static __always_inline void note_inode(struct inode *arg)
+static __always_inline void note_inode(void *ctx, struct inode *arg)
 {
 	/* Untrusted (design.md, "Start-up"): 4.6 ms of verification per program otherwise. */
 	struct inode *inode = UNTRUSTED(inode, arg);
-	struct task_struct *task = current_task();
+	struct task_struct *task = hook_task(ctx);
 	__u16 *slot = slot_entry(TASK_READ(task, tgid));
 	struct noted fresh = {}, *n;
 	__u32 tid = TASK_READ(task, pid);
@@ -691,7 +691,7 @@ static __always_inline void note_inode(struct inode *arg)
 	if (!naming_syscall(compat_syscall_nr(task)))
 		return;
 #else
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct pt_regs *regs = task_syscall_regs(task);
 
 	if (!regs || !naming_syscall(SC_NR(regs)))
 		return;
@@ -715,7 +715,7 @@ static __always_inline void note_inode(struct inode *arg)
 SEC("tp_btf/inode_set_ctime_to_ts")
 int BPF_PROG(handle_inode_set_ctime_to_ts, struct inode *inode, struct timespec64 *ts)
 {
-	note_inode(inode);
+	note_inode(ctx, inode);
 	return 0;
 }
 
@@ -723,7 +723,7 @@ int BPF_PROG(handle_inode_set_ctime_to_ts, struct inode *inode, struct timespec6
 SEC("tp_btf/ctime_ns_xchg")
 int BPF_PROG(handle_ctime_ns_xchg, struct inode *inode, u32 old, u32 new, u32 cur)
 {
-	note_inode(inode);
+	note_inode(ctx, inode);
 	return 0;
 }
 
@@ -731,7 +731,7 @@ int BPF_PROG(handle_ctime_ns_xchg, struct inode *inode, u32 old, u32 new, u32 cu
 SEC("tp_btf/ctime_xchg_skip")
 int BPF_PROG(handle_ctime_xchg_skip, struct inode *inode, struct timespec64 *ctime)
 {
-	note_inode(inode);
+	note_inode(ctx, inode);
 	return 0;
 }
 

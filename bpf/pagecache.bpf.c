@@ -74,9 +74,9 @@ struct {
 static const struct chunk_bits zero_bits;
 
 /* The current task if its process is traced (and past its execve), else NULL. */
-static __always_inline struct task_struct *traced_task(void)
+static __always_inline struct task_struct *traced_task(void *ctx)
 {
-	struct task_struct *task = current_task();
+	struct task_struct *task = hook_task(ctx);
 	__u16 *entry = slot_entry(TASK_READ(task, tgid));
 
 	if (!entry || !*entry || (*entry & SLOT_PENDING))
@@ -438,9 +438,9 @@ static __always_inline __u32 advice_of(struct inode *inode, struct file_ra_state
 	return ADVICE_NORMAL;
 }
 
-static __always_inline void announce(struct inode *inode, struct file_ra_state *ra, __u32 kind)
+static __always_inline void announce(void *ctx, struct inode *inode, struct file_ra_state *ra, __u32 kind)
 {
-	struct task_struct *task = traced_task();
+	struct task_struct *task = traced_task(ctx);
 	struct thread_state *t;
 	struct file_stat *st;
 	__u32 idx;
@@ -461,7 +461,7 @@ SEC("tp_btf/page_cache_sync_ra")
 int BPF_PROG(handle_page_cache_sync_ra, struct inode *inode, unsigned long index,
 	     struct file_ra_state *ra, unsigned long req_count)
 {
-	announce(inode, ra, RA_SYNC);
+	announce(ctx, inode, ra, RA_SYNC);
 	return 0;
 }
 
@@ -469,7 +469,7 @@ SEC("tp_btf/page_cache_async_ra")
 int BPF_PROG(handle_page_cache_async_ra, struct inode *inode, unsigned long index,
 	     struct file_ra_state *ra, unsigned long req_count)
 {
-	announce(inode, ra, RA_ASYNC);
+	announce(ctx, inode, ra, RA_ASYNC);
 	return 0;
 }
 
@@ -500,9 +500,9 @@ static __always_inline void open_window(struct task_struct *task, struct thread_
 }
 
 /* A readahead window of pages from index (page_cache_ra_order). */
-static __always_inline void ra_order(struct inode *inode, __u64 index, __u64 pages)
+static __always_inline void ra_order(void *ctx, struct inode *inode, __u64 index, __u64 pages)
 {
-	struct task_struct *task = traced_task();
+	struct task_struct *task = traced_task(ctx);
 	struct thread_state *t;
 	__u32 kind;
 
@@ -518,7 +518,7 @@ SEC("tp_btf/page_cache_ra_order")
 int BPF_PROG(handle_page_cache_ra_order, struct inode *inode, unsigned long index,
 	     struct file_ra_state *ra)
 {
-	ra_order(inode, index, ra->size);
+	ra_order(ctx, inode, index, ra->size);
 	return 0;
 }
 
@@ -527,10 +527,10 @@ int BPF_PROG(handle_page_cache_ra_order, struct inode *inode, unsigned long inde
  * page_cache_ra_order, also the window logic's own windows (windows_in_unbounded): those
  * have a lookahead, a forced window none.
  */
-static __always_inline void ra_unbounded(struct inode *inode, __u64 index, __u64 nr_to_read,
+static __always_inline void ra_unbounded(void *ctx, struct inode *inode, __u64 index, __u64 nr_to_read,
 					 __u64 lookahead)
 {
-	struct task_struct *task = traced_task();
+	struct task_struct *task = traced_task(ctx);
 	struct thread_state *t;
 	struct file_stat *st;
 	void *mapping;
@@ -566,7 +566,7 @@ SEC("tp_btf/page_cache_ra_unbounded")
 int BPF_PROG(handle_page_cache_ra_unbounded, struct inode *inode, unsigned long index,
 	     unsigned long nr_to_read, unsigned long lookahead_size)
 {
-	ra_unbounded(inode, index, nr_to_read, lookahead_size);
+	ra_unbounded(ctx, inode, index, nr_to_read, lookahead_size);
 	return 0;
 }
 
@@ -674,7 +674,7 @@ static __always_inline void pages_added(struct task_struct *task, struct address
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(handle_mm_filemap_add_to_page_cache, struct folio *folio)
 {
-	struct task_struct *task = traced_task();
+	struct task_struct *task = traced_task(ctx);
 
 	if (!task)
 		return 0;
@@ -719,9 +719,9 @@ static __always_inline __u64 read_start_page(struct task_struct *task,
 }
 
 /* A read's request for pages [index, last_index] (the end not clamped to the file's). */
-static __always_inline void get_pages(struct address_space *mapping, __u64 index, __u64 last_index)
+static __always_inline void get_pages(void *ctx, struct address_space *mapping, __u64 index, __u64 last_index)
 {
-	struct task_struct *task = traced_task();
+	struct task_struct *task = traced_task(ctx);
 	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
 	struct thread_state *t;
 	struct file_stat *st;
@@ -791,14 +791,14 @@ SEC("tp_btf/mm_filemap_get_pages")
 int BPF_PROG(handle_mm_filemap_get_pages, struct address_space *mapping, unsigned long index,
 	     unsigned long last_index)
 {
-	get_pages(mapping, index, last_index);
+	get_pages(ctx, mapping, index, last_index);
 	return 0;
 }
 
 /* A page fault on page index of the file that reached the page cache. */
-static __always_inline void filemap_fault(struct address_space *mapping, __u64 index)
+static __always_inline void filemap_fault(void *ctx, struct address_space *mapping, __u64 index)
 {
-	struct task_struct *task = traced_task();
+	struct task_struct *task = traced_task(ctx);
 	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
 	struct thread_state *t;
 	struct file_stat *st;
@@ -822,14 +822,14 @@ static __always_inline void filemap_fault(struct address_space *mapping, __u64 i
 SEC("tp_btf/mm_filemap_fault")
 int BPF_PROG(handle_mm_filemap_fault, struct address_space *mapping, unsigned long index)
 {
-	filemap_fault(mapping, index);
+	filemap_fault(ctx, mapping, index);
 	return 0;
 }
 
 /* Pages [start, end] offered to fault-around. */
-static __always_inline void map_pages(struct address_space *mapping, __u64 start, __u64 end)
+static __always_inline void map_pages(void *ctx, struct address_space *mapping, __u64 start, __u64 end)
 {
-	struct task_struct *task = traced_task();
+	struct task_struct *task = traced_task(ctx);
 	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
 	struct file_stat *st;
 	__u64 last;
@@ -853,7 +853,7 @@ SEC("tp_btf/mm_filemap_map_pages")
 int BPF_PROG(handle_mm_filemap_map_pages, struct address_space *mapping, unsigned long start,
 	     unsigned long end)
 {
-	map_pages(mapping, start, end);
+	map_pages(ctx, mapping, start, end);
 	return 0;
 }
 
@@ -863,10 +863,10 @@ int BPF_PROG(handle_mm_filemap_map_pages, struct address_space *mapping, unsigne
  * An O_DIRECT call of bytes on a regular file starts. Its file comes as plain values: a
  * kprobe (bpf/fallbacks.bpf.c) has no BTF pointers to walk.
  */
-static __always_inline void dio_begin(const struct inode_ids *id, __s64 i_size, __u64 bytes,
+static __always_inline void dio_begin(void *ctx, const struct inode_ids *id, __s64 i_size, __u64 bytes,
 				      bool write, void *iocb)
 {
-	struct task_struct *task = traced_task();
+	struct task_struct *task = traced_task(ctx);
 	struct thread_state *t;
 	struct file_stat *st;
 	__u32 idx;
@@ -907,7 +907,7 @@ int BPF_PROG(handle_iomap_dio_rw_begin, struct kiocb *iocb, struct iov_iter *ite
 	id = (struct inode_ids){ .addr = (__u64)inode, .ino = inode->i_ino,
 				 .dev = inode->i_sb->s_dev, .igen = inode->i_generation };
 	/* data_source: the iterator supplies data, i.e. a write. */
-	dio_begin(&id, inode->i_size, iter->count, iter->data_source, iocb);
+	dio_begin(ctx, &id, inode->i_size, iter->count, iter->data_source, iocb);
 	return 0;
 }
 

@@ -72,9 +72,9 @@ static __always_inline struct uring_stat *uring_stat_of(__u32 owner, __u32 op)
 }
 
 /* A request submitted (its SQE read and the request made from it). */
-static __always_inline void uring_submit(struct io_kiocb *req)
+static __always_inline void uring_submit(void *ctx, struct io_kiocb *req)
 {
-	struct task_struct *task = current_task();
+	struct task_struct *task = hook_task(ctx);
 	struct io_kiocb *r = UNTRUSTED(io_kiocb, req);
 	struct uring_req e = { .owner = chargeable_tgid(task), .tgid = TASK_READ(task, tgid),
 			       .tid = TASK_READ(task, pid) };
@@ -115,7 +115,7 @@ static __always_inline void uring_submit(struct io_kiocb *req)
 SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
 {
-	uring_submit(req);
+	uring_submit(ctx, req);
 	return 0;
 }
 
@@ -238,10 +238,10 @@ static __always_inline void count_cqe(struct uring_stat *st, struct uring_req *e
 }
 
 /* A CQE posted for req (NULL: a multishot request's, or an auxiliary one) of ring ctx_. */
-static __always_inline void uring_complete(void *ctx_, void *req, __u64 user_data, __s32 res,
+static __always_inline void uring_complete(void *ctx, void *ctx_, void *req, __u64 user_data, __s32 res,
 					   __u32 cflags)
 {
-	struct task_struct *task = current_task();
+	struct task_struct *task = hook_task(ctx);
 	struct uring_data_key dk = { .ctx = (__u64)ctx_, .user_data = user_data };
 	__u64 key = (__u64)req, lat_ns = 0, *multishot = NULL;
 	__u32 owner, tgid, op;
@@ -291,7 +291,7 @@ static __always_inline void uring_complete(void *ctx_, void *req, __u64 user_dat
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req, struct io_uring_cqe *cqe)
 {
-	uring_complete(ctx_, req, cqe->user_data, cqe->res, cqe->flags);
+	uring_complete(ctx, ctx_, req, cqe->user_data, cqe->res, cqe->flags);
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 """The hooks' per-CPU record of the task they saw last, whatever it holds (issue 44).
 
 On x86-64 sys_enter and sys_exit find the current task in a per-CPU row of `cpu_threads`
-(bpf/syscalls.bpf.c, `syscall_task`; a cache line per CPU in `.bss`). The 7.x kernels run
+(bpf/task.bpf.c, `syscall_task`; a cache line per CPU in `.bss`), and so do the page cache's,
+block and io_uring hooks (`hook_task`, which also writes the row's second word). The 7.x kernels run
 the syscall tracepoints' programs preemptibly, so another task's hook may write that row
 between one hook's reads or writes, and the row may hold words that different tasks' hooks
 wrote: a child's calls were charged to an untraced task that way, in the sid and
@@ -9,7 +10,8 @@ trixie-backports guests. This host (6.18) runs
 those programs with preemption off, so the test writes such rows itself: while tr2u runs
 pinned to CPU 0, this process (pinned to CPU 1) writes into CPU 0's row, over and over,
 each mixture of the words tr2u's hooks left there and the words its own hooks left in CPU 1's
-row. tr2u's calls must all count, in its own process: N+1 reads of stdin and N writes.
+row. tr2u's calls must all count, in its own process: N+1 reads of stdin and N writes, and
+each of the N reads that reached the page cache asked its file for one page.
 """
 import ctypes
 import json
@@ -137,4 +139,5 @@ def test_calls_stay_their_tasks_whatever_the_row_holds(tmp_path):
     calls = {k: v["calls"] for k, v in tr2u[0]["syscalls"].items()}
     stdin = next(f for f in tr2u[0]["files"] if f["path"] and f["path"].endswith("/in"))
     assert (calls["write"], stdin["io"]["read"]["calls"]) == (n, n + 1), (calls, written)
+    assert stdin["requested_pages"] == n, (stdin["requested_pages"], written)
     assert report["drops"].get("nested_runs", 0) == 0
