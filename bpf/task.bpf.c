@@ -97,13 +97,20 @@ static __always_inline struct task_struct *hook_task(void *ctx)
 #if HAVE_RDONLY_CAST && defined(__TARGET_ARCH_x86)
 	struct cpu_thread *c = cpu_thread_row();
 	struct task_struct *task;
-	__u64 at;
+	__u64 at, off;
 
 	if (c) {
 		c->at = (__u64)ctx;
 		at = *(volatile __u64 *)&c->at;
 		task = UNTRUSTED(task_struct, (void *)c->task);
-		if (at == (__u64)ctx && at - (__u64)task->stack < regs_in_stack)
+		/*
+		 * The distance taken before the compare, and made opaque: past it clang knows at
+		 * is ctx and subtracted from ctx itself, which verifiers before 6.17 refuse (math
+		 * between a ctx pointer and an unbounded number).
+		 */
+		off = at - (__u64)task->stack;
+		barrier_var(off);
+		if (at == (__u64)ctx && off < regs_in_stack)
 			return task;
 	}
 	task = bpf_get_current_task_btf();
