@@ -809,7 +809,14 @@ int BPF_PROG(handle_block_rq_complete, struct request *rq, blk_status_t error,
 			info->start_ns = rq->start_time_ns;
 		/* The flags the submitter asked for: the flush machinery clears PREFLUSH and FUA. */
 		d.flags = info->flags;
+		/*
+		 * What it completed before (a flush sequence's data step, partial completions),
+		 * or, when the kernel skipped the program for one of those, its bytes as of its
+		 * last issue (a merge after it is seen in the completions' sum).
+		 */
 		d.bytes += info->done_bytes;
+		if (info->bytes > d.bytes)
+			d.bytes = info->bytes;
 		d.fdev = info->fdev;
 		d.ino = info->ino;
 		d.igen = info->igen;

@@ -338,6 +338,16 @@ def real_processes(report):
     return [p for p in report["processes"] if p["pid"] is not None]
 
 
+def page_cache_evictions():
+    """How many times the kernel has taken pages from the page cache behind a test's back since
+    boot (/proc/vmstat: pages reclaimed, and writes to drop_caches, which another session on
+    the machine may make). A drop_caches is counted when it has finished: read this again a
+    moment later before blaming the count of an evicted page on iotrace."""
+    with open("/proc/vmstat") as f:
+        return sum(int(v) for k, v in (line.split() for line in f)
+                   if k.startswith("pgsteal_") or k == "drop_pagecache")
+
+
 def timed_or_late(run_once, attempts=3):
     """Block latencies of a run in which the kernel may skip completions (docs/block.md, "Late
     completions"). run_once() returns (result, requests, timed, unseen): the workload's

@@ -157,14 +157,19 @@ def test_real_programs_have_their_libraries_symbols(tmp_path):
 
 
 def test_top_call_sites_in_the_reports(tmp_path):
-    """Each process's top five call sites, by I/O time: in JSON and as text lines."""
+    """Each process's top five call sites, by I/O time: in JSON and as text lines. The
+    dynamic loader's own reads and opens (a few µs each) may make the fifth, before or after
+    one another as the machine's load has it: each call's site is its busiest one."""
     src = mkinput(tmp_path / "in", 4096, "-r")
     report, _ = stacked(tmp_path, [wl("callsites-fp"), str(src)])
     sites = next(p for p in real_processes(report) if p["comm"] == "callsites-fp")["stack_sites"]
     assert len(sites) <= 5
-    where = {s["syscall"]: s["where"] for s in sites}
-    assert where["read"] == "read_one ← reader_a ← middle"  # read_one: inlined
-    assert where["fsync"] == "syncer_c ← middle ← main"
+    busiest = {s["syscall"]: max((t for t in sites if t["syscall"] == s["syscall"]),
+                                 key=lambda t: t["calls"]) for s in sites}
+    assert busiest["read"]["where"] == "read_one ← reader_a ← middle"  # read_one: inlined
+    assert busiest["read"]["calls"] == 1000
+    assert busiest["fsync"]["where"] == "syncer_c ← middle ← main"
+    assert busiest["fsync"]["calls"] == 10
     times = [s["time_ns"] for s in sites]
     assert times == sorted(times, reverse=True)
     text = run([IOTRACE, "--stacks", tmp_path / "s", "--", wl("callsites-fp"), str(src)])
