@@ -331,6 +331,71 @@ def test_snoop_equals_the_disk(tmp_path, name):
         assert ours == {k: theirs[k] for k in COUNTS}, (ours, theirs)
 
 
+@contextmanager
+def frozen(mnt):
+    """mnt's filesystem frozen (fsfreeze): writes to it wait; thawed on the way out."""
+    subprocess.run(["fsfreeze", "-f", str(mnt)], check=True)
+    try:
+        yield
+    finally:
+        subprocess.run(["fsfreeze", "-u", str(mnt)], check=False)
+
+
+def test_snoop_counts_a_request_issued_before_it(tmp_path):
+    """A journal-like write (O_DIRECT, O_DSYNC: FUA, on a disk without FUA a data step and a
+    post-flush) issued before snoop attaches and completed after: its data step's bytes
+    are counted with it, as the disk counts them, though no program saw it begin. The
+    request is held in flight by a loop disk whose image is on a frozen filesystem (the
+    loop's worker waits to write it), snoop starts, the filesystem thaws."""
+    with loop_disk(tmp_path, "mq-deadline", "ext4") as (_, _, outer):
+        img = outer / "inner.img"
+        with open(img, "wb") as f:
+            f.truncate(64 * MIB)
+        dev = subprocess.run(["losetup", "-f", "--show", str(img)], check=True,
+                             capture_output=True, text=True).stdout.strip()
+        disk, writer, snoop = os.path.basename(dev), None, None
+        try:
+            settle(disk)
+            with frozen(outer):
+                writer = subprocess.Popen(["dd", "if=/dev/zero", f"of={dev}", "bs=4k",
+                                           "count=1", "oflag=direct,dsync", "status=none"])
+                end = time.monotonic() + 10
+                while open(f"/sys/block/{disk}/inflight").read().split()[1] == "0":
+                    assert time.monotonic() < end, "the write never reached the disk"
+                    time.sleep(0.02)
+                snoop = subprocess.Popen([IOTRACE, "snoop", "-j", "-d", disk],
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         text=True)
+                assert "tracing block I/O" in snoop.stderr.readline()
+                lines = Lines(snoop)
+                before = sysfs_stat(disk)
+            assert writer.wait(timeout=30) == 0
+            settle(disk)
+            theirs = delta(sysfs_stat(disk), before)
+            time.sleep(0.5)  # two of snoop's sweeps
+            events = [json.loads(x) for x in lines.stop()]
+            snoop = None
+        finally:
+            for p in (writer, snoop):
+                if p and p.poll() is None:
+                    p.kill()
+                    p.wait()
+            subprocess.run(["losetup", "-d", dev], check=False)
+    summary = events.pop()
+    assert summary["events"] == len(events) and summary["lost_events"] == 0, summary
+    # Its 4 KiB, and the empty write with a pre-flush of O_DSYNC's fsync after it.
+    assert theirs["write_sectors"] == 8, (theirs, events)
+    held = [e for e in events if e["op"] == "W" and e["bytes"]]
+    assert len(held) == 1 and held[0]["charged_by"] is None and held[0]["pid"] == 0, events
+    ours = {k: 0 for k in COUNTS}
+    for e in events:
+        op = {"R": "read", "W": "write", "D": "discard", "F": "flush"}[e["op"]]
+        ours[f"{op}_ios"] += 1
+        if op != "flush":
+            ours[f"{op}_sectors"] += e["bytes"] // 512
+    assert ours == {k: theirs[k] for k in COUNTS}, (ours, theirs, events)
+
+
 def fio_log(path):
     """fio's per-I/O completion log: (unix ms, bytes) of every I/O."""
     out = []

@@ -190,8 +190,11 @@ static void print_json(const struct snoop_state *s, const struct block_event *e,
 		cJSON_AddNullToObject(obj, "container");
 		cJSON_AddNullToObject(obj, "container_id");
 	}
-	cJSON_AddStringToObject(obj, "charged_by",
-				e->charge == CHARGE_DIRTIER ? "dirtier" : "submitter");
+	if (!e->tgid && !e->comm[0]) /* begun before snoop started: no one seen */
+		cJSON_AddNullToObject(obj, "charged_by");
+	else
+		cJSON_AddStringToObject(obj, "charged_by",
+					e->charge == CHARGE_DIRTIER ? "dirtier" : "submitter");
 	cJSON_AddStringToObject(obj, "disk", disk);
 	cJSON_AddStringToObject(obj, "op", op);
 	cJSON_AddNumberToObject(obj, "sector", e->sector);
@@ -235,7 +238,7 @@ static int on_block_event(void *ctx, void *data, size_t size)
 	if (e->ino)
 		snprintf(ino, sizeof(ino), "%llu", (unsigned long long)e->ino);
 	printf("%-11.6f ", (e->ts_ns - s->start_ns) / 1e9);
-	put_padded(stdout, name_cell(e->comm, 0, comm, sizeof(comm)), 16);
+	put_padded(stdout, e->comm[0] ? name_cell(e->comm, 0, comm, sizeof(comm)) : "-", 16);
 	printf(" %-7u ", e->tgid);
 	put_padded(stdout, container_of_event(e, &c)
 			   ? name_cell(container_label(&c, label, sizeof(label)), CONTAINER_COLUMN,
