@@ -156,6 +156,24 @@ def test_real_programs_have_their_libraries_symbols(tmp_path):
     assert 1 <= len(sites) <= 5 and all(s["calls"] > 0 for s in sites)
 
 
+@pytest.mark.parametrize("unwind", ["fp", "dwarf"])
+def test_the_dynamic_loaders_call_sites_are_its_functions(tmp_path, unwind):
+    """/bin/true's I/O is all the dynamic loader's (opening and reading the C library): no
+    frame of the program's own code, so each site starts at the loader's innermost function
+    past the syscall wrappers (open_verify ← _dl_map_object ...), not at its outermost
+    frame (_start) nor at frames with no name; the site's frames are a stack's, in order."""
+    report, lines = stacked(tmp_path, ["/bin/true"], "--stacks-unwind", unwind,
+                            "--stacks-by", "calls")
+    sites = next(p for p in real_processes(report) if p["comm"] == "true")["stack_sites"]
+    assert sites
+    for site in sites:
+        names = site["where"].split(" ← ")
+        assert names[0] not in ("_start", "[unknown]") and not names[0].startswith("__"), site
+        inner_first = [list(reversed(f[:-1])) for f, _ in lines]
+        assert any(f[i:i + len(names)] == names for f in inner_first for i in range(len(f))), \
+            (site, lines)
+
+
 def test_top_call_sites_in_the_reports(tmp_path):
     """Each process's top five call sites, by I/O time: in JSON and as text lines. The
     dynamic loader's own reads and opens (a few µs each) may make the fifth, before or after

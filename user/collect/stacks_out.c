@@ -107,22 +107,37 @@ static int frames_of(struct stacks *s, const struct stack_agg *a, struct frame *
 }
 
 /*
- * "reader_a ← middle ← main": the innermost frames outside the C library and the syscall
- * wrappers; outside the C library only when wrappers are all there is (Go's runtime
- * calling the kernel for itself).
+ * Where a site starts, innermost first ("reader_a ← middle ← main"): the innermost frame of
+ * the program's own code, past the C library's and the syscall wrappers'. A stack with no
+ * such frame (frames without a name do not count) is the C library's, the dynamic loader's
+ * or a runtime's own I/O: it starts at the innermost frame that is not a wrapper of the C
+ * library (ld.so loading a library: "open_verify ← _dl_map_object ← openaux", not its
+ * outermost "_start"), or outside the C library (Go's runtime calling the kernel itself).
  */
+static int site_start(const struct frame *f, int n)
+{
+	int inner = n - 1;
+	bool own = false;
+
+	for (int i = 0; i < n; i++)
+		own |= !f[i].libc && !f[i].wrapper && strcmp(f[i].name, "[unknown]");
+	if (own) {
+		while (inner > 0 && (f[inner].libc || f[inner].wrapper))
+			inner--;
+		return inner;
+	}
+	while (inner > 0 && f[inner].libc && f[inner].wrapper)
+		inner--;
+	return inner;
+}
+
 static char *site_of(const struct frame *f, int n)
 {
 	char buf[512] = "";
 	size_t used = 0;
-	int inner = n - 1, taken = 0;
+	int taken = 0;
 
-	while (inner > 0 && (f[inner].libc || f[inner].wrapper))
-		inner--;
-	if (inner == 0 && (f[0].libc || f[0].wrapper))
-		for (inner = n - 1; inner > 0 && f[inner].libc;)
-			inner--;
-	for (int i = inner; i >= 0 && taken < SITE_FRAMES; i--, taken++)
+	for (int i = site_start(f, n); i >= 0 && taken < SITE_FRAMES; i--, taken++)
 		used += snprintf(buf + used, used < sizeof(buf) ? sizeof(buf) - used : 0, "%s%s",
 				 taken ? " ← " : "", f[i].name);
 	return strdup(n ? buf : "[no frame]");
