@@ -168,7 +168,8 @@ int BPF_PROG(handle_mm_filemap_add_to_page_cache_page, struct page *page)
  * last page (not clamped to the file); the fexit also counts the two other ways it returns
  * 0 (a partial batch, a page it created itself), which the tracepoint skips.
  */
-static __always_inline void get_pages_returned(void *ctx, struct kiocb *iocb, __u64 count, int ret)
+static __always_inline void get_pages_returned(void *ctx, struct kiocb *iocb, __u64 count,
+					       int ret)
 {
 	__u64 pos;
 

@@ -438,7 +438,8 @@ static __always_inline __u32 advice_of(struct inode *inode, struct file_ra_state
 	return ADVICE_NORMAL;
 }
 
-static __always_inline void announce(void *ctx, struct inode *inode, struct file_ra_state *ra, __u32 kind)
+static __always_inline void announce(void *ctx, struct inode *inode, struct file_ra_state *ra,
+				     __u32 kind)
 {
 	struct task_struct *task = traced_task(ctx);
 	struct thread_state *t;
@@ -527,8 +528,8 @@ int BPF_PROG(handle_page_cache_ra_order, struct inode *inode, unsigned long inde
  * page_cache_ra_order, also the window logic's own windows (windows_in_unbounded): those
  * have a lookahead, a forced window none.
  */
-static __always_inline void ra_unbounded(void *ctx, struct inode *inode, __u64 index, __u64 nr_to_read,
-					 __u64 lookahead)
+static __always_inline void ra_unbounded(void *ctx, struct inode *inode, __u64 index,
+					 __u64 nr_to_read, __u64 lookahead)
 {
 	struct task_struct *task = traced_task(ctx);
 	struct thread_state *t;
@@ -719,7 +720,8 @@ static __always_inline __u64 read_start_page(struct task_struct *task,
 }
 
 /* A read's request for pages [index, last_index] (the end not clamped to the file's). */
-static __always_inline void get_pages(void *ctx, struct address_space *mapping, __u64 index, __u64 last_index)
+static __always_inline void get_pages(void *ctx, struct address_space *mapping, __u64 index,
+				      __u64 last_index)
 {
 	struct task_struct *task = traced_task(ctx);
 	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
@@ -827,7 +829,8 @@ int BPF_PROG(handle_mm_filemap_fault, struct address_space *mapping, unsigned lo
 }
 
 /* Pages [start, end] offered to fault-around. */
-static __always_inline void map_pages(void *ctx, struct address_space *mapping, __u64 start, __u64 end)
+static __always_inline void map_pages(void *ctx, struct address_space *mapping, __u64 start,
+				      __u64 end)
 {
 	struct task_struct *task = traced_task(ctx);
 	struct inode *host = mapping_host(UNTRUSTED(address_space, mapping));
@@ -863,8 +866,8 @@ int BPF_PROG(handle_mm_filemap_map_pages, struct address_space *mapping, unsigne
  * An O_DIRECT call of bytes on a regular file starts. Its file comes as plain values: a
  * kprobe (bpf/fallbacks.bpf.c) has no BTF pointers to walk.
  */
-static __always_inline void dio_begin(void *ctx, const struct inode_ids *id, __s64 i_size, __u64 bytes,
-				      bool write, void *iocb)
+static __always_inline void dio_begin(void *ctx, const struct inode_ids *id, __s64 i_size,
+				      __u64 bytes, bool write, void *iocb)
 {
 	struct task_struct *task = traced_task(ctx);
 	struct thread_state *t;

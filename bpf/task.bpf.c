@@ -59,22 +59,18 @@ static __always_inline struct task_struct *syscall_task(struct pt_regs *regs)
 	struct task_struct *task;
 	__u64 off;
 
-	if (c) {
-		task = UNTRUSTED(task_struct, (void *)c->task);
-		if ((__u64)task->stack + regs_in_stack == (__u64)regs)
-			return task;
-	}
+	task = UNTRUSTED(task_struct, (void *)c->task);
+	if ((__u64)task->stack + regs_in_stack == (__u64)regs)
+		return task;
 	task = bpf_get_current_task_btf();
-	if (c) {
-		c->task = (__u64)task;
-		/*
-		 * Once (the line is read by every CPU). The registers' address as a number:
-		 * 6.12's verifier refuses arithmetic on the trusted pointer itself.
-		 */
-		if (!regs_in_stack) {
-			bpf_probe_read_kernel(&off, sizeof(off), &regs);
-			regs_in_stack = off - (__u64)task->stack;
-		}
+	c->task = (__u64)task;
+	/*
+	 * Once (the line is read by every CPU). The registers' address as a number: 6.12's
+	 * verifier refuses arithmetic on the trusted pointer itself.
+	 */
+	if (!regs_in_stack) {
+		bpf_probe_read_kernel(&off, sizeof(off), &regs);
+		regs_in_stack = off - (__u64)task->stack;
 	}
 	return UNTRUSTED(task_struct, task);
 #else
@@ -99,23 +95,20 @@ static __always_inline struct task_struct *hook_task(void *ctx)
 	struct task_struct *task;
 	__u64 at, off;
 
-	if (c) {
-		c->at = (__u64)ctx;
-		at = *(volatile __u64 *)&c->at;
-		task = UNTRUSTED(task_struct, (void *)c->task);
-		/*
-		 * The distance taken before the compare, and made opaque: past it clang knows at
-		 * is ctx and subtracted from ctx itself, which verifiers before 6.17 refuse (math
-		 * between a ctx pointer and an unbounded number).
-		 */
-		off = at - (__u64)task->stack;
-		barrier_var(off);
-		if (at == (__u64)ctx && off < regs_in_stack)
-			return task;
-	}
+	c->at = (__u64)ctx;
+	at = *(volatile __u64 *)&c->at;
+	task = UNTRUSTED(task_struct, (void *)c->task);
+	/*
+	 * The distance taken before the compare, and made opaque: past it clang knows at is
+	 * ctx and subtracted from ctx itself, which verifiers before 6.17 refuse (math between a
+	 * ctx pointer and an unbounded number).
+	 */
+	off = at - (__u64)task->stack;
+	barrier_var(off);
+	if (at == (__u64)ctx && off < regs_in_stack)
+		return task;
 	task = bpf_get_current_task_btf();
-	if (c)
-		c->task = (__u64)task;
+	c->task = (__u64)task;
 	return UNTRUSTED(task_struct, task);
 #else
 	return current_task();

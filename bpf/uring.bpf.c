@@ -238,8 +238,8 @@ static __always_inline void count_cqe(struct uring_stat *st, struct uring_req *e
 }
 
 /* A CQE posted for req (NULL: a multishot request's, or an auxiliary one) of ring ctx_. */
-static __always_inline void uring_complete(void *ctx, void *ctx_, void *req, __u64 user_data, __s32 res,
-					   __u32 cflags)
+static __always_inline void uring_complete(void *ctx, void *ctx_, void *req, __u64 user_data,
+					   __s32 res, __u32 cflags)
 {
 	struct task_struct *task = hook_task(ctx);
 	struct uring_data_key dk = { .ctx = (__u64)ctx_, .user_data = user_data };

@@ -310,6 +310,18 @@ def snoop_window(cmd, disk):
     return events, delta(after, before)
 
 
+def snoop_counts(events):
+    """snoop -j's events as the disk's counters: requests and sectors per operation."""
+    ours = {k: 0 for k in COUNTS}
+    for e in events:
+        op = {"R": "read", "W": "write", "D": "discard", "F": "flush"}.get(e["op"])
+        assert op, e
+        ours[f"{op}_ios"] += 1
+        if op != "flush":
+            ours[f"{op}_sectors"] += e["bytes"] // 512
+    return ours
+
+
 @pytest.mark.parametrize("name", TOP_CASES + ["discard"])
 def test_snoop_equals_the_disk(tmp_path, name):
     """snoop -j's events, per operation, equal the disk's delta in requests and bytes; the
@@ -321,13 +333,7 @@ def test_snoop_equals_the_disk(tmp_path, name):
         summary = events.pop()
         assert summary["summary"] and summary["events"] == len(events)
         assert summary["lost_events"] == 0
-        ours = {k: 0 for k in COUNTS}
-        for e in events:
-            op = {"R": "read", "W": "write", "D": "discard", "F": "flush"}.get(e["op"])
-            assert op, e
-            ours[f"{op}_ios"] += 1
-            if op != "flush":
-                ours[f"{op}_sectors"] += e["bytes"] // 512
+        ours = snoop_counts(events)
         assert ours == {k: theirs[k] for k in COUNTS}, (ours, theirs)
 
 
@@ -347,15 +353,10 @@ def test_snoop_counts_a_request_issued_before_it(tmp_path):
     are counted with it, as the disk counts them, though no program saw it begin. The
     request is held in flight by a loop disk whose image is on a frozen filesystem (the
     loop's worker waits to write it), snoop starts, the filesystem thaws."""
-    with loop_disk(tmp_path, "mq-deadline", "ext4") as (_, _, outer):
-        img = outer / "inner.img"
-        with open(img, "wb") as f:
-            f.truncate(64 * MIB)
-        dev = subprocess.run(["losetup", "-f", "--show", str(img)], check=True,
-                             capture_output=True, text=True).stdout.strip()
-        disk, writer, snoop = os.path.basename(dev), None, None
+    with loop_disk(tmp_path, "mq-deadline", "ext4") as (_, _, outer), \
+            loop_disk(outer, "mq-deadline", size_mb=64) as (dev, disk, _):
+        writer = snoop = None
         try:
-            settle(disk)
             with frozen(outer):
                 writer = subprocess.Popen(["dd", "if=/dev/zero", f"of={dev}", "bs=4k",
                                            "count=1", "oflag=direct,dsync", "status=none"])
@@ -380,19 +381,13 @@ def test_snoop_counts_a_request_issued_before_it(tmp_path):
                 if p and p.poll() is None:
                     p.kill()
                     p.wait()
-            subprocess.run(["losetup", "-d", dev], check=False)
     summary = events.pop()
     assert summary["events"] == len(events) and summary["lost_events"] == 0, summary
     # Its 4 KiB, and the empty write with a pre-flush of O_DSYNC's fsync after it.
     assert theirs["write_sectors"] == 8, (theirs, events)
     held = [e for e in events if e["op"] == "W" and e["bytes"]]
     assert len(held) == 1 and held[0]["charged_by"] is None and held[0]["pid"] == 0, events
-    ours = {k: 0 for k in COUNTS}
-    for e in events:
-        op = {"R": "read", "W": "write", "D": "discard", "F": "flush"}[e["op"]]
-        ours[f"{op}_ios"] += 1
-        if op != "flush":
-            ours[f"{op}_sectors"] += e["bytes"] // 512
+    ours = snoop_counts(events)
     assert ours == {k: theirs[k] for k in COUNTS}, (ours, theirs, events)
 
 
